@@ -1,0 +1,209 @@
+package blueprint_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+func mustLoad(t *testing.T, path string) *blueprint.Blueprint {
+	t.Helper()
+	bp, err := blueprint.Load(path, blueprint.WithTypes(testTypes))
+	if err != nil {
+		t.Fatalf("load %s: %v", path, err)
+	}
+	return bp
+}
+
+func TestIssueExampleShape(t *testing.T) {
+	bp := mustLoad(t, "testdata/valid/issue-example.yaml")
+	if bp.Start != "implement" || len(bp.Nodes) != 8 || bp.Budget.Timeout != 20*time.Minute {
+		t.Fatalf("unexpected blueprint: start=%s nodes=%d timeout=%v", bp.Start, len(bp.Nodes), bp.Budget.Timeout)
+	}
+	lint := bp.Nodes["lint"]
+	if len(lint.Edges) != 2 || lint.Edges[1].Max != 3 || lint.Edges[1].To != "implement" {
+		t.Fatalf("lint edges: %+v", lint.Edges)
+	}
+	if got := lint.Config["run"]; len(got.([]string)) != 1 {
+		t.Fatalf("lint run: %#v", got)
+	}
+	// 7 runs from start, plus 3+1 extra segments from implement and 1 from
+	// implement via test: (1 + 3 + 1 + 1) * 7.
+	if bp.WorstCaseRuns != 42 {
+		t.Fatalf("worst case = %d, want 42", bp.WorstCaseRuns)
+	}
+	if len(bp.Warnings) != 1 || !strings.Contains(bp.Warnings[0].Message, "worst case is 42") {
+		t.Fatalf("want a max_node_runs warning, got %v", bp.Warnings)
+	}
+}
+
+func TestEdgeConditionsEvaluate(t *testing.T) {
+	bp := mustLoad(t, "testdata/valid/issue-example.yaml")
+	edges := bp.Nodes["test"].Edges
+	cases := []struct {
+		failed int
+		want   [2]bool
+	}{{0, [2]bool{true, true}}, {3, [2]bool{false, true}}, {9, [2]bool{false, false}}}
+	for _, c := range cases {
+		s := &blueprint.Scope{Outputs: map[string]map[string]any{"test": {"failed": c.failed, "outcome": "fail"}}}
+		for i := 0; i < 2; i++ {
+			got, err := edges[i].When.Eval(s)
+			if err != nil || got != c.want[i] {
+				t.Errorf("failed=%d edge %d: got %v, %v; want %v", c.failed, i, got, err, c.want[i])
+			}
+		}
+	}
+}
+
+func TestTemplatesRender(t *testing.T) {
+	bp := mustLoad(t, "testdata/valid/issue-example.yaml")
+	s := &blueprint.Scope{Inputs: map[string]any{"task": "fix Add"}, Feedback: "lint: calc.go:3:1: bad"}
+	got, err := bp.Nodes["implement"].Templates["prompt"].Render(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "Fix this: fix Add\nlint: calc.go:3:1: bad\n" {
+		t.Fatalf("prompt = %q", got)
+	}
+	msg, err := bp.Nodes["commit"].Templates["message"].Render(s)
+	if err != nil || msg != "fix: fix Add" {
+		t.Fatalf("message = %q, %v", msg, err)
+	}
+}
+
+func TestEvalRejectsWrongOutputType(t *testing.T) {
+	bp := mustLoad(t, "testdata/valid/issue-example.yaml")
+	s := &blueprint.Scope{Outputs: map[string]map[string]any{"test": {"failed": "many"}}}
+	if _, err := bp.Nodes["test"].Edges[0].When.Eval(s); err == nil {
+		t.Fatal("want an error for a string where an int output belongs")
+	}
+}
+
+const minimal = `version: 1
+name: t
+start: a
+nodes:
+  a: {type: shell, run: "true", next: done}
+  done: {type: succeed}
+`
+
+func TestWorstCase(t *testing.T) {
+	cases := []struct {
+		name, nodes string
+		want        int
+	}{
+		{"chain", "  a: {type: shell, run: x, next: b}\n  b: {type: shell, run: x, next: done}\n  done: {type: succeed}\n", 3},
+		{"retry", "  a: {type: shell, run: x, next: b}\n  b: {type: shell, run: x, on_pass: done, on_fail: {to: a, max: 2}}\n  done: {type: succeed}\n", 9},
+		{"fanout", "  a: {type: shell, run: x, next: [b, c]}\n  b: {type: shell, run: x, next: done}\n  c: {type: shell, run: x, next: done}\n  done: {type: succeed}\n", 5},
+		{"exhausted", "  a: {type: shell, run: x, on_pass: done, on_fail: {to: a, max: 1, on_exhausted: h}}\n  h: {type: handoff}\n  done: {type: succeed}\n", 4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := "version: 1\nname: t\nstart: a\nnodes:\n" + c.nodes
+			bp, err := blueprint.Parse("w.yaml", []byte(src), blueprint.WithTypes(testTypes))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bp.WorstCaseRuns != c.want {
+				t.Fatalf("worst case = %d, want %d", bp.WorstCaseRuns, c.want)
+			}
+		})
+	}
+}
+
+// TestSyntaxErrorLines checks that YAML syntax errors point at the line
+// where the mistake is, not where yaml.v3 happened to notice it.
+func TestSyntaxErrorLines(t *testing.T) {
+	cases := []struct {
+		name, src string
+		line      int
+	}{
+		{"deep bad indent", "version: 1\nname: t\nstart: a\nnodes:\n  a:\n    type: shell\n    run: x\n    next: b\n  b:\n    type: shell\n   run: x\n", 11},
+		{"unclosed quote", "version: 1\nname: \"t\nstart: a\n", 2},
+		{"tab", "version: 1\nnodes:\n\ta: {}\n", 3},
+		{"bad flow", "version: 1\nname: [a, b\nstart: a\n", 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := blueprint.Parse("s.yaml", []byte(c.src))
+			var ds blueprint.Diagnostics
+			if !errors.As(err, &ds) || len(ds) != 1 {
+				t.Fatalf("want one diagnostic, got %v", err)
+			}
+			if ds[0].Line != c.line || !strings.Contains(ds[0].Message, "syntax error") {
+				t.Fatalf("got %s, want line %d", ds[0].Error(), c.line)
+			}
+		})
+	}
+}
+
+func TestDiagnosticsJSON(t *testing.T) {
+	_, err := blueprint.Load("testdata/invalid/37-many-problems.yaml", blueprint.WithTypes(testTypes))
+	var ds blueprint.Diagnostics
+	if !errors.As(err, &ds) {
+		t.Fatal(err)
+	}
+	var decoded []map[string]any
+	if err := json.Unmarshal(ds.JSON(), &decoded); err != nil {
+		t.Fatal(err)
+	}
+	if len(decoded) != 4 || decoded[0]["path"] != "budget.max_node_runs" || decoded[0]["line"] != 5.0 {
+		t.Fatalf("json diagnostics: %s", ds.JSON())
+	}
+	// Each diagnostic is also reachable through errors.As on the list.
+	var one blueprint.Diagnostic
+	if !errors.As(err, &one) || one.Line != 5 {
+		t.Fatalf("errors.As single diagnostic: %+v", one)
+	}
+}
+
+func TestRenderers(t *testing.T) {
+	bp := mustLoad(t, "testdata/valid/issue-example.yaml")
+	m := bp.Mermaid()
+	for _, want := range []string{"flowchart TD", `lint -.->|"fail, max 3"| implement`, `done(["done<br/><i>succeed</i>"]):::succeed`, `outputs.test.failed == 0`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("mermaid lacks %q:\n%s", want, m)
+		}
+	}
+	d := bp.DOT()
+	for _, want := range []string{"digraph", `lint -> implement [label="fail, max 3", style=dashed`, `stuck [label="stuck\nhandoff", shape=ellipse`} {
+		if !strings.Contains(d, want) {
+			t.Errorf("dot lacks %q:\n%s", want, d)
+		}
+	}
+}
+
+func TestJSONSchemaIsValidJSON(t *testing.T) {
+	var s map[string]any
+	if err := json.Unmarshal(blueprint.JSONSchema(testTypes), &s); err != nil {
+		t.Fatal(err)
+	}
+	props := s["properties"].(map[string]any)
+	for _, k := range []string{"version", "name", "inputs", "budget", "sandbox", "start", "nodes"} {
+		if _, ok := props[k]; !ok {
+			t.Errorf("schema lacks %s", k)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(minimal))
+	f.Add([]byte("version: 1\nnodes: {a: {type: shell, edges: [{to: a, when: 'outputs.a.x ${{'}]}}\n"))
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Add([]byte("nodes:\n  a:\n    prompt: |\n      ${{ inputs.x }\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		bp, err := blueprint.Parse("fuzz.yaml", src, blueprint.WithTypes(testTypes))
+		if err == nil && bp == nil {
+			t.Fatal("nil blueprint without error")
+		}
+		var ds blueprint.Diagnostics
+		if err != nil && !errors.As(err, &ds) {
+			t.Fatalf("error is not diagnostics: %v", err)
+		}
+		_ = ds.Pretty()
+	})
+}

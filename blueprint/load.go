@@ -1,0 +1,76 @@
+package blueprint
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Option configures loading.
+type Option func(*options)
+
+type options struct {
+	types TypeSet
+}
+
+// WithTypes tells the loader which node types exist besides the built-in
+// terminals. Without it every non-terminal node type is unknown.
+func WithTypes(ts TypeSet) Option { return func(o *options) { o.types = ts } }
+
+// Load reads and validates the blueprint at path. On failure the error is a
+// [Diagnostics] listing every problem (use errors.As), or an *os.PathError
+// when the file cannot be read.
+func Load(path string, opts ...Option) (*Blueprint, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read blueprint: %w", err)
+	}
+	return Parse(path, src, opts...)
+}
+
+// Parse validates a blueprint held in memory; name is used in diagnostics.
+// Warnings that do not stop the blueprint are kept in Blueprint.Warnings.
+func Parse(name string, src []byte, opts ...Option) (*Blueprint, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	r := newReporter(name, src)
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, errEOF) || isEOF(err) {
+			r.errorf(Pos{1, 1}, "", "the file is empty: a blueprint needs at least version, name, start and nodes")
+		} else {
+			syntaxError(r, src, err)
+		}
+		return nil, r.diags
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		r.errorf(posOf(&extra), "", "a blueprint file holds one YAML document; found a second one")
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	bp := &Blueprint{File: name, Inputs: map[string]*Input{}, Nodes: map[string]*Node{}, Source: src}
+	d := &decoder{r: r, types: o.types, bp: bp, unsure: map[string]bool{}, badIDs: map[string]bool{}, suggested: map[string]bool{}}
+	if root.Kind != yaml.MappingNode {
+		r.errorf(posOf(root), "", "a blueprint is a mapping with version, name, start and nodes, got %s", describe(root))
+		return nil, r.diags
+	}
+	d.root(root)
+	d.checkGraph()
+	bp.env = buildEnv(bp, o.types)
+	d.compileExprs()
+	sortDiagnostics(r.diags)
+	if r.diags.HasErrors() {
+		return nil, r.diags
+	}
+	bp.Warnings = r.diags.Warnings()
+	return bp, nil
+}

@@ -1,0 +1,158 @@
+package blueprint
+
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Version is the only blueprint format version this package understands.
+const Version = 1
+
+// Pos is a position in a blueprint file. Line and Col are 1-based; a zero Pos
+// means the position is unknown.
+type Pos struct {
+	Line int `json:"line"`
+	Col  int `json:"col"`
+}
+
+// Blueprint is a parsed and validated workflow.
+type Blueprint struct {
+	// File is the name the blueprint was loaded from, used in diagnostics.
+	File        string
+	Version     int
+	Name        string
+	Description string
+	Inputs      map[string]*Input
+	// InputOrder lists the input names in the order they appear in the file.
+	InputOrder []string
+	Budget     Budget
+	Sandbox    Sandbox
+	Start      string
+	Nodes      map[string]*Node
+	// Order lists the node ids in the order they appear in the file.
+	Order []string
+	// WorstCaseRuns is an upper bound on node runs derived from edge bounds.
+	WorstCaseRuns int
+	// Warnings holds problems that do not stop the blueprint from running.
+	Warnings Diagnostics
+
+	// Source is the raw file content, kept for rendering diagnostics later.
+	Source []byte
+	env    *envSchema
+}
+
+// Input is a declared blueprint input, referenced as inputs.<name>.
+type Input struct {
+	Name        string
+	Description string
+	Required    bool
+	// Type is one of "string", "int", "bool"; it defaults to "string".
+	Type    string
+	Default any
+	Pos     Pos
+}
+
+// Budget holds run-wide caps. Zero values mean "no cap". Running out of any
+// budget ends the run in the hand-off state.
+type Budget struct {
+	MaxNodeRuns int
+	Timeout     time.Duration
+	Tokens      int
+	Pos         Pos
+}
+
+// Sandbox holds the blueprint's sandbox settings. The sandbox package
+// consumes them; this package only validates their shape.
+type Sandbox struct {
+	// Network is "none" (the default) or "allowlist".
+	Network    string
+	AllowHosts []string
+	// Env lists the names of host environment variables passed into the box.
+	Env []string
+	// Isolation is "full" (the default) or "none"; "none" must also be
+	// allowed explicitly by whoever runs the blueprint.
+	Isolation string
+	Pos       Pos
+}
+
+// Node is one step of a blueprint.
+type Node struct {
+	ID          string
+	Type        string
+	Description string
+	// Timeout caps one attempt of the node; zero means no per-node cap.
+	Timeout time.Duration
+	// Retry re-runs the node when it errors (breaks), not when it fails a
+	// gate; gate failures follow the node's edges.
+	Retry Retry
+	// Needs lists the nodes that must all complete before this one runs
+	// (fan-in).
+	Needs []string
+	// Edges are the node's outgoing edges in evaluation order.
+	Edges []*Edge
+	// FanOut is true when the node was declared with a list of next nodes,
+	// all of which run concurrently.
+	FanOut bool
+	// Config holds the type-specific fields, decoded to plain Go values
+	// (string, int, float64, bool, time.Duration, []string, map[string]any).
+	Config map[string]any
+	// Templates holds the compiled ${{ }} templates found in Config strings,
+	// by field name.
+	Templates map[string]*Template
+	// Raw is the node's YAML mapping with positions, for node types that
+	// decode their configuration themselves.
+	Raw *yaml.Node
+	Pos Pos
+}
+
+// Retry is a per-node policy for transient errors.
+type Retry struct {
+	Max     int
+	Backoff time.Duration
+}
+
+// EdgeKind says which key an edge was declared with.
+type EdgeKind string
+
+// Edge kinds.
+const (
+	EdgeNext   EdgeKind = "next"
+	EdgeOnPass EdgeKind = "on_pass"
+	EdgeOnFail EdgeKind = "on_fail"
+	EdgeWhen   EdgeKind = "edges"
+)
+
+// Edge is a transition from one node to another.
+type Edge struct {
+	// ID identifies the edge for bound counting, e.g. "lint.on_fail" or
+	// "test.edges[1]".
+	ID   string
+	Kind EdgeKind
+	From string
+	To   string
+	// When is the edge's condition; nil means always.
+	When *Expr
+	// Max bounds how often the edge may be taken in one run; zero means
+	// unbounded.
+	Max int
+	// OnExhausted names the node to go to when the bound is exceeded; empty
+	// means the run is handed off to a human.
+	OnExhausted string
+	Pos         Pos
+}
+
+// Bounded reports whether the edge has a max.
+func (e *Edge) Bounded() bool { return e.Max > 0 }
+
+// Terminal node types built into the format.
+const (
+	TypeSucceed = "succeed"
+	TypeHandoff = "handoff"
+	TypeFail    = "fail"
+)
+
+// IsTerminal reports whether a node type ends the run.
+func IsTerminal(nodeType string) bool {
+	return nodeType == TypeSucceed || nodeType == TypeHandoff || nodeType == TypeFail
+}

@@ -1,0 +1,65 @@
+// Command sandgate validates, draws and runs sandgate blueprints.
+//
+// Exit codes: 0 ok, 1 a run failed, 2 bad usage or an invalid blueprint,
+// 3 a run was handed off to a human, 130 a run was canceled.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes shared by every subcommand.
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitUsage    = 2
+	exitHandoff  = 3
+	exitCanceled = 130
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"validate", "check blueprints and report every problem with file:line:col", cmdValidate},
+		{"graph", "draw a blueprint as Mermaid or Graphviz DOT", cmdGraph},
+		{"schema", "print the JSON Schema of the blueprint format", cmdSchema},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "sandgate: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: sandgate COMMAND [flags] [args]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nexit codes: 0 ok, 1 run failed, 2 usage or invalid blueprint, 3 handed off, 130 canceled")
+}

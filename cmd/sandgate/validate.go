@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes"
+)
+
+// loadBlueprint loads a file with the built-in node types.
+func loadBlueprint(path string) (*blueprint.Blueprint, error) {
+	return blueprint.Load(path, blueprint.WithTypes(nodes.Types()))
+}
+
+type validateSummary struct {
+	File          string                `json:"file"`
+	Valid         bool                  `json:"valid"`
+	Name          string                `json:"name,omitempty"`
+	Nodes         int                   `json:"nodes,omitempty"`
+	WorstCaseRuns int                   `json:"worst_case_runs,omitempty"`
+	Diagnostics   blueprint.Diagnostics `json:"diagnostics"`
+}
+
+func cmdValidate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("validate", "FILE...", stderr)
+	format := fs.String("format", "text", "output format: text or json")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(files) == 0 || (*format != "text" && *format != "json") {
+		fs.Usage()
+		return exitUsage
+	}
+	code := exitOK
+	var out []validateSummary
+	for _, f := range files {
+		s := validateOne(f)
+		if !s.Valid {
+			code = exitUsage
+		}
+		out = append(out, s)
+		if *format == "text" {
+			printSummary(stdout, stderr, s)
+		}
+	}
+	if *format == "json" {
+		b, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	}
+	return code
+}
+
+func validateOne(path string) validateSummary {
+	s := validateSummary{File: path, Diagnostics: blueprint.Diagnostics{}}
+	bp, err := loadBlueprint(path)
+	if err != nil {
+		var ds blueprint.Diagnostics
+		if !errors.As(err, &ds) {
+			ds = blueprint.Diagnostics{{File: path, Severity: blueprint.SeverityError, Message: err.Error()}}
+		}
+		s.Diagnostics = ds
+		return s
+	}
+	s.Valid, s.Name, s.Nodes, s.WorstCaseRuns = true, bp.Name, len(bp.Nodes), bp.WorstCaseRuns
+	s.Diagnostics = append(s.Diagnostics, bp.Warnings...)
+	return s
+}
+
+func printSummary(stdout, stderr io.Writer, s validateSummary) {
+	if len(s.Diagnostics) > 0 {
+		fmt.Fprintln(stderr, s.Diagnostics.Pretty())
+	}
+	if s.Valid {
+		fmt.Fprintf(stdout, "ok: %s: %s, %d nodes, worst case %d node runs\n", s.File, s.Name, s.Nodes, s.WorstCaseRuns)
+		return
+	}
+	fmt.Fprintf(stderr, "invalid: %s: %d problem(s)\n", s.File, len(s.Diagnostics.Errors()))
+}

@@ -1,0 +1,113 @@
+package nodes
+
+import (
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+// Shorthands keep the spec tables readable.
+const (
+	kStr  = blueprint.KindString
+	kInt  = blueprint.KindInt
+	kFlt  = blueprint.KindFloat
+	kBool = blueprint.KindBool
+	kDur  = blueprint.KindDuration
+	kList = blueprint.KindStringList
+	kMap  = blueprint.KindStringMap
+)
+
+// Specs returns the declarations of every built-in node type: the keys each
+// accepts and the outputs each publishes. Validation and the JSON Schema are
+// generated from these.
+func Specs() []blueprint.NodeType {
+	return []blueprint.NodeType{
+		{Name: "agent", Doc: "an LLM with a small toolset, working in the sandboxed workspace",
+			Fields: map[string]blueprint.Field{
+				"prompt":          {Kind: kStr, Required: true, Doc: "system prompt; templates see inputs, outputs and feedback"},
+				"model":           {Kind: kStr, Doc: "model name, or script:FILE / replay:FILE for offline runs"},
+				"base_url":        {Kind: kStr, NoTemplate: true, Doc: "OpenAI-compatible endpoint (default: OPENAI_BASE_URL or OpenAI)"},
+				"api_key_env":     {Kind: kStr, NoTemplate: true, Doc: "environment variable holding the key (default OPENAI_API_KEY)"},
+				"tools":           {Kind: kList, Doc: "subset of read_file, list_files, search, edit_file, write_file, run, finish, handoff"},
+				"max_turns":       {Kind: kInt, Doc: "model calls before the node fails (default 20)"},
+				"max_tokens":      {Kind: kInt, Doc: "tokens this node may spend"},
+				"temperature":     {Kind: kFlt, Doc: "sampling temperature"},
+				"request_timeout": {Kind: kDur, Doc: "timeout of one model request (default 2m)"},
+			},
+			Outputs: map[string]blueprint.Kind{"summary": kStr, "turns": kInt, "tokens_in": kInt, "tokens_out": kInt, "tool_calls": kInt}},
+		{Name: "shell", Doc: "runs a command in the sandbox; passes on exit code 0",
+			Fields: map[string]blueprint.Field{
+				"run": {Kind: kStr, Required: true, NoTemplate: true, Doc: "command line, run by sh -c in the workspace"},
+			},
+			Outputs: map[string]blueprint.Kind{"exit_code": kInt, "output": kStr}},
+		{Name: "lint", Doc: "runs linters and parses file:line:col diagnostics",
+			Fields: map[string]blueprint.Field{
+				"run": {Kind: kList, Required: true, NoTemplate: true, Doc: "one or more linter commands"},
+			},
+			Outputs: map[string]blueprint.Kind{"diagnostics": kInt, "files": kList}},
+		{Name: "test", Doc: "runs tests and counts them from structured output",
+			Fields: map[string]blueprint.Field{
+				"run":          {Kind: kStr, Required: true, NoTemplate: true, Doc: "test command"},
+				"format":       {Kind: kStr, Enum: []string{"auto", "go-json", "junit", "tap"}, Doc: "report format (default auto)"},
+				"report":       {Kind: kStr, NoTemplate: true, Doc: "JUnit XML file the command writes, relative to the workspace"},
+				"rerun_failed": {Kind: kInt, Doc: "re-run failures up to N times to tell flaky from broken"},
+				"hidden":       {Kind: kStr, NoTemplate: true, Doc: "directory of held-out tests copied in for this node only"},
+			},
+			Outputs: map[string]blueprint.Kind{"passed": kInt, "failed": kInt, "skipped": kInt, "failures": kList, "flaky": kList}},
+		{Name: "diff_cap", Doc: "fails when the change against the base commit is too large",
+			Fields: map[string]blueprint.Field{
+				"max_lines": {Kind: kInt, Doc: "lines added plus deleted"},
+				"max_files": {Kind: kInt, Doc: "files changed"},
+				"exclude":   {Kind: kList, NoTemplate: true, Doc: "globs not counted (lock files, generated code)"},
+			},
+			Outputs: map[string]blueprint.Kind{"lines": kInt, "added": kInt, "deleted": kInt, "files": kInt}},
+		{Name: "protect", Doc: "fails (or reverts) when protected paths changed",
+			Fields: map[string]blueprint.Field{
+				"paths":  {Kind: kList, Required: true, NoTemplate: true, Doc: "globs the agent must not change"},
+				"action": {Kind: kStr, Enum: []string{"fail", "revert"}, Doc: "fail (default) or revert the changes"},
+			},
+			Outputs: map[string]blueprint.Kind{"changed": kList}},
+		{Name: "parity", Doc: "checks sandbox tool versions against what the repo pins",
+			Fields: map[string]blueprint.Field{
+				"tools": {Kind: kMap, NoTemplate: true, Doc: "tool name to required version prefix, beside go.mod and .tool-versions"},
+			},
+			Outputs: map[string]blueprint.Kind{"mismatches": kList}},
+		{Name: "apply_patch", Doc: "applies a unified diff to the workspace",
+			Fields: map[string]blueprint.Field{
+				"patch":   {Kind: kStr, Required: true, Doc: "the diff, usually a template over inputs or outputs"},
+				"preview": {Kind: kBool, Doc: "write the diff for review instead of applying it"},
+			},
+			Outputs: map[string]blueprint.Kind{"files": kInt}},
+		{Name: "git_commit", Doc: "commits the workspace change on a new branch",
+			Fields: map[string]blueprint.Field{
+				"message": {Kind: kStr, Doc: "commit message"},
+				"branch":  {Kind: kStr, Doc: "branch name (default sandgate/<run-id>)"},
+				"author":  {Kind: kStr, Doc: "Name <email> (default sandgate <sandgate@localhost>)"},
+			},
+			Outputs: map[string]blueprint.Kind{"commit": kStr, "branch": kStr}},
+		{Name: "git_push", Doc: "pushes the committed branch with credentials kept outside the sandbox",
+			Fields: map[string]blueprint.Field{
+				"remote":    {Kind: kStr, Required: true, NoTemplate: true, Doc: "remote URL or path"},
+				"token_env": {Kind: kStr, NoTemplate: true, Doc: "environment variable holding an HTTP token"},
+			},
+			Outputs: map[string]blueprint.Kind{"ref": kStr, "pushed": kBool}},
+		{Name: "review", Doc: "hands the verified change to people: a local queue or a pull request",
+			Fields: map[string]blueprint.Field{
+				"queue":     {Kind: kStr, Enum: []string{"local", "github"}, Doc: "local (default) or github"},
+				"title":     {Kind: kStr, Doc: "review title"},
+				"repo":      {Kind: kStr, NoTemplate: true, Doc: "owner/name, for github"},
+				"base":      {Kind: kStr, NoTemplate: true, Doc: "base branch, for github (default main)"},
+				"base_url":  {Kind: kStr, NoTemplate: true, Doc: "API base URL, for GitHub Enterprise"},
+				"token_env": {Kind: kStr, NoTemplate: true, Doc: "environment variable holding the token (default GITHUB_TOKEN)"},
+				"dir":       {Kind: kStr, NoTemplate: true, Doc: "local queue directory (default .sandgate/reviews)"},
+			},
+			Outputs: map[string]blueprint.Kind{"url": kStr, "id": kStr}},
+	}
+}
+
+// Types returns the built-in node types as a blueprint.TypeSet.
+func Types() blueprint.MapTypes {
+	m := blueprint.MapTypes{}
+	for _, t := range Specs() {
+		m[t.Name] = t
+	}
+	return m
+}
