@@ -1,0 +1,188 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+// execution is one run in progress: the scheduler, the journal and the
+// node attempts currently running. Only the loop goroutine touches it.
+type execution struct {
+	rt      *Runtime
+	bp      *blueprint.Blueprint
+	sched   *Scheduler
+	journal *Journal
+	nodes   map[string]Node
+	dir     string
+	meta    meta
+	runCtx  context.Context
+	stop    context.CancelFunc
+	running map[string]*attempt
+	done    chan Event
+	wg      sync.WaitGroup
+	started time.Time
+	final   *Event
+}
+
+type attempt struct {
+	n      int
+	cancel context.CancelFunc
+}
+
+func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, dir string, m meta, lastSeq int) (*execution, error) {
+	j, err := openJournal(filepath.Join(dir, "events.jsonl"), lastSeq, !rt.NoSync)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	_ = os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
+	return &execution{rt: rt, bp: bp, sched: NewScheduler(bp), journal: j, nodes: nodes, dir: dir, meta: m,
+		runCtx: ctx, stop: stop, running: map[string]*attempt{}, done: make(chan Event, 16)}, nil
+}
+
+// input journals an input event, applies it and carries out the commands.
+func (x *execution) input(ev Event) error {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	rec, err := x.record(ev)
+	if err != nil {
+		return err
+	}
+	if ev.Type == EvRunStarted {
+		x.started = rec.Time
+	}
+	cmds, err := x.sched.Apply(rec)
+	if err != nil {
+		return err
+	}
+	return x.dispatch(cmds)
+}
+
+// record appends an event and tells the observer.
+func (x *execution) record(ev Event) (Event, error) {
+	rec, err := x.journal.Append(ev)
+	if err != nil {
+		return rec, err
+	}
+	if x.rt.Observer != nil {
+		x.rt.Observer.Event(rec)
+	}
+	return rec, nil
+}
+
+// dispatch journals commands, makes them durable, then acts on them, so a
+// crash never leaves an action without its record.
+func (x *execution) dispatch(cmds []Event) error {
+	recs := make([]Event, 0, len(cmds))
+	for _, c := range cmds {
+		rec, err := x.record(c)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rec)
+	}
+	if err := x.journal.Sync(); err != nil {
+		return err
+	}
+	for _, c := range recs {
+		x.act(c)
+	}
+	return nil
+}
+
+func (x *execution) act(c Event) {
+	switch c.Type {
+	case EvNodeStarted:
+		x.launch(c.Node, c.Attempt, c.Feedback, time.Duration(c.DelayMS)*time.Millisecond)
+	case EvNodeCanceled:
+		if a := x.running[c.Node]; a != nil && a.n == c.Attempt {
+			a.cancel()
+			delete(x.running, c.Node)
+		}
+	case EvRunFinished:
+		fin := c
+		x.final = &fin
+	}
+}
+
+// launch runs one node attempt in its own goroutine.
+func (x *execution) launch(id string, n int, feedback string, delay time.Duration) {
+	spec := x.bp.Nodes[id]
+	ctx, cancel := context.WithCancel(x.runCtx)
+	x.running[id] = &attempt{n: n, cancel: cancel}
+	dir := filepath.Join(x.dir, "nodes", id, strconv.Itoa(n))
+	in := &Input{RunID: x.meta.RunID, NodeID: id, Attempt: n, Spec: spec, Feedback: feedback,
+		Scope: x.sched.Scope(time.Now(), feedback), Workspace: x.meta.Workspace, Dir: dir,
+		Logger: x.rt.logger().With("run", x.meta.RunID, "node", id, "attempt", n), Services: x.rt.Services}
+	node := x.nodes[id]
+	x.wg.Add(1)
+	go func() {
+		defer x.wg.Done()
+		defer cancel()
+		ev := x.runAttempt(ctx, node, spec, in, delay)
+		select {
+		case x.done <- ev:
+		case <-x.runCtx.Done():
+		}
+	}()
+}
+
+func (x *execution) runAttempt(ctx context.Context, node Node, spec *blueprint.Node, in *Input, delay time.Duration) Event {
+	ev := Event{Type: EvNodeFinished, Node: in.NodeID, Attempt: in.Attempt}
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			ev.Error = "canceled during retry backoff"
+			return ev
+		}
+	}
+	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
+		ev.Error = err.Error()
+		return ev
+	}
+	if spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, spec.Timeout)
+		defer cancel()
+	}
+	t0 := time.Now()
+	res, err := safeRun(ctx, node, in)
+	ev.DurationMS = time.Since(t0).Milliseconds()
+	switch {
+	case spec.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		ev.Outcome = OutcomeFail
+		ev.Feedback = fmt.Sprintf("node %s timed out after %s", in.NodeID, spec.Timeout)
+		ev.Reason = ev.Feedback
+	case err != nil:
+		ev.Error = err.Error()
+	case res == nil || (res.Outcome != OutcomePass && res.Outcome != OutcomeFail && res.Outcome != OutcomeHandoff):
+		ev.Error = fmt.Sprintf("node returned an invalid result: %+v", res)
+	default:
+		ev.Outcome, ev.Outputs, ev.Feedback, ev.Tokens = res.Outcome, res.Outputs, res.Feedback, res.Tokens
+		ev.Artifacts, ev.Reason = res.Artifacts, res.Reason
+	}
+	in.Logger.Info("node finished", "outcome", ev.Outcome, "error", ev.Error, "duration_ms", ev.DurationMS)
+	return ev
+}
+
+// safeRun turns a node's panic into an error: model output or a bad
+// repository must never take the harness down.
+func safeRun(ctx context.Context, node Node, in *Input) (res *Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("node panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return node.Run(ctx, in)
+}

@@ -1,0 +1,108 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// CancelFile is the file whose presence in a run directory asks the run to
+// stop; `sandgate cancel` creates it from another process.
+const CancelFile = "cancel"
+
+// RequestCancel asks the run in dir to stop, from any process.
+func RequestCancel(dir, reason string) error {
+	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err != nil {
+		return fmt.Errorf("%s is not a run directory: %w", dir, err)
+	}
+	return os.WriteFile(filepath.Join(dir, CancelFile), []byte(orDefault(reason, "canceled from outside")+"\n"), 0o644)
+}
+
+// loop waits for node results, budgets and cancel requests until the
+// scheduler finishes the run.
+func (x *execution) loop(ctx context.Context) (*Summary, error) {
+	poll := x.rt.CancelPoll
+	if poll <= 0 {
+		poll = 100 * time.Millisecond
+	}
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	var deadline <-chan time.Time
+	if t := x.bp.Budget.Timeout; t > 0 {
+		timer := time.NewTimer(time.Until(x.started.Add(t)))
+		defer timer.Stop()
+		deadline = timer.C
+	}
+	for x.final == nil {
+		var err error
+		select {
+		case ev := <-x.done:
+			if a := x.running[ev.Node]; a == nil || a.n != ev.Attempt {
+				continue // canceled attempt
+			}
+			delete(x.running, ev.Node)
+			err = x.input(ev)
+		case <-ctx.Done():
+			err = x.input(Event{Type: EvCancelRequested, Reason: "canceled: " + context.Cause(ctx).Error()})
+		case <-deadline:
+			err = x.input(Event{Type: EvBudgetExhausted, Kind: "timeout", Reason: fmt.Sprintf("run timeout %s", x.bp.Budget.Timeout)})
+		case <-tick.C:
+			if b, rerr := os.ReadFile(filepath.Join(x.dir, CancelFile)); rerr == nil {
+				err = x.input(Event{Type: EvCancelRequested, Reason: strings.TrimSpace(string(b))})
+			}
+		}
+		if err != nil {
+			return nil, x.abort(err)
+		}
+	}
+	return x.finish()
+}
+
+// stopNodes cancels every running attempt and waits for them, up to the
+// grace period, so no node outlives its run.
+func (x *execution) stopNodes() error {
+	x.stop()
+	grace := x.rt.Grace
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	waited := make(chan struct{})
+	go func() { x.wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		return nil
+	case <-time.After(grace):
+		return fmt.Errorf("some nodes ignored cancellation for %s", grace)
+	}
+}
+
+// abort ends a run that could not continue (journal I/O failure): nodes are
+// stopped, and what was journaled stays for a later resume.
+func (x *execution) abort(cause error) error {
+	return errors.Join(cause, x.stopNodes(), x.journal.Close())
+}
+
+func (x *execution) finish() (*Summary, error) {
+	stopErr := x.stopNodes()
+	if err := x.journal.Close(); err != nil {
+		return nil, err
+	}
+	_ = os.Remove(filepath.Join(x.dir, "pid"))
+	sum, err := Summarize(x.dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFiles(x.dir, map[string][]byte{"run.json": mustJSON(sum)}); err != nil {
+		return nil, err
+	}
+	if sum.Status == StatusHandedOff {
+		if err := x.writeHandoff(sum); err != nil {
+			return sum, err
+		}
+	}
+	return sum, stopErr
+}

@@ -1,0 +1,158 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+// Outcome is a node's verdict.
+type Outcome string
+
+// Outcomes. A gate that finds problems returns OutcomeFail, not an error;
+// OutcomeHandoff asks for a person (for example an agent that gives up).
+const (
+	OutcomePass    Outcome = "pass"
+	OutcomeFail    Outcome = "fail"
+	OutcomeHandoff Outcome = "handoff"
+)
+
+// Node is the one interface a node type implements. Run returns an error
+// only when the node itself broke (a crash, an unreachable service); the
+// per-node retry policy covers those, then the run fails.
+type Node interface {
+	Run(ctx context.Context, in *Input) (*Result, error)
+}
+
+// Input is what a node attempt receives.
+type Input struct {
+	RunID   string
+	NodeID  string
+	Attempt int
+	// Spec is the node's declaration in the blueprint.
+	Spec *blueprint.Node
+	// Feedback is what the node that led here said, typically the failing
+	// gate's diagnostics on a retry edge.
+	Feedback string
+	// Scope is the expression state, for rendering the node's templates.
+	Scope *blueprint.Scope
+	// Workspace is the directory the node works in.
+	Workspace string
+	// Dir is this attempt's own directory for logs and artifacts.
+	Dir    string
+	Logger *slog.Logger
+	// Services carries embedder-provided dependencies (a sandbox, a model
+	// client) keyed by name; nodes look up what they need.
+	Services map[string]any
+}
+
+// Render renders one of the node's templated fields, or returns the plain
+// value when the field has no template.
+func (in *Input) Render(field string) (string, error) {
+	if t, ok := in.Spec.Templates[field]; ok {
+		return t.Render(in.Scope)
+	}
+	s, _ := in.Spec.Config[field].(string)
+	return s, nil
+}
+
+// Result is a node attempt's verdict and what it publishes.
+type Result struct {
+	Outcome Outcome
+	// Outputs become outputs.<node>.<field> in expressions; keys should be
+	// those the node type declares.
+	Outputs map[string]any
+	// Feedback is handed to the node an edge leads to.
+	Feedback string
+	// Artifacts are paths (relative to the attempt directory) worth keeping.
+	Artifacts []string
+	// Tokens spent by this attempt, counted against the run's budget.
+	Tokens int
+	// Reason explains a hand-off or a failure in one line.
+	Reason string
+}
+
+// Factory builds a node from its declaration. It runs once per run, before
+// any node executes, so configuration mistakes surface early.
+type Factory func(spec *blueprint.Node) (Node, error)
+
+// Type is a node type: its declaration for the validator and its factory.
+type Type struct {
+	Spec blueprint.NodeType
+	New  Factory
+}
+
+// Registry maps node type names to types. The embedder owns it: there is no
+// global registry.
+type Registry struct {
+	types map[string]Type
+}
+
+var _ blueprint.TypeSet = (*Registry)(nil)
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{types: map[string]Type{}} }
+
+// Register adds a node type; registering a name twice or a built-in
+// terminal name is an error.
+func (r *Registry) Register(t Type) error {
+	name := t.Spec.Name
+	switch {
+	case name == "":
+		return fmt.Errorf("register node type: empty name")
+	case blueprint.IsTerminal(name):
+		return fmt.Errorf("register node type %q: the name is a built-in terminal", name)
+	case t.New == nil:
+		return fmt.Errorf("register node type %q: no factory", name)
+	}
+	if _, dup := r.types[name]; dup {
+		return fmt.Errorf("register node type %q: already registered", name)
+	}
+	r.types[name] = t
+	return nil
+}
+
+// NodeType implements blueprint.TypeSet.
+func (r *Registry) NodeType(name string) (blueprint.NodeType, bool) {
+	t, ok := r.types[name]
+	return t.Spec, ok
+}
+
+// NodeTypeNames implements blueprint.TypeSet.
+func (r *Registry) NodeTypeNames() []string {
+	out := make([]string, 0, len(r.types))
+	for n := range r.types {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Load parses and validates a blueprint file against this registry's types.
+func (r *Registry) Load(path string) (*blueprint.Blueprint, error) {
+	return blueprint.Load(path, blueprint.WithTypes(r))
+}
+
+// build instantiates every non-terminal node of a blueprint.
+func (r *Registry) build(bp *blueprint.Blueprint) (map[string]Node, error) {
+	out := map[string]Node{}
+	for _, id := range bp.Order {
+		spec := bp.Nodes[id]
+		if blueprint.IsTerminal(spec.Type) {
+			continue
+		}
+		t, ok := r.types[spec.Type]
+		if !ok {
+			return nil, fmt.Errorf("node %s: type %q is not registered", id, spec.Type)
+		}
+		n, err := t.New(spec)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d:%d: nodes.%s: %w", bp.File, spec.Pos.Line, spec.Pos.Col, id, err)
+		}
+		out[id] = n
+	}
+	return out, nil
+}

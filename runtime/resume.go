@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+// Resume continues a run from its directory after a crash: it replays the
+// journal through a fresh scheduler, checks that the replay reproduces every
+// recorded decision, carries out decisions the crash cut off, and re-runs
+// nodes that were started but never finished. Completed nodes never run
+// again. Resuming a finished run returns its summary and does nothing.
+func (rt *Runtime) Resume(ctx context.Context, dir string) (*Summary, error) {
+	events, err := ReadJournal(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 || events[0].Type != EvRunStarted {
+		return nil, fmt.Errorf("%s: journal has no run_started event", dir)
+	}
+	if events[len(events)-1].Type == EvRunFinished {
+		return Summarize(dir)
+	}
+	var m meta
+	if err := readJSON(filepath.Join(dir, "meta.json"), &m); err != nil {
+		return nil, fmt.Errorf("%s: read meta.json: %w", dir, err)
+	}
+	bp, err := blueprint.Load(filepath.Join(dir, "blueprint.yaml"), blueprint.WithTypes(rt.Registry))
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: the saved blueprint no longer validates: %w", dir, err)
+	}
+	nodes, err := rt.Registry.build(bp)
+	if err != nil {
+		return nil, err
+	}
+	x, err := rt.newExecution(bp, nodes, dir, m, events[len(events)-1].Seq)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := replay(x.sched, events)
+	if err != nil {
+		return nil, x.abort(err)
+	}
+	x.started = events[0].Time
+	if _, err := x.record(Event{Type: EvRunResumed}); err != nil {
+		return nil, x.abort(err)
+	}
+	// Nodes recorded as started but not finished were cut off: run them
+	// again under the same attempt number.
+	cut := x.sched.InFlight()
+	for _, c := range pending {
+		if c.Type == EvNodeStarted {
+			delete(cut, c.Node)
+		}
+	}
+	for _, id := range sortedIDs(cut) {
+		x.launch(id, cut[id], x.sched.feedback[id], 0)
+	}
+	if err := x.dispatch(pending); err != nil {
+		return nil, x.abort(err)
+	}
+	return x.loop(ctx)
+}
+
+// replay feeds recorded inputs to a scheduler, checks its commands against
+// the recorded ones, and returns the commands the journal does not have yet.
+func replay(s *Scheduler, events []Event) ([]Event, error) {
+	var recorded, produced []Event
+	for _, ev := range events {
+		switch {
+		case ev.Type.IsInput():
+			cmds, err := s.Apply(ev)
+			if err != nil {
+				return nil, err
+			}
+			produced = append(produced, cmds...)
+		case ev.Type != EvRunResumed:
+			recorded = append(recorded, ev)
+		}
+	}
+	if len(recorded) > len(produced) {
+		return nil, fmt.Errorf("journal has %d decisions, replay produced %d: the journal does not belong to this blueprint", len(recorded), len(produced))
+	}
+	for i, r := range recorded {
+		if !sameDecision(r, produced[i]) {
+			return nil, fmt.Errorf("replay diverged at decision %d: journal has %s %s#%d→%s, replay made %s %s#%d→%s",
+				i, r.Type, r.Node, r.Attempt, r.To, produced[i].Type, produced[i].Node, produced[i].Attempt, produced[i].To)
+		}
+	}
+	return produced[len(recorded):], nil
+}
+
+// sameDecision compares the fields a decision is made of.
+func sameDecision(a, b Event) bool {
+	return a.Type == b.Type && a.Node == b.Node && a.Attempt == b.Attempt && a.Edge == b.Edge &&
+		a.To == b.To && a.Count == b.Count && a.Status == b.Status && a.Kind == b.Kind &&
+		a.Reason == b.Reason && a.Feedback == b.Feedback && a.DelayMS == b.DelayMS
+}
+
+// Replay checks that a finished or crashed journal is reproduced exactly by
+// the scheduler, returning the first divergence. Hosting engines (and tests)
+// use it to prove decisions depend on recorded events only.
+func Replay(bp *blueprint.Blueprint, events []Event) error {
+	pending, err := replay(NewScheduler(bp), events)
+	if err != nil {
+		return err
+	}
+	if len(pending) > 0 && events[len(events)-1].Type == EvRunFinished {
+		return fmt.Errorf("replay produced %d decisions after the run finished", len(pending))
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+// Observer is told about every journaled event, in order, from the run's
+// own goroutine; it must not block for long.
+type Observer interface {
+	Event(ev Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+// Event implements Observer.
+func (f ObserverFunc) Event(ev Event) { f(ev) }
+
+// Runtime runs blueprints. The zero value is not usable; set Registry.
+type Runtime struct {
+	Registry *Registry
+	// RunsDir holds one directory per run (default .sandgate/runs).
+	RunsDir string
+	// Observer, when set, sees every event.
+	Observer Observer
+	// Logger receives one line per node attempt (default: discard).
+	Logger *slog.Logger
+	// Services are handed to every node in Input.Services.
+	Services map[string]any
+	// NoSync skips fsync at node boundaries. Only for benchmarks and
+	// throwaway runs: a crash may then lose the journal's tail.
+	NoSync bool
+	// Diff, when set, returns the workspace's change so far for hand-off
+	// reports.
+	Diff func(workspace string) (string, error)
+	// CancelPoll is how often the run looks for an external cancel request
+	// (default 100ms).
+	CancelPoll time.Duration
+	// Grace is how long finished runs wait for canceled nodes to return
+	// (default 10s).
+	Grace time.Duration
+}
+
+// RunOptions are the per-run parameters.
+type RunOptions struct {
+	Inputs map[string]any
+	// Workspace is the directory nodes work in.
+	Workspace string
+	// RunID names the run directory (default: time-stamped random id).
+	RunID string
+}
+
+// meta is saved beside the journal so a run can be resumed from its
+// directory alone.
+type meta struct {
+	RunID     string `json:"run_id"`
+	Blueprint string `json:"blueprint"`
+	Workspace string `json:"workspace"`
+}
+
+// Run starts a new run and blocks until it ends. A run that ends handed
+// off, failed or canceled is not an error: check Summary.Status. Errors mean
+// the run could not be carried out (bad inputs, unwritable run directory).
+func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOptions) (*Summary, error) {
+	inputs, err := checkInputs(bp, opts.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := rt.Registry.build(bp)
+	if err != nil {
+		return nil, err
+	}
+	id := opts.RunID
+	if id == "" {
+		id = newRunID()
+	}
+	dir := filepath.Join(rt.runsDir(), id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err == nil {
+		return nil, fmt.Errorf("run %s already exists in %s: resume it instead", id, dir)
+	}
+	ws, _ := filepath.Abs(orDefault(opts.Workspace, "."))
+	m := meta{RunID: id, Blueprint: bp.File, Workspace: ws}
+	if err := writeFiles(dir, map[string][]byte{"blueprint.yaml": bp.Source, "meta.json": mustJSON(m)}); err != nil {
+		return nil, err
+	}
+	x, err := rt.newExecution(bp, nodes, dir, m, 0)
+	if err != nil {
+		return nil, err
+	}
+	start := Event{Type: EvRunStarted, RunID: id, Blueprint: bp.Name, Inputs: inputs, Time: time.Now()}
+	if err := x.input(start); err != nil {
+		return nil, x.abort(err)
+	}
+	return x.loop(ctx)
+}
+
+func (rt *Runtime) runsDir() string { return orDefault(rt.RunsDir, filepath.Join(".sandgate", "runs")) }
+
+func (rt *Runtime) logger() *slog.Logger {
+	if rt.Logger != nil {
+		return rt.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// checkInputs rejects unknown inputs and missing required ones before
+// anything runs, and converts CLI strings to declared types.
+func checkInputs(bp *blueprint.Blueprint, in map[string]any) (map[string]any, error) {
+	out := map[string]any{}
+	var problems []string
+	for k, v := range in {
+		decl, ok := bp.Inputs[k]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("unknown input %q (declared: %v)", k, bp.InputOrder))
+			continue
+		}
+		cv, err := convertInput(decl, v)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		out[k] = cv
+	}
+	for _, name := range bp.InputOrder {
+		if _, ok := out[name]; !ok && bp.Inputs[name].Required {
+			problems = append(problems, fmt.Sprintf("missing required input %q", name))
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return nil, fmt.Errorf("inputs: %v", problems)
+	}
+	return out, nil
+}
+
+func convertInput(decl *blueprint.Input, v any) (any, error) {
+	s, isStr := v.(string)
+	switch decl.Type {
+	case "int":
+		if isStr {
+			var n int
+			if _, err := fmt.Sscanf(s, "%d", &n); err != nil {
+				return nil, fmt.Errorf("input %s: %q is not an integer", decl.Name, s)
+			}
+			return n, nil
+		}
+		if n, ok := v.(int); ok {
+			return n, nil
+		}
+	case "bool":
+		if isStr && (s == "true" || s == "false") {
+			return s == "true", nil
+		}
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+	default:
+		if isStr {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("input %s: %v is not a %s", decl.Name, v, decl.Type)
+}
+
+func newRunID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return append(b, '\n')
+}
+
+// writeFiles writes each file atomically (temp file, then rename).
+func writeFiles(dir string, files map[string][]byte) error {
+	for name, data := range files {
+		tmp := filepath.Join(dir, "."+name+".tmp")
+		if err := os.WriteFile(tmp, data, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return nil
+}

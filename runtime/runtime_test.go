@@ -1,0 +1,206 @@
+package runtime_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/runtime"
+)
+
+func TestRetryLoopTerminalStates(t *testing.T) {
+	cases := []struct {
+		name, lint string
+		want       runtime.Status
+		kind       string
+		lintRuns   int
+	}{
+		{"passes first time", "[pass]", runtime.StatusSucceeded, "succeed", 1},
+		{"passes on the last retry", "[fail, fail, pass]", runtime.StatusSucceeded, "succeed", 3},
+		{"bound exhausted hands off", "[fail]", runtime.StatusHandedOff, "edge", 3},
+		{"agent asks for a person", "[handoff]", runtime.StatusHandedOff, "node", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, retryLoop(c.lint, ""))
+			sum := f.run(t, context.Background(), map[string]any{"task": "x"})
+			if sum.Status != c.want || sum.Kind != c.kind {
+				t.Fatalf("status %s/%s (%s), want %s/%s", sum.Status, sum.Kind, sum.Reason, c.want, c.kind)
+			}
+			if got := executions(t, f.ws)["lint"]; got != c.lintRuns {
+				t.Fatalf("lint ran %d times, want %d", got, c.lintRuns)
+			}
+			events, _ := runtime.ReadJournal(filepath.Join(sum.Dir, "events.jsonl"))
+			if err := runtime.Replay(f.bp, events); err != nil {
+				t.Fatalf("replay: %v", err)
+			}
+		})
+	}
+}
+
+func TestFailTerminal(t *testing.T) {
+	f := newFixture(t, `version: 1
+name: t
+start: a
+nodes:
+  a: {type: gate, outcomes: [fail], on_pass: ok, on_fail: bad}
+  ok: {type: succeed}
+  bad: {type: fail, reason: gate said no}
+`)
+	sum := f.run(t, context.Background(), nil)
+	if sum.Status != runtime.StatusFailed || !strings.Contains(sum.Reason, "gate said no") {
+		t.Fatalf("got %s: %s", sum.Status, sum.Reason)
+	}
+}
+
+func TestFeedbackReachesRetriedNode(t *testing.T) {
+	f := newFixture(t, retryLoop("[fail, pass]", ""))
+	sum := f.run(t, context.Background(), map[string]any{"task": "x"})
+	if sum.Status != runtime.StatusSucceeded {
+		t.Fatalf("status %s: %s", sum.Status, sum.Reason)
+	}
+	var second *runtime.Event
+	for i, ev := range f.obs.events {
+		if ev.Type == runtime.EvNodeFinished && ev.Node == "implement" && ev.Attempt == 2 {
+			second = &f.obs.events[i]
+		}
+	}
+	if second == nil || second.Outputs["seen_feedback"] != "lint failed on attempt 1" {
+		t.Fatalf("agent attempt 2 did not see lint's feedback: %+v", second)
+	}
+}
+
+func TestHandoffReport(t *testing.T) {
+	f := newFixture(t, retryLoop("[fail]", ""))
+	f.rt.Diff = func(string) (string, error) { return "--- a/calc.go\n+++ b/calc.go\n", nil }
+	sum := f.run(t, context.Background(), map[string]any{"task": "x"})
+	md, err := os.ReadFile(filepath.Join(sum.Dir, "handoff.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"retry edge lint.on_fail → implement (max 2) exhausted", "| lint | 3 | fail |", "lint failed on attempt 3", "+++ b/calc.go", "events.jsonl"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("handoff.md lacks %q:\n%s", want, md)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(sum.Dir, "handoff.json")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestBudgets(t *testing.T) {
+	cases := []struct {
+		name, budget, lint string
+		kind               string
+	}{
+		{"node runs", "budget: {max_node_runs: 3}", "[fail]", "node_runs"},
+		{"tokens", "budget: {tokens: 150}", "[fail]", "tokens"},
+		{"timeout", "budget: {timeout: 150ms}", "[fail]", "timeout"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := retryLoop(c.lint, c.budget)
+			src = strings.Replace(src, "    next: lint", "    tokens: 100\n    next: lint", 1)
+			if c.kind == "timeout" {
+				src = strings.Replace(src, "    tokens: 100\n", "    sleep: 1h\n", 1)
+			}
+			f := newFixture(t, src)
+			start := time.Now()
+			sum := f.run(t, context.Background(), map[string]any{"task": "x"})
+			if sum.Status != runtime.StatusHandedOff || sum.Kind != c.kind {
+				t.Fatalf("got %s/%s (%s)", sum.Status, sum.Kind, sum.Reason)
+			}
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("budget did not stop the run promptly")
+			}
+		})
+	}
+}
+
+func TestNodeErrorsRetryThenFail(t *testing.T) {
+	src := `version: 1
+name: t
+start: a
+nodes:
+  a:
+    type: script
+    outcomes: [error, panic, pass]
+    retry: {max: RETRIES, backoff: 1ms}
+    next: done
+  done: {type: succeed}
+`
+	for retries, want := range map[string]runtime.Status{"2": runtime.StatusSucceeded, "1": runtime.StatusFailed} {
+		f := newFixture(t, strings.Replace(src, "RETRIES", retries, 1))
+		sum := f.run(t, context.Background(), nil)
+		if sum.Status != want {
+			t.Errorf("retry max %s: got %s (%s), want %s", retries, sum.Status, sum.Reason, want)
+		}
+	}
+}
+
+func TestMissingInputRejectedBeforeRunning(t *testing.T) {
+	f := newFixture(t, retryLoop("[pass]", ""))
+	_, err := f.rt.Run(context.Background(), f.bp, runtime.RunOptions{Workspace: f.ws, Inputs: map[string]any{"tsak": "x"}})
+	if err == nil || !strings.Contains(err.Error(), `missing required input "task"`) || !strings.Contains(err.Error(), `unknown input "tsak"`) {
+		t.Fatalf("got %v", err)
+	}
+	if len(executions(t, f.ws)) != 0 {
+		t.Fatal("a node ran despite bad inputs")
+	}
+}
+
+func TestCancelByContextAndFromOutside(t *testing.T) {
+	src := retryLoop("[pass]", "")
+	src = strings.Replace(src, "    next: lint", "    sleep: 1h\n    next: lint", 1)
+	for _, how := range []string{"context", "file"} {
+		t.Run(how, func(t *testing.T) {
+			f := newFixture(t, src)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				dir := waitForRunning(t, f)
+				if how == "context" {
+					cancel()
+				} else if err := runtime.RequestCancel(dir, "operator pressed stop"); err != nil {
+					t.Error(err)
+				}
+			}()
+			start := time.Now()
+			sum := f.run(t, ctx, map[string]any{"task": "x"})
+			if sum.Status != runtime.StatusCanceled {
+				t.Fatalf("got %s: %s", sum.Status, sum.Reason)
+			}
+			if how == "file" && !strings.Contains(sum.Reason, "operator pressed stop") {
+				t.Fatalf("reason %q", sum.Reason)
+			}
+			if time.Since(start) > 10*time.Second {
+				t.Fatal("cancel was not prompt")
+			}
+			if !sum.Attempts[0].Canceled {
+				t.Fatalf("running attempt not marked canceled: %+v", sum.Attempts)
+			}
+		})
+	}
+}
+
+// waitForRunning waits until the first node has started and returns the run
+// directory.
+func waitForRunning(t testing.TB, f *fixture) string {
+	for i := 0; i < 500; i++ {
+		f.obs.mu.Lock()
+		n := len(f.obs.events)
+		f.obs.mu.Unlock()
+		if n >= 2 {
+			entries, _ := os.ReadDir(f.rt.RunsDir)
+			if len(entries) == 1 {
+				return filepath.Join(f.rt.RunsDir, entries[0].Name())
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Error("run never started")
+	return ""
+}

@@ -1,0 +1,126 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Summary is a run's verdict and timeline, saved as run.json and printed
+// by `sandgate show`. It is derived from the journal alone.
+type Summary struct {
+	RunID      string         `json:"run_id"`
+	Blueprint  string         `json:"blueprint"`
+	Dir        string         `json:"dir"`
+	Workspace  string         `json:"workspace"`
+	Status     Status         `json:"status"`
+	Kind       string         `json:"kind,omitempty"`
+	Reason     string         `json:"reason,omitempty"`
+	Started    time.Time      `json:"started"`
+	DurationMS int64          `json:"duration_ms"`
+	NodeRuns   int            `json:"node_runs"`
+	Tokens     int            `json:"tokens"`
+	Resumes    int            `json:"resumes,omitempty"`
+	Attempts   []AttemptInfo  `json:"attempts"`
+	Inputs     map[string]any `json:"inputs,omitempty"`
+}
+
+// AttemptInfo is one node attempt in a run's timeline.
+type AttemptInfo struct {
+	Node       string  `json:"node"`
+	Attempt    int     `json:"attempt"`
+	Outcome    Outcome `json:"outcome,omitempty"`
+	Error      string  `json:"error,omitempty"`
+	Canceled   bool    `json:"canceled,omitempty"`
+	DurationMS int64   `json:"duration_ms"`
+	Tokens     int     `json:"tokens,omitempty"`
+	Edge       string  `json:"edge,omitempty"`
+	To         string  `json:"to,omitempty"`
+	Feedback   string  `json:"feedback,omitempty"`
+}
+
+// Summarize rebuilds a run's summary from its directory's journal.
+func Summarize(dir string) (*Summary, error) {
+	events, err := ReadJournal(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	var m meta
+	_ = readJSON(filepath.Join(dir, "meta.json"), &m)
+	s := &Summary{RunID: m.RunID, Blueprint: m.Blueprint, Dir: dir, Workspace: m.Workspace, Status: StatusRunning}
+	index := map[string]int{}
+	key := func(node string, n int) string { return fmt.Sprintf("%s#%d", node, n) }
+	var last time.Time
+	for _, ev := range events {
+		last = ev.Time
+		switch ev.Type {
+		case EvRunStarted:
+			s.Started, s.Inputs = ev.Time, ev.Inputs
+		case EvRunResumed:
+			s.Resumes++
+		case EvNodeStarted:
+			s.NodeRuns++
+			index[key(ev.Node, ev.Attempt)] = len(s.Attempts)
+			s.Attempts = append(s.Attempts, AttemptInfo{Node: ev.Node, Attempt: ev.Attempt})
+		case EvNodeFinished, EvNodeCanceled:
+			i, ok := index[key(ev.Node, ev.Attempt)]
+			if !ok {
+				continue
+			}
+			a := &s.Attempts[i]
+			if ev.Type == EvNodeCanceled {
+				a.Canceled = true
+				continue
+			}
+			a.Outcome, a.Error, a.DurationMS, a.Tokens, a.Feedback = ev.Outcome, ev.Error, ev.DurationMS, ev.Tokens, ev.Feedback
+			s.Tokens += ev.Tokens
+		case EvEdgeTaken:
+			for i := len(s.Attempts) - 1; i >= 0; i-- {
+				if s.Attempts[i].Node == ev.Node {
+					s.Attempts[i].Edge, s.Attempts[i].To = ev.Edge, ev.To
+					break
+				}
+			}
+		case EvRunFinished:
+			s.Status, s.Kind, s.Reason = ev.Status, ev.Kind, ev.Reason
+		}
+	}
+	if !s.Started.IsZero() {
+		s.DurationMS = last.Sub(s.Started).Milliseconds()
+	}
+	return s, nil
+}
+
+// LastFeedback returns the most recent non-empty feedback of the run.
+func (s *Summary) LastFeedback() (string, string) {
+	for i := len(s.Attempts) - 1; i >= 0; i-- {
+		if a := s.Attempts[i]; a.Feedback != "" {
+			return a.Node, a.Feedback
+		}
+	}
+	return "", ""
+}
+
+// ListRuns summarizes every run directory under runsDir, newest first.
+func ListRuns(runsDir string) ([]*Summary, error) {
+	entries, err := os.ReadDir(runsDir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []*Summary
+	for i := len(entries) - 1; i >= 0; i-- {
+		if !entries[i].IsDir() {
+			continue
+		}
+		s, err := Summarize(filepath.Join(runsDir, entries[i].Name()))
+		if err != nil {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
