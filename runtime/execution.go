@@ -121,8 +121,13 @@ func (x *execution) launch(id string, n int, feedback string, delay time.Duratio
 	ctx, cancel := context.WithCancel(x.runCtx)
 	x.running[id] = &attempt{n: n, cancel: cancel}
 	dir := filepath.Join(x.dir, "nodes", id, strconv.Itoa(n))
+	// Copying the state costs O(nodes); only nodes with templates need it.
+	scope := &blueprint.Scope{Inputs: x.sched.inputs, Feedback: feedback}
+	if len(spec.Templates) > 0 {
+		scope = x.sched.Snapshot(time.Now(), feedback)
+	}
 	in := &Input{RunID: x.meta.RunID, NodeID: id, Attempt: n, Spec: spec, Feedback: feedback,
-		Scope: x.sched.Scope(time.Now(), feedback), Workspace: x.meta.Workspace, Dir: dir,
+		Scope: scope, Workspace: x.meta.Workspace, Dir: dir,
 		Logger: x.rt.logger().With("run", x.meta.RunID, "node", id, "attempt", n), Services: x.rt.Services}
 	node := x.nodes[id]
 	x.wg.Add(1)
@@ -146,10 +151,6 @@ func (x *execution) runAttempt(ctx context.Context, node Node, spec *blueprint.N
 			ev.Error = "canceled during retry backoff"
 			return ev
 		}
-	}
-	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
-		ev.Error = err.Error()
-		return ev
 	}
 	if spec.Timeout > 0 {
 		var cancel context.CancelFunc

@@ -37,7 +37,11 @@ func (n *scriptNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Resul
 		v = verdicts[min(in.Attempt, len(verdicts))-1]
 	}
 	tokens, _ := cfg["tokens"].(int)
-	res := &runtime.Result{Tokens: tokens, Outputs: map[string]any{"seen_feedback": in.Feedback, "attempt": in.Attempt}}
+	prompt, err := in.Render("prompt")
+	if err != nil {
+		return nil, err
+	}
+	res := &runtime.Result{Tokens: tokens, Outputs: map[string]any{"seen_feedback": in.Feedback, "attempt": in.Attempt, "prompt": prompt}}
 	switch v {
 	case "error":
 		return nil, fmt.Errorf("scripted error on attempt %d", in.Attempt)
@@ -84,7 +88,7 @@ func scriptType(name string) runtime.Type {
 			"sleep":    {Kind: blueprint.KindDuration},
 			"tokens":   {Kind: blueprint.KindInt},
 			"prompt":   {Kind: blueprint.KindString},
-		}, Outputs: map[string]blueprint.Kind{"seen_feedback": blueprint.KindString, "attempt": blueprint.KindInt}},
+		}, Outputs: map[string]blueprint.Kind{"seen_feedback": blueprint.KindString, "attempt": blueprint.KindInt, "prompt": blueprint.KindString}},
 		New: func(spec *blueprint.Node) (runtime.Node, error) { return &scriptNode{spec: spec}, nil },
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 
 	"github.com/sandgate/sandgate/blueprint"
@@ -37,11 +38,15 @@ type Input struct {
 	// Feedback is what the node that led here said, typically the failing
 	// gate's diagnostics on a retry edge.
 	Feedback string
-	// Scope is the expression state, for rendering the node's templates.
+	// Scope is the expression state, for rendering the node's templates
+	// (see Render). Outputs and attempts are filled only for nodes that
+	// have templates.
 	Scope *blueprint.Scope
 	// Workspace is the directory the node works in.
 	Workspace string
-	// Dir is this attempt's own directory for logs and artifacts.
+	// Dir is this attempt's own directory for logs and artifacts. It is
+	// not created in advance (creating files is the costliest thing an
+	// idle engine does): call MkDir before writing there.
 	Dir    string
 	Logger *slog.Logger
 	// Services carries embedder-provided dependencies (a sandbox, a model
@@ -57,6 +62,11 @@ func (in *Input) Render(field string) (string, error) {
 	}
 	s, _ := in.Spec.Config[field].(string)
 	return s, nil
+}
+
+// MkDir creates the attempt directory and returns its path.
+func (in *Input) MkDir() (string, error) {
+	return in.Dir, os.MkdirAll(in.Dir, 0o755)
 }
 
 // Result is a node attempt's verdict and what it publishes.

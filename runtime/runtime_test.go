@@ -68,7 +68,8 @@ func TestFeedbackReachesRetriedNode(t *testing.T) {
 			second = &f.obs.events[i]
 		}
 	}
-	if second == nil || second.Outputs["seen_feedback"] != "lint failed on attempt 1" {
+	if second == nil || second.Outputs["seen_feedback"] != "lint failed on attempt 1" ||
+		second.Outputs["prompt"] != "fix x: lint failed on attempt 1" {
 		t.Fatalf("agent attempt 2 did not see lint's feedback: %+v", second)
 	}
 }

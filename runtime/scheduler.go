@@ -48,7 +48,24 @@ func (s *Scheduler) InFlight() map[string]int {
 	return out
 }
 
-// Scope returns the expression state as of now, for node templates.
+// Snapshot returns a copy of the expression state that another goroutine
+// may read while the scheduler moves on. Node outputs are replaced, never
+// mutated, so copying the top-level maps is enough.
+func (s *Scheduler) Snapshot(at time.Time, feedback string) *blueprint.Scope {
+	sc := s.Scope(at, feedback)
+	sc.Outputs = make(map[string]map[string]any, len(s.outputs))
+	for k, v := range s.outputs {
+		sc.Outputs[k] = v
+	}
+	sc.Attempts = make(map[string]int, len(s.attempts))
+	for k, v := range s.attempts {
+		sc.Attempts[k] = v
+	}
+	return sc
+}
+
+// Scope returns the live expression state; only the scheduler's own
+// goroutine may read it.
 func (s *Scheduler) Scope(at time.Time, feedback string) *blueprint.Scope {
 	return &blueprint.Scope{Inputs: s.inputs, Outputs: s.outputs, Attempts: s.attempts, Feedback: feedback,
 		Run: blueprint.RunInfo{Elapsed: at.Sub(s.start), Tokens: s.tokens, NodeRuns: s.nodeRuns}}
