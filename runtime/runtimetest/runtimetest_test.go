@@ -26,7 +26,9 @@ func echoType() runtime.Type {
 		Spec: blueprint.NodeType{Name: "echo", Doc: "publishes a word",
 			Fields:  map[string]blueprint.Field{"word": {Kind: blueprint.KindString, Required: true}},
 			Outputs: map[string]blueprint.Kind{"word": blueprint.KindString}},
-		New: func(spec *blueprint.Node) (runtime.Node, error) { return &echo{word: spec.Config["word"].(string)}, nil },
+		New: func(spec *blueprint.Node) (runtime.Node, error) {
+			return &echo{word: spec.Config["word"].(string)}, nil
+		},
 	}
 }
 
