@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // execution is one run in progress: the scheduler, the journal and the
@@ -31,6 +32,12 @@ type execution struct {
 	wg      sync.WaitGroup
 	started time.Time
 	final   *Event
+
+	tracer   trace.Tracer
+	traceCtx context.Context
+	runSpan  trace.Span
+	spans    map[string]trace.Span
+	shutdown func(context.Context) error
 }
 
 type attempt struct {
@@ -43,10 +50,19 @@ func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, 
 	if err != nil {
 		return nil, err
 	}
+	tracer, shutdown, err := rt.tracer(dir)
+	if err != nil {
+		j.Close()
+		return nil, fmt.Errorf("set up tracing: %w", err)
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	_ = os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
-	return &execution{rt: rt, bp: bp, sched: NewScheduler(bp), journal: j, nodes: nodes, dir: dir, meta: m,
-		runCtx: ctx, stop: stop, running: map[string]*attempt{}, done: make(chan Event, 16)}, nil
+	x := &execution{rt: rt, bp: bp, sched: NewScheduler(bp), journal: j, nodes: nodes, dir: dir, meta: m,
+		runCtx: ctx, stop: stop, running: map[string]*attempt{}, done: make(chan Event, 16),
+		tracer: tracer, spans: map[string]trace.Span{}, shutdown: shutdown}
+	x.traceCtx, x.runSpan = tracer.Start(context.Background(), "run "+bp.Name,
+		trace.WithAttributes(AttrRunID.String(m.RunID), AttrBlueprint.String(bp.Name)))
+	return x, nil
 }
 
 // input journals an input event, applies it and carries out the commands.
@@ -65,7 +81,11 @@ func (x *execution) input(ev Event) error {
 	if err != nil {
 		return err
 	}
-	return x.dispatch(cmds)
+	err = x.dispatch(cmds)
+	if ev.Type == EvNodeFinished {
+		x.endNodeSpan(ev.Node)
+	}
+	return err
 }
 
 // record appends an event and tells the observer.
@@ -74,6 +94,7 @@ func (x *execution) record(ev Event) (Event, error) {
 	if err != nil {
 		return rec, err
 	}
+	x.traceEvent(rec)
 	if x.rt.Observer != nil {
 		x.rt.Observer.Event(rec)
 	}
@@ -120,6 +141,7 @@ func (x *execution) launch(id string, n int, feedback string, delay time.Duratio
 	spec := x.bp.Nodes[id]
 	ctx, cancel := context.WithCancel(x.runCtx)
 	x.running[id] = &attempt{n: n, cancel: cancel}
+	ctx = trace.ContextWithSpan(ctx, trace.SpanFromContext(x.startNodeSpan(x.traceCtx, id, spec.Type, n)))
 	dir := filepath.Join(x.dir, "nodes", id, strconv.Itoa(n))
 	// Copying the state costs O(nodes); only nodes with templates need it.
 	scope := &blueprint.Scope{Inputs: x.sched.inputs, Feedback: feedback}

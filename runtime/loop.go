@@ -83,7 +83,22 @@ func (x *execution) stopNodes() error {
 // abort ends a run that could not continue (journal I/O failure): nodes are
 // stopped, and what was journaled stays for a later resume.
 func (x *execution) abort(cause error) error {
-	return errors.Join(cause, x.stopNodes(), x.journal.Close())
+	err := errors.Join(cause, x.stopNodes(), x.journal.Close())
+	x.endTrace()
+	return err
+}
+
+// endTrace closes every open span and flushes the exporters.
+func (x *execution) endTrace() {
+	for id := range x.spans {
+		x.endNodeSpan(id)
+	}
+	x.runSpan.End()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := x.shutdown(ctx); err != nil {
+		x.rt.logger().Warn("trace export failed", "error", err)
+	}
 }
 
 func (x *execution) finish() (*Summary, error) {
@@ -92,6 +107,7 @@ func (x *execution) finish() (*Summary, error) {
 		return nil, err
 	}
 	_ = os.Remove(filepath.Join(x.dir, "pid"))
+	x.endTrace()
 	sum, err := Summarize(x.dir)
 	if err != nil {
 		return nil, err

@@ -47,6 +47,9 @@ type Runtime struct {
 	// CancelPoll is how often the run looks for an external cancel request
 	// (default 100ms).
 	CancelPoll time.Duration
+	// Tracing, when set, provides each run's tracer (see package
+	// runtime/telemetry for trace.json and OTLP export).
+	Tracing Tracing
 	// Grace is how long finished runs wait for canceled nodes to return
 	// (default 10s).
 	Grace time.Duration
@@ -73,6 +76,7 @@ type meta struct {
 // off, failed or canceled is not an error: check Summary.Status. Errors mean
 // the run could not be carried out (bad inputs, unwritable run directory).
 func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOptions) (*Summary, error) {
+	validateStart := time.Now()
 	inputs, err := checkInputs(bp, opts.Inputs)
 	if err != nil {
 		return nil, err
@@ -101,6 +105,7 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 	if err != nil {
 		return nil, err
 	}
+	x.stage("validate", validateStart, nil)
 	start := Event{Type: EvRunStarted, RunID: id, Blueprint: bp.Name, Inputs: inputs, Time: time.Now()}
 	if err := x.input(start); err != nil {
 		return nil, x.abort(err)

@@ -30,6 +30,11 @@ func commands() []command {
 		{"validate", "check blueprints and report every problem with file:line:col", cmdValidate},
 		{"graph", "draw a blueprint as Mermaid or Graphviz DOT", cmdGraph},
 		{"schema", "print the JSON Schema of the blueprint format", cmdSchema},
+		{"run", "run a blueprint against a repository", cmdRun},
+		{"resume", "continue a crashed run from its journal", cmdResume},
+		{"show", "print a run's timeline and verdict", cmdShow},
+		{"runs", "list runs", cmdRuns},
+		{"cancel", "stop a run from another process", cmdCancel},
 	}
 }
 

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/sandgate/sandgate/nodes"
+	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/runtime/telemetry"
+)
+
+// inputFlags collects repeated --input k=v flags.
+type inputFlags map[string]any
+
+func (f inputFlags) String() string { return fmt.Sprint(map[string]any(f)) }
+
+func (f inputFlags) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", s)
+	}
+	f[k] = v
+	return nil
+}
+
+// runFlags are shared by run and resume.
+type runFlags struct {
+	runsDir string
+	json    bool
+}
+
+func (rf *runFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	BoolVar(*bool, string, bool, string)
+}) {
+	fs.StringVar(&rf.runsDir, "runs-dir", filepath.Join(".sandgate", "runs"), "directory holding run directories")
+	fs.BoolVar(&rf.json, "json", false, "print the run summary as JSON")
+}
+
+func newRuntime(rf *runFlags, stdout io.Writer) *runtime.Runtime {
+	return &runtime.Runtime{
+		Registry: nodes.NewRegistry(),
+		RunsDir:  rf.runsDir,
+		Observer: newProgress(stdout, !rf.json),
+		Tracing:  telemetry.Tracing(),
+	}
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("run", "FILE --repo DIR [--input NAME=VALUE]...", stderr)
+	var rf runFlags
+	rf.register(fs)
+	repo := fs.String("repo", ".", "repository the run works on")
+	inputs := inputFlags{}
+	fs.Var(inputs, "input", "blueprint input NAME=VALUE (repeatable)")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(files) != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	rt := newRuntime(&rf, stdout)
+	bp, err := rt.Registry.Load(files[0])
+	if err != nil {
+		return reportLoadError(stderr, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: *repo})
+	return finishRun(sum, err, &rf, stdout, stderr)
+}
+
+func cmdResume(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("resume", "RUN_DIR", stderr)
+	var rf runFlags
+	rf.register(fs)
+	dirs, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(dirs) != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	rt := newRuntime(&rf, stdout)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sum, err := rt.Resume(ctx, dirs[0])
+	return finishRun(sum, err, &rf, stdout, stderr)
+}
+
+// finishRun prints the verdict and maps the status to the exit code.
+func finishRun(sum *runtime.Summary, err error, rf *runFlags, stdout, stderr io.Writer) int {
+	if err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		if sum == nil {
+			return exitUsage
+		}
+	}
+	if rf.json {
+		b, _ := json.MarshalIndent(sum, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		fmt.Fprintf(stdout, "\nstatus: %s (%s)\nrun dir: %s\n", sum.Status, sum.Reason, sum.Dir)
+		if sum.Status == runtime.StatusHandedOff {
+			fmt.Fprintf(stdout, "hand-off: %s\n", filepath.Join(sum.Dir, "handoff.md"))
+		}
+	}
+	return exitCode(sum.Status)
+}
+
+func exitCode(s runtime.Status) int {
+	switch s {
+	case runtime.StatusSucceeded:
+		return exitOK
+	case runtime.StatusHandedOff:
+		return exitHandoff
+	case runtime.StatusCanceled:
+		return exitCanceled
+	}
+	return exitFailed
+}

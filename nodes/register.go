@@ -1,0 +1,47 @@
+package nodes
+
+import (
+	"fmt"
+
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// factories maps each implemented built-in type to its constructor.
+func factories() map[string]runtime.Factory {
+	return map[string]runtime.Factory{}
+}
+
+// Register adds every implemented built-in node type to r.
+func Register(r *runtime.Registry) error {
+	fs := factories()
+	for _, spec := range Specs() {
+		f, ok := fs[spec.Name]
+		if !ok {
+			continue
+		}
+		if err := r.Register(runtime.Type{Spec: spec, New: f}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NewRegistry returns a registry holding the built-in node types.
+func NewRegistry() *runtime.Registry {
+	r := runtime.NewRegistry()
+	if err := Register(r); err != nil {
+		panic(fmt.Sprintf("nodes: built-in registration failed: %v", err))
+	}
+	return r
+}
+
+// spec returns the declaration of a built-in type by name.
+func spec(name string) blueprint.NodeType {
+	for _, s := range Specs() {
+		if s.Name == name {
+			return s
+		}
+	}
+	panic("nodes: no spec for " + name)
+}
