@@ -1,0 +1,326 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Options configure a box.
+type Options struct {
+	Policy Policy
+	// Workspace is a host directory mounted read-write at /work. Leave it
+	// empty and set Snapshot to get a copy-on-write overlay instead.
+	Workspace string
+	// Snapshot is a read-only directory (a checkout of the base commit)
+	// used as the overlay's lower layer; changes land in StateDir/upper.
+	Snapshot string
+	// StateDir holds the box's private files (mount point, overlay upper
+	// layer, init log). It must not be inside Workspace.
+	StateDir string
+	// AuditPath, when set, gets one JSON line per command.
+	AuditPath string
+	// ProxySocket is the harness proxy's unix socket, for allowlist mode.
+	ProxySocket string
+	// AllowUnconfined permits Policy.Isolation "none". Without it such a
+	// policy is refused.
+	AllowUnconfined bool
+}
+
+// Command is one command to run in the box.
+type Command struct {
+	Args []string
+	// Dir is relative to the workspace (or absolute inside the box).
+	Dir     string
+	Timeout time.Duration
+	Stdin   []byte
+}
+
+// Box is a running sandbox. It is safe for concurrent use.
+type Box struct {
+	opts    Options
+	limits  Limits
+	env     []string
+	layers  []string
+	cmd     *exec.Cmd
+	sock    *os.File
+	enc     *json.Encoder
+	mu      sync.Mutex
+	nextID  int
+	pending map[int]chan response
+	dead    chan struct{}
+	deadErr error
+	cg      *cgroups
+	audit   *auditLog
+	closed  bool
+	initLog *lockedWriter
+	// unconfined runs commands directly, for Isolation "none".
+	unconfined bool
+}
+
+// Start builds a box. It fails, and runs nothing, if any layer of isolation
+// cannot be set up.
+func Start(ctx context.Context, o Options) (*Box, error) {
+	b := &Box{opts: o, limits: o.Policy.Limits.withDefaults(), env: BuildEnv(o.Policy, hostEnv),
+		pending: map[int]chan response{}, dead: make(chan struct{})}
+	if o.StateDir == "" {
+		return nil, errors.New("sandbox: Options.StateDir is required")
+	}
+	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
+		return nil, err
+	}
+	if o.AuditPath != "" {
+		a, err := openAudit(o.AuditPath)
+		if err != nil {
+			return nil, err
+		}
+		b.audit = a
+	}
+	if o.Policy.Isolation == "none" {
+		if !o.AllowUnconfined {
+			return nil, errors.New("sandbox: the blueprint asks for isolation: none; pass --allow-unsandboxed (AllowUnconfined) to run commands unconfined")
+		}
+		b.unconfined = true
+		b.layers = []string{"NONE: commands run unconfined on the host (isolation: none)"}
+		return b, nil
+	}
+	if err := b.startInit(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Box) startInit(ctx context.Context) error {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socketpair: %w", err)
+	}
+	b.sock = os.NewFile(uintptr(fds[0]), "box")
+	child := os.NewFile(uintptr(fds[1]), "box-child")
+	defer child.Close()
+	s := &setup{Root: filepath.Join(b.opts.StateDir, "root"), Workspace: b.opts.Workspace,
+		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true}
+	if err := os.MkdirAll(s.Root, 0o755); err != nil {
+		return err
+	}
+	if b.opts.Snapshot != "" {
+		s.Lower, s.Upper, s.OvlWork = b.opts.Snapshot, filepath.Join(b.opts.StateDir, "upper"), filepath.Join(b.opts.StateDir, "ovlwork")
+		for _, d := range []string{s.Upper, s.OvlWork} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	if b.opts.Policy.Network == NetworkAllowlist {
+		if b.opts.ProxySocket == "" {
+			return fmt.Errorf("%w: network allowlist needs the harness proxy, and none is running", ErrUnavailable)
+		}
+		s.ProxySock = b.opts.ProxySocket
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	b.cmd = exec.Command(self)
+	b.cmd.Args = []string{"sandgate-box-init"}
+	b.cmd.Env = []string{roleEnv + "=init"}
+	b.cmd.ExtraFiles = []*os.File{child}
+	b.initLog = &lockedWriter{}
+	b.cmd.Stderr = b.initLog
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+			unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		Pdeathsig:                  syscall.SIGKILL,
+	}
+	if err := b.cmd.Start(); err != nil {
+		return fmt.Errorf("%w: cannot create namespaces: %v (user namespaces may be disabled: check /proc/sys/user/max_user_namespaces)", ErrUnavailable, err)
+	}
+	cg, err := newCgroups(fmt.Sprintf("sandgate-%d", b.cmd.Process.Pid), b.limits)
+	if err != nil {
+		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+	}
+	b.cg = cg
+	if err := cg.add(b.cmd.Process.Pid); err != nil {
+		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+	}
+	b.enc = json.NewEncoder(b.sock)
+	go b.readLoop()
+	resp, err := b.call(ctx, request{Setup: s}, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	if resp.Error != "" {
+		return fmt.Errorf("%w: %s", ErrUnavailable, resp.Error)
+	}
+	b.layers = append([]string{"user, mount, PID, network, IPC, UTS and cgroup namespaces"}, resp.Layers...)
+	b.layers = append(b.layers, cg.describe())
+	return nil
+}
+
+// readLoop hands each response to the request waiting for it.
+func (b *Box) readLoop() {
+	dec := json.NewDecoder(bufio.NewReader(b.sock))
+	for {
+		var r response
+		if err := dec.Decode(&r); err != nil {
+			b.mu.Lock()
+			b.deadErr = fmt.Errorf("sandbox init exited: %v; %s", err, strings.TrimSpace(b.initLog.String()))
+			b.mu.Unlock()
+			close(b.dead)
+			return
+		}
+		b.mu.Lock()
+		ch := b.pending[r.ID]
+		delete(b.pending, r.ID)
+		b.mu.Unlock()
+		if ch != nil {
+			ch <- r
+		}
+	}
+}
+
+// call sends a request and waits for its response.
+func (b *Box) call(ctx context.Context, req request, backstop time.Duration) (response, error) {
+	ch := make(chan response, 1)
+	b.mu.Lock()
+	b.nextID++
+	req.ID = b.nextID
+	b.pending[req.ID] = ch
+	err := b.enc.Encode(req)
+	b.mu.Unlock()
+	if err != nil {
+		return response{}, fmt.Errorf("sandbox: send: %w", err)
+	}
+	timer := time.NewTimer(backstop)
+	defer timer.Stop()
+	for {
+		select {
+		case r := <-ch:
+			return r, nil
+		case <-b.dead:
+			return response{}, b.deadErr
+		case <-ctx.Done():
+			b.mu.Lock()
+			_ = b.enc.Encode(request{Kill: req.ID})
+			b.mu.Unlock()
+			ctx = context.Background() // keep waiting for the killed command's answer
+		case <-timer.C:
+			// init did not answer in time: the kill switch does not rely on it.
+			b.Close()
+			return response{}, errors.New("sandbox: command did not finish within its timeout and the box was killed")
+		}
+	}
+}
+
+// Exec runs a command in the box and returns its result. A non-zero exit is
+// a result, not an error; errors mean the box itself failed.
+func (b *Box) Exec(ctx context.Context, c Command) (*Result, error) {
+	if len(c.Args) == 0 {
+		return nil, errors.New("sandbox: empty command")
+	}
+	timeout := c.Timeout
+	if timeout <= 0 || timeout > b.limits.Timeout {
+		timeout = b.limits.Timeout
+	}
+	start := time.Now()
+	var res *Result
+	var err error
+	if b.unconfined {
+		res, err = b.execUnconfined(ctx, c, timeout)
+	} else {
+		req := request{Exec: &execReq{Args: c.Args, Dir: c.Dir, Env: b.env, Timeout: timeout, OutputBytes: b.limits.OutputBytes, Stdin: c.Stdin}}
+		var resp response
+		resp, err = b.call(ctx, req, timeout+15*time.Second)
+		if err == nil && resp.Error != "" {
+			err = errors.New(resp.Error)
+		}
+		res = resp.Result
+	}
+	if err == nil && ctx.Err() != nil && res != nil && res.ExitCode != 0 {
+		err = ctx.Err()
+	}
+	b.audit.command(c, res, err, time.Since(start))
+	return res, err
+}
+
+// Layers describes the isolation this box runs with.
+func (b *Box) Layers() []string { return append([]string(nil), b.layers...) }
+
+// Env returns the environment commands see.
+func (b *Box) Env() []string { return append([]string(nil), b.env...) }
+
+// Upper returns the overlay's upper directory (what changed), or "".
+func (b *Box) Upper() string {
+	if b.opts.Snapshot == "" {
+		return ""
+	}
+	return filepath.Join(b.opts.StateDir, "upper")
+}
+
+// Close is the kill switch: it kills the box's init process, which takes
+// every process in the box's PID namespace with it, then removes the
+// box's cgroups. It is safe to call more than once.
+func (b *Box) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	b.mu.Unlock()
+	var errs []error
+	if b.cmd != nil && b.cmd.Process != nil {
+		_ = b.cmd.Process.Kill()
+		_ = b.cmd.Wait()
+	}
+	if b.sock != nil {
+		b.sock.Close()
+	}
+	if b.cg != nil {
+		errs = append(errs, b.cg.remove())
+	}
+	if b.audit != nil {
+		errs = append(errs, b.audit.close())
+	}
+	_ = os.RemoveAll(filepath.Join(b.opts.StateDir, "root"))
+	return errors.Join(errs...)
+}
+
+// lockedWriter collects init's stderr for error messages.
+type lockedWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 64<<10 {
+		return len(p), nil
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

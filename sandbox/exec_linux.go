@@ -1,0 +1,113 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// cappedBuffer keeps the first max bytes and counts the rest.
+type cappedBuffer struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	max     int
+	dropped int64
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.max - c.buf.Len()
+	if room >= len(p) {
+		return c.buf.Write(p)
+	}
+	if room > 0 {
+		c.buf.Write(p[:room])
+	}
+	c.dropped += int64(len(p) - max(room, 0))
+	return len(p), nil
+}
+
+// runCommand runs one command as PID 1 of a new PID namespace: when it
+// exits or is killed, the kernel kills everything it started.
+func runCommand(parent context.Context, r *execReq) (*Result, error) {
+	if len(r.Args) == 0 {
+		return nil, errors.New("empty command")
+	}
+	dir := r.Dir
+	if dir == "" {
+		dir = WorkDir
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(WorkDir, dir)
+	}
+	ctx, cancel := context.WithTimeout(parent, r.Timeout)
+	defer cancel()
+	path, err := lookPath(r.Args[0], r.Env)
+	if err != nil {
+		return &Result{ExitCode: 127, Output: []byte(err.Error() + "\n")}, nil
+	}
+	out := &cappedBuffer{max: r.OutputBytes}
+	cmd := exec.CommandContext(ctx, path, r.Args[1:]...)
+	cmd.Args[0] = r.Args[0]
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, r.Env, out, out
+	if len(r.Stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(r.Stdin)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Setsid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return cmd.Process.Kill() }
+	cmd.WaitDelay = time.Second
+	start := time.Now()
+	err = cmd.Run()
+	res := &Result{Duration: time.Since(start), Output: out.buf.Bytes(), Dropped: out.dropped}
+	if ctx.Err() == context.DeadlineExceeded {
+		res.TimedOut = true
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.ExitCode = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal().String()
+			res.ExitCode = 128 + int(ws.Signal())
+		}
+	case errors.Is(err, exec.ErrWaitDelay):
+		// The command exited; something it left holding the output pipe was
+		// killed with its namespace.
+	default:
+		res.ExitCode = 126
+		res.Output = append(res.Output, []byte(err.Error()+"\n")...)
+	}
+	return res, nil
+}
+
+// lookPath resolves a command against the box's PATH, not init's.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := basePath
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, d := range filepath.SplitList(path) {
+		p := filepath.Join(d, name)
+		if err := unix.Access(p, unix.X_OK); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New(name + ": command not found")
+}

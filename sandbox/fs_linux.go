@@ -1,0 +1,285 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// systemDirs are shown read-only inside the box when they exist.
+var systemDirs = []string{"/usr", "/etc", "/opt"}
+
+// topLinks are the usr-merge symlinks recreated in the new root.
+var topLinks = []string{"/bin", "/lib", "/lib64", "/sbin", "/lib32", "/libx32"}
+
+var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// buildBox prepares the new root under s.Root and pivots into it.
+func buildBox(s *setup) ([]string, error) {
+	var layers []string
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return nil, fmt.Errorf("make mounts private: %w", err)
+	}
+	root := s.Root
+	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m"); err != nil {
+		return nil, fmt.Errorf("mount new root: %w", err)
+	}
+	for _, d := range append(append([]string(nil), systemDirs...), s.ReadOnly...) {
+		if _, err := os.Stat(d); err != nil {
+			continue
+		}
+		if err := bindRO(d, filepath.Join(root, d)); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range topLinks {
+		if target, err := os.Readlink(l); err == nil {
+			if err := os.Symlink(target, filepath.Join(root, l)); err != nil {
+				return nil, fmt.Errorf("link %s: %w", l, err)
+			}
+		} else if st, err := os.Stat(l); err == nil && st.IsDir() {
+			if err := bindRO(l, filepath.Join(root, l)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ws, err := mountWorkspace(s, root)
+	if err != nil {
+		return nil, err
+	}
+	layers = append(layers, ws)
+	if err := mountScratch(root); err != nil {
+		return nil, err
+	}
+	if s.ProxySock != "" {
+		dst := filepath.Join(root, "run/sandgate/proxy.sock")
+		if err := touch(dst); err != nil {
+			return nil, err
+		}
+		if err := unix.Mount(s.ProxySock, dst, "", unix.MS_BIND, ""); err != nil {
+			return nil, fmt.Errorf("bind proxy socket: %w", err)
+		}
+	}
+	if err := pivot(root); err != nil {
+		return nil, err
+	}
+	layers = append(layers, "mount namespace with a fresh root (system directories read-only)")
+	if s.GitRO {
+		if st, err := os.Stat(WorkDir + "/.git"); err == nil && st.IsDir() {
+			if err := bindRO(WorkDir+"/.git", WorkDir+"/.git"); err != nil {
+				return nil, err
+			}
+			layers = append(layers, ".git read-only")
+		}
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return nil, fmt.Errorf("make root read-only: %w", err)
+	}
+	if err := unix.Sethostname([]byte("sandbox")); err != nil {
+		return nil, fmt.Errorf("set hostname: %w", err)
+	}
+	if err := loopbackUp(); err != nil {
+		return nil, err
+	}
+	layers = append(layers, "network namespace (loopback only)")
+	return layers, nil
+}
+
+func mountWorkspace(s *setup, root string) (string, error) {
+	dst := filepath.Join(root, WorkDir)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return "", err
+	}
+	if s.Lower != "" {
+		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", s.Lower, s.Upper, s.OvlWork)
+		if err := unix.Mount("overlay", dst, "overlay", 0, opts); err != nil {
+			return "", fmt.Errorf("mount overlay workspace: %w", err)
+		}
+		return "overlay workspace (copy-on-write over a read-only snapshot)", nil
+	}
+	if err := unix.Mount(s.Workspace, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return "", fmt.Errorf("bind workspace: %w", err)
+	}
+	return "workspace copy", nil
+}
+
+// mountScratch creates /tmp, the home directory, /dev and /proc.
+func mountScratch(root string) error {
+	for _, d := range []string{TmpDir, HomeDir} {
+		p := filepath.Join(root, d)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return err
+		}
+		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=4g"); err != nil {
+			return fmt.Errorf("mount %s: %w", d, err)
+		}
+	}
+	dev := filepath.Join(root, "dev")
+	if err := os.MkdirAll(dev, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=1m"); err != nil {
+		return fmt.Errorf("mount /dev: %w", err)
+	}
+	for _, n := range devNodes {
+		p := filepath.Join(dev, n)
+		if err := touch(p); err != nil {
+			return err
+		}
+		if err := unix.Mount("/dev/"+n, p, "", unix.MS_BIND, ""); err != nil && n != "tty" {
+			return fmt.Errorf("bind /dev/%s: %w", n, err)
+		}
+	}
+	for name, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		_ = os.Symlink(target, filepath.Join(dev, name))
+	}
+	shm := filepath.Join(dev, "shm")
+	_ = os.MkdirAll(shm, 0o1777)
+	if err := unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m"); err != nil {
+		return fmt.Errorf("mount /dev/shm: %w", err)
+	}
+	proc := filepath.Join(root, "proc")
+	_ = os.MkdirAll(proc, 0o555)
+	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	return nil
+}
+
+func pivot(root string) error {
+	old := filepath.Join(root, ".oldroot")
+	if err := os.MkdirAll(old, 0o700); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(root, old); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	if err := unix.Unmount("/.oldroot", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach old root: %w", err)
+	}
+	return os.Remove("/.oldroot")
+}
+
+func touch(p string) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// bindRO bind-mounts src at dst and makes it and every mount below it
+// read-only, keeping the flags the kernel locks for mounts copied into a
+// user namespace.
+func bindRO(src, dst string) error {
+	st, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		err = os.MkdirAll(dst, 0o755)
+	} else {
+		err = touch(dst)
+	}
+	if err != nil {
+		return err
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", src, err)
+	}
+	mounts, err := mountsUnder(dst)
+	if err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		if err := remountRO(m); err != nil {
+			return fmt.Errorf("make %s read-only: %w", m, err)
+		}
+	}
+	return nil
+}
+
+func remountRO(p string) error {
+	var sfs unix.Statfs_t
+	if err := unix.Statfs(p, &sfs); err != nil {
+		return err
+	}
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
+	for st, ms := range map[int64]uintptr{unix.ST_NOSUID: unix.MS_NOSUID, unix.ST_NODEV: unix.MS_NODEV,
+		unix.ST_NOEXEC: unix.MS_NOEXEC, unix.ST_NOATIME: unix.MS_NOATIME, unix.ST_NODIRATIME: unix.MS_NODIRATIME,
+		unix.ST_RELATIME: unix.MS_RELATIME} {
+		if sfs.Flags&st != 0 {
+			flags |= ms
+		}
+	}
+	return unix.Mount("", p, "", flags, "")
+}
+
+// mountsUnder lists p and every mount point below it, parents first.
+func mountsUnder(p string) ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMount(fields[4])
+		if mp == p || strings.HasPrefix(mp, p+"/") {
+			out = append(out, mp)
+		}
+	}
+	sort.Strings(out)
+	return dedupe(out), sc.Err()
+}
+
+func unescapeMount(s string) string {
+	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
+}
+
+func dedupe(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// loopbackUp brings lo up in the new network namespace so builds and tests
+// can use localhost.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	ifr.SetUint16(unix.IFF_UP | unix.IFF_LOOPBACK | unix.IFF_RUNNING)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bring loopback up: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+func runRole(role string) int {
+	switch role {
+	case "init":
+		return runInit()
+	case "probe":
+		return runProbe()
+	}
+	fmt.Fprintf(os.Stderr, "sandbox: unknown helper role %q\n", role)
+	return 2
+}
+
+// conn frames JSON messages over the socket to the harness.
+type conn struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+	dec *json.Decoder
+}
+
+func (c *conn) send(r response) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.enc.Encode(r)
+}
+
+// runInit is PID 1 of the box: it builds the filesystem view, locks itself
+// down and then runs commands until the harness goes away.
+func runInit() int {
+	f := os.NewFile(3, "sandgate-box")
+	c := &conn{enc: json.NewEncoder(f), dec: json.NewDecoder(bufio.NewReader(f))}
+	var req request
+	if err := c.dec.Decode(&req); err != nil || req.Setup == nil {
+		fmt.Fprintln(os.Stderr, "sandbox init: no setup message:", err)
+		return 1
+	}
+	layers, err := buildBox(req.Setup)
+	if err == nil {
+		var more []string
+		more, err = lockDown()
+		layers = append(layers, more...)
+	}
+	if err != nil {
+		c.send(response{ID: req.ID, Error: err.Error(), Layers: layers})
+		return 1
+	}
+	c.send(response{ID: req.ID, Layers: layers})
+	kills := &killTable{m: map[int]context.CancelFunc{}}
+	for {
+		var r request
+		if err := c.dec.Decode(&r); err != nil {
+			if err != io.EOF {
+				fmt.Fprintln(os.Stderr, "sandbox init:", err)
+			}
+			return 0 // the harness is gone: exiting kills the whole box
+		}
+		if r.Kill != 0 {
+			kills.kill(r.Kill)
+			continue
+		}
+		if r.Exec == nil {
+			c.send(response{ID: r.ID, Error: "unknown request"})
+			continue
+		}
+		go func(r request) {
+			ctx, cancel := context.WithCancel(context.Background())
+			kills.add(r.ID, cancel)
+			defer kills.done(r.ID)
+			res, err := runCommand(ctx, r.Exec)
+			resp := response{ID: r.ID, Result: res}
+			if err != nil {
+				resp.Error = err.Error()
+			}
+			c.send(resp)
+		}(r)
+	}
+}
+
+// killTable maps running requests to their cancel functions.
+type killTable struct {
+	mu sync.Mutex
+	m  map[int]context.CancelFunc
+}
+
+func (k *killTable) add(id int, c context.CancelFunc) { k.mu.Lock(); k.m[id] = c; k.mu.Unlock() }
+
+func (k *killTable) done(id int) { k.mu.Lock(); delete(k.m, id); k.mu.Unlock() }
+
+func (k *killTable) kill(id int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if c := k.m[id]; c != nil {
+		c()
+	}
+}

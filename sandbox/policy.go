@@ -1,0 +1,124 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+// Network modes.
+const (
+	NetworkNone      = "none"
+	NetworkAllowlist = "allowlist"
+)
+
+// Policy is what a box allows.
+type Policy struct {
+	// Network is NetworkNone (only loopback inside the box) or
+	// NetworkAllowlist (HTTP/HTTPS through the harness proxy to AllowHosts).
+	Network    string
+	AllowHosts []string
+	// Env names host variables copied into the box; everything else is
+	// built from nothing.
+	Env []string
+	// Isolation is "full" or "none".
+	Isolation string
+	// ReadOnly lists extra host paths made visible read-only at the same
+	// path (a toolchain outside /usr, a module cache).
+	ReadOnly []string
+	Limits   Limits
+}
+
+// Limits bound what a box and its commands may use. Zero means default.
+type Limits struct {
+	// Timeout caps one command (default 10m).
+	Timeout time.Duration
+	// OutputBytes caps captured output per command (default 1 MiB); the
+	// rest is counted and dropped.
+	OutputBytes int
+	// MemoryBytes caps the whole box (default 4 GiB).
+	MemoryBytes int64
+	// Pids caps the number of processes in the box (default 512).
+	Pids int
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = 10 * time.Minute
+	}
+	if l.OutputBytes <= 0 {
+		l.OutputBytes = 1 << 20
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = 4 << 30
+	}
+	if l.Pids <= 0 {
+		l.Pids = 512
+	}
+	return l
+}
+
+// FromBlueprint turns a blueprint's sandbox section into a policy.
+func FromBlueprint(s blueprint.Sandbox) Policy {
+	return Policy{Network: s.Network, AllowHosts: s.AllowHosts, Env: s.Env, Isolation: s.Isolation}
+}
+
+// Paths inside the box.
+const (
+	WorkDir   = "/work"
+	HomeDir   = "/home/sandbox"
+	TmpDir    = "/tmp"
+	ProxyAddr = "127.0.0.1:3128"
+)
+
+// basePath is the PATH inside the box; it names only read-only system
+// directories.
+const basePath = "/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+
+// BuildEnv returns the environment for commands in the box: a minimal set
+// of variables plus the names the policy lets in, taken from host. Nothing
+// else of the harness's environment (API keys, tokens) enters.
+func BuildEnv(p Policy, host func(string) (string, bool)) []string {
+	env := map[string]string{
+		"PATH":    basePath,
+		"HOME":    HomeDir,
+		"TMPDIR":  TmpDir,
+		"LANG":    "C.UTF-8",
+		"USER":    "sandbox",
+		"GOCACHE": TmpDir + "/go-build",
+		"GOPATH":  HomeDir + "/go",
+		// Go must not try to download toolchains or modules unless the
+		// network policy allows it.
+		"GOTOOLCHAIN": "local",
+		"GOFLAGS":     "-mod=mod",
+	}
+	if p.Network != NetworkAllowlist {
+		env["GOPROXY"] = "off"
+	} else {
+		for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"} {
+			env[k] = "http://" + ProxyAddr
+		}
+		env["NO_PROXY"], env["no_proxy"] = "localhost,127.0.0.1", "localhost,127.0.0.1"
+	}
+	for _, k := range p.Env {
+		if v, ok := host(k); ok {
+			env[k] = v
+		}
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// hostEnv looks a variable up in the harness environment.
+func hostEnv(k string) (string, bool) { return os.LookupEnv(k) }
+
+// ErrUnavailable is wrapped by every error that means a confinement layer
+// could not be set up on this machine.
+var ErrUnavailable = fmt.Errorf("sandbox unavailable")

@@ -1,0 +1,55 @@
+package sandbox
+
+import "time"
+
+// request is one message from the harness to the box's init process.
+type request struct {
+	ID int `json:"id"`
+	// Setup is sent once, first.
+	Setup *setup `json:"setup,omitempty"`
+	// Exec runs a command.
+	Exec *execReq `json:"exec,omitempty"`
+	// Kill stops the command started by request Kill.
+	Kill int `json:"kill,omitempty"`
+}
+
+// setup tells init how to build the box.
+type setup struct {
+	Root      string   `json:"root"`
+	Workspace string   `json:"workspace"`
+	Lower     string   `json:"lower,omitempty"`
+	Upper     string   `json:"upper,omitempty"`
+	OvlWork   string   `json:"ovl_work,omitempty"`
+	ReadOnly  []string `json:"read_only"`
+	ProxySock string   `json:"proxy_sock,omitempty"`
+	GitRO     bool     `json:"git_ro"`
+}
+
+type execReq struct {
+	Args        []string      `json:"args"`
+	Dir         string        `json:"dir"`
+	Env         []string      `json:"env"`
+	Timeout     time.Duration `json:"timeout"`
+	OutputBytes int           `json:"output_bytes"`
+	Stdin       []byte        `json:"stdin,omitempty"`
+}
+
+// response answers a request with the same ID.
+type response struct {
+	ID    int    `json:"id"`
+	Error string `json:"error,omitempty"`
+	// Layers reports what setup achieved, for audit and doctor output.
+	Layers []string `json:"layers,omitempty"`
+	Result *Result  `json:"result,omitempty"`
+}
+
+// Result is the outcome of one command.
+type Result struct {
+	ExitCode int `json:"exit_code"`
+	// Signal names the signal that ended the command, if any.
+	Signal   string        `json:"signal,omitempty"`
+	TimedOut bool          `json:"timed_out,omitempty"`
+	Output   []byte        `json:"output"`
+	Dropped  int64         `json:"dropped,omitempty"`
+	Duration time.Duration `json:"duration"`
+}

@@ -1,0 +1,83 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// landlockABI returns the kernel's Landlock ABI version, 0 if absent.
+func landlockABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// lockDown applies the second and third layers to init (and so to every
+// command it starts): Landlock limits writes to the workspace and scratch
+// directories, and a seccomp filter blocks what a build never needs.
+func lockDown() ([]string, error) {
+	abi := landlockABI()
+	if abi < 1 {
+		return nil, fmt.Errorf("%w: Landlock is not enabled in this kernel (need Linux 5.13+ with lsm=landlock)", ErrUnavailable)
+	}
+	// The version is pinned to what the kernel has, so nothing is silently
+	// downgraded below it; BestEffort only drops rights newer than abi.
+	err := landlock.V7.BestEffort().RestrictPaths(
+		landlock.RODirs("/"),
+		landlock.RWDirs(WorkDir, TmpDir, HomeDir, "/dev/shm"),
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty").IgnoreIfMissing(),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("%w: landlock: %v", ErrUnavailable, err)
+	}
+	layers := []string{fmt.Sprintf("landlock ABI %d (writes only to /work, /tmp, %s)", abi, HomeDir)}
+	// Landlock's signal and abstract-socket scopes are left off: before
+	// ABI 8 each thread of a Go process gets its own sibling domain, so a
+	// command started from one thread could not be killed from another.
+	// The box's own PID and network namespaces already confine both.
+	if err := seccomp.LoadFilter(seccompFilter()); err != nil {
+		return nil, fmt.Errorf("%w: seccomp: %v", ErrUnavailable, err)
+	}
+	layers = append(layers, "no_new_privs", "seccomp (no mount, namespaces, ptrace, bpf, keyrings, module loading)")
+	return layers, nil
+}
+
+// nsFlags are the namespace-creating clone flags a command may not use;
+// CLONE_NEWPID stays allowed because init starts every command in its own
+// PID namespace.
+const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+
+func seccompFilter() seccomp.Filter {
+	return seccomp.Filter{
+		NoNewPrivs: true,
+		Flag:       seccomp.FilterFlagTSync,
+		Policy: seccomp.Policy{
+			DefaultAction: seccomp.ActionAllow,
+			Syscalls: []seccomp.SyscallGroup{
+				{Action: seccomp.ActionErrno, Names: []string{
+					"mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick",
+					"mount_setattr", "unshare", "setns", "ptrace", "process_vm_readv", "process_vm_writev",
+					"bpf", "keyctl", "add_key", "request_key", "perf_event_open", "userfaultfd",
+					"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+					"swapon", "swapoff", "reboot", "acct", "quotactl", "open_by_handle_at", "name_to_handle_at",
+					"lookup_dcookie", "syslog", "iopl", "ioperm",
+				}},
+				{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
+					{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags}}},
+				}},
+				// clone3 passes its flags in memory a filter cannot read; ENOSYS
+				// makes libc fall back to clone, which is checked above.
+				{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
+			},
+		},
+	}
+}

@@ -1,0 +1,46 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// execUnconfined runs a command on the host for Isolation "none": the
+// environment is still built from nothing and the whole process group is
+// killed on timeout, but nothing else is contained.
+func (b *Box) execUnconfined(ctx context.Context, c Command, timeout time.Duration) (*Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	dir := b.opts.Workspace
+	if c.Dir != "" {
+		dir = filepath.Join(dir, c.Dir)
+	}
+	out := &cappedBuffer{max: b.limits.OutputBytes}
+	cmd := exec.CommandContext(ctx, c.Args[0], c.Args[1:]...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, b.env, out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	start := time.Now()
+	err := cmd.Run()
+	res := &Result{Duration: time.Since(start), Output: out.buf.Bytes(), Dropped: out.dropped, TimedOut: ctx.Err() == context.DeadlineExceeded}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.ExitCode = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal, res.ExitCode = ws.Signal().String(), 128+int(ws.Signal())
+		}
+	case errors.Is(err, exec.ErrWaitDelay):
+	default:
+		res.ExitCode, res.Output = 127, append(res.Output, []byte(err.Error()+"\n")...)
+	}
+	return res, nil
+}
