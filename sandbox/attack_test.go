@@ -85,15 +85,15 @@ func TestAttackNetwork(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	b, _ := newBox(t, sandbox.Policy{})
 	for what, script := range map[string]string{
-		"curl the host's loopback":     fmt.Sprintf("curl -s -m 3 http://127.0.0.1:%d/", port),
-		"wget the host's loopback":     fmt.Sprintf("wget -q -T 3 -O- http://127.0.0.1:%d/", port),
-		"bash /dev/tcp to the host":    fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3 | grep -q host-secret'", port),
-		"udp to the host's loopback":   fmt.Sprintf("bash -c 'echo hi > /dev/udp/127.0.0.1/%d' && test -n \"$(cat /proc/net/udp | tail -n +2)\"", udp.LocalAddr().(*net.UDPAddr).Port),
-		"dns lookup":                   "getent hosts proxy.golang.org",
-		"an interface besides lo":      "test $(tail -n +3 /proc/net/dev | grep -vc '^ *lo:') -gt 0",
-		"a route out":                  "test $(tail -n +2 /proc/net/route | wc -l) -gt 0",
-		"create a network namespace":   "unshare -n true",
-		"create a user namespace":      "unshare -Ur true",
+		"curl the host's loopback":   fmt.Sprintf("curl -s -m 3 http://127.0.0.1:%d/", port),
+		"wget the host's loopback":   fmt.Sprintf("wget -q -T 3 -O- http://127.0.0.1:%d/", port),
+		"bash /dev/tcp to the host":  fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3 | grep -q host-secret'", port),
+		"udp to the host's loopback": fmt.Sprintf("bash -c 'echo hi > /dev/udp/127.0.0.1/%d' && test -n \"$(cat /proc/net/udp | tail -n +2)\"", udp.LocalAddr().(*net.UDPAddr).Port),
+		"dns lookup":                 "getent hosts proxy.golang.org",
+		"an interface besides lo":    "test $(tail -n +3 /proc/net/dev | grep -vc '^ *lo:') -gt 0",
+		"a route out":                "test $(tail -n +2 /proc/net/route | wc -l) -gt 0",
+		"create a network namespace": "unshare -n true",
+		"create a user namespace":    "unshare -Ur true",
 	} {
 		mustFail(t, b, what, script)
 	}
@@ -222,8 +222,8 @@ func lastLine(s string) string {
 func TestFailClosed(t *testing.T) {
 	ws := t.TempDir()
 	for what, o := range map[string]sandbox.Options{
-		"isolation none without consent": {Workspace: ws, StateDir: t.TempDir(), Policy: sandbox.Policy{Isolation: "none"}},
-		"allowlist without a proxy":      {Workspace: ws, StateDir: t.TempDir(), Policy: sandbox.Policy{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"proxy.golang.org"}}},
+		"isolation none without consent":  {Workspace: ws, StateDir: t.TempDir(), Policy: sandbox.Policy{Isolation: "none"}},
+		"allowlist without a proxy":       {Workspace: ws, StateDir: t.TempDir(), Policy: sandbox.Policy{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"proxy.golang.org"}}},
 		"a workspace that does not exist": {Workspace: filepath.Join(ws, "missing"), StateDir: t.TempDir()},
 	} {
 		b, err := sandbox.Start(context.Background(), o)

@@ -3,8 +3,8 @@
 package sandbox
 
 import (
-	"context"
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
