@@ -1,0 +1,131 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// makeRepo creates a small git repository with one commit.
+func makeRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{"calc.go": "package calc\n\nfunc Add(a, b int) int { return a - b }\n",
+		"README.md": "calc\n", "docs/a.txt": "a\n", "docs/b.txt": "b\n", "go.mod": "module calc\n\ngo 1.22\n"}
+	for p, c := range files {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644)
+	}
+	git(t, dir, "init", "-q", "-b", "main")
+	git(t, dir, "add", ".")
+	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// treeHash hashes every file, link and mode under dir, .git included.
+func treeHash(t *testing.T, dir string) string {
+	h := sha256.New()
+	var paths []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		paths = append(paths, p)
+		return nil
+	})
+	sort.Strings(paths)
+	for _, p := range paths {
+		st, _ := os.Lstat(p)
+		h.Write([]byte(p + st.Mode().String()))
+		if st.Mode().IsRegular() {
+			b, _ := os.ReadFile(p)
+			h.Write(b)
+		} else if st.Mode()&fs.ModeSymlink != 0 {
+			l, _ := os.Readlink(p)
+			h.Write([]byte(l))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func TestOverlayWorkspaceAndChanges(t *testing.T) {
+	repo := makeRepo(t)
+	before := treeHash(t, repo)
+	snap, commit, err := sandbox.Snapshot(context.Background(), repo, "HEAD", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(commit) != 40 {
+		t.Fatalf("commit %q", commit)
+	}
+	snapBefore := treeHash(t, snap)
+	b, err := sandbox.Start(context.Background(), sandbox.Options{Snapshot: snap, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	res := sh(t, b, `set -e
+sed -i 's/a - b/a + b/' calc.go
+echo new > new.txt
+rm README.md
+rm -r docs
+mkdir -p docs && echo again > docs/c.txt
+ln -s /etc/passwd link
+git status --short >/dev/null
+(echo x >> .git/config) 2>/dev/null && exit 9 || true
+git log --oneline | wc -l`)
+	if res.ExitCode != 0 || strings.TrimSpace(string(res.Output)) != "1" {
+		t.Fatalf("exit %d: %s", res.ExitCode, res.Output)
+	}
+	changes, err := sandbox.Changes(snap, b.Upper(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range changes {
+		s := c.Path
+		switch {
+		case c.Deleted:
+			s += " deleted"
+		case c.Link != "":
+			s += " -> " + c.Link
+		default:
+			s += " " + strings.TrimSpace(string(c.Content))[:min(3, len(strings.TrimSpace(string(c.Content))))]
+		}
+		got = append(got, s)
+	}
+	want := "README.md deleted|calc.go pac|docs/a.txt deleted|docs/b.txt deleted|docs/c.txt aga|link -> /etc/passwd|new.txt new"
+	if strings.Join(got, "|") != want {
+		t.Fatalf("changes:\n got %s\nwant %s", strings.Join(got, "|"), want)
+	}
+	if treeHash(t, repo) != before {
+		t.Error("BREACH: the user's repository changed")
+	}
+	if treeHash(t, snap) != snapBefore {
+		t.Error("BREACH: the shared snapshot changed")
+	}
+	// The same commit reuses the cached snapshot.
+	again, _, err := sandbox.Snapshot(context.Background(), repo, commit, filepath.Dir(filepath.Dir(filepath.Dir(snap))))
+	if err != nil || again != snap {
+		t.Fatalf("snapshot not reused: %s vs %s (%v)", again, snap, err)
+	}
+}
