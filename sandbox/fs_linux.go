@@ -88,7 +88,14 @@ func buildBox(s *setup) ([]string, error) {
 	if err := loopbackUp(); err != nil {
 		return nil, err
 	}
-	layers = append(layers, "network namespace (loopback only)")
+	if s.ProxySock != "" {
+		if err := startBridge(); err != nil {
+			return nil, fmt.Errorf("egress bridge: %w", err)
+		}
+		layers = append(layers, "network namespace (loopback only; HTTP(S) egress through the harness allowlist proxy)")
+	} else {
+		layers = append(layers, "network namespace (loopback only)")
+	}
 	return layers, nil
 }
 
