@@ -19,7 +19,8 @@ const (
 	EvEdgeTaken    EventType = "edge_taken"
 	EvRunFinished  EventType = "run_finished"
 	// Information only.
-	EvRunResumed EventType = "run_resumed"
+	EvRunResumed  EventType = "run_resumed"
+	EvEnvironment EventType = "environment"
 )
 
 // IsInput reports whether the scheduler consumes this event type.
@@ -74,4 +75,6 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 	// Kind names the budget that ran out, or the hand-off cause.
 	Kind string `json:"kind,omitempty"`
+	// Layers describes the run's isolation (environment events).
+	Layers []string `json:"layers,omitempty"`
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -38,6 +39,12 @@ type execution struct {
 	runSpan  trace.Span
 	spans    map[string]trace.Span
 	shutdown func(context.Context) error
+
+	env      *Environment
+	services map[string]any
+	// pendingInfo holds information events produced before the journal's
+	// first entry may be written.
+	pendingInfo []Event
 }
 
 type attempt struct {
@@ -77,6 +84,12 @@ func (x *execution) input(ev Event) error {
 	if ev.Type == EvRunStarted {
 		x.started = rec.Time
 	}
+	for _, info := range x.pendingInfo {
+		if _, err := x.record(info); err != nil {
+			return err
+		}
+	}
+	x.pendingInfo = nil
 	cmds, err := x.sched.Apply(rec)
 	if err != nil {
 		return err
@@ -150,7 +163,7 @@ func (x *execution) launch(id string, n int, feedback string, delay time.Duratio
 	}
 	in := &Input{RunID: x.meta.RunID, NodeID: id, Attempt: n, Spec: spec, Feedback: feedback,
 		Scope: scope, Workspace: x.meta.Workspace, Dir: dir,
-		Logger: x.rt.logger().With("run", x.meta.RunID, "node", id, "attempt", n), Services: x.rt.Services}
+		Logger: x.rt.logger().With("run", x.meta.RunID, "node", id, "attempt", n), Services: x.services}
 	node := x.nodes[id]
 	x.wg.Add(1)
 	go func() {
@@ -208,4 +221,35 @@ func safeRun(ctx context.Context, node Node, in *Input) (res *Result, err error)
 		}
 	}()
 	return node.Run(ctx, in)
+}
+
+// prepare builds the run's environment through the Prepare hook.
+func (x *execution) prepare(ctx context.Context, resume bool) error {
+	x.services = x.rt.Services
+	if x.rt.Prepare == nil {
+		return nil
+	}
+	start := time.Now()
+	env, err := x.rt.Prepare(ctx, x.dir, x.bp, resume)
+	x.stage("workspace", start, err)
+	if err != nil {
+		return fmt.Errorf("prepare the run's environment: %w", err)
+	}
+	x.env = env
+	if env.Workspace != "" {
+		x.meta.Workspace = env.Workspace
+	}
+	merged := map[string]any{}
+	for k, v := range x.rt.Services {
+		merged[k] = v
+	}
+	for k, v := range env.Services {
+		merged[k] = v
+	}
+	x.services = merged
+	if len(env.Layers) > 0 {
+		x.runSpan.SetAttributes(attribute.StringSlice("sandgate.sandbox.layers", env.Layers))
+		x.pendingInfo = append(x.pendingInfo, Event{Type: EvEnvironment, Layers: env.Layers, Time: time.Now()})
+	}
+	return nil
 }

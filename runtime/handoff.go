@@ -23,17 +23,11 @@ type Handoff struct {
 	Files        []string      `json:"files"`
 }
 
-func (x *execution) writeHandoff(sum *Summary) error {
+func (x *execution) writeHandoff(sum *Summary, diff string) error {
 	h := Handoff{RunID: sum.RunID, Blueprint: sum.Blueprint, Reason: sum.Reason, Kind: sum.Kind,
 		Workspace: sum.Workspace, Attempts: sum.Attempts}
 	h.FeedbackFrom, h.LastFeedback = sum.LastFeedback()
-	if x.rt.Diff != nil {
-		if d, err := x.rt.Diff(sum.Workspace); err == nil {
-			h.Diff = d
-		} else {
-			h.Diff = "(diff unavailable: " + err.Error() + ")"
-		}
-	}
+	h.Diff = diff
 	for _, f := range []string{"events.jsonl", "run.json", "trace.json", "nodes", "blueprint.yaml"} {
 		if _, err := os.Stat(filepath.Join(x.dir, f)); err == nil {
 			h.Files = append(h.Files, filepath.Join(x.dir, f))

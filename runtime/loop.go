@@ -83,7 +83,7 @@ func (x *execution) stopNodes() error {
 // abort ends a run that could not continue (journal I/O failure): nodes are
 // stopped, and what was journaled stays for a later resume.
 func (x *execution) abort(cause error) error {
-	err := errors.Join(cause, x.stopNodes(), x.journal.Close())
+	err := errors.Join(cause, x.stopNodes(), x.journal.Close(), x.closeEnv())
 	x.endTrace()
 	return err
 }
@@ -103,6 +103,15 @@ func (x *execution) endTrace() {
 
 func (x *execution) finish() (*Summary, error) {
 	stopErr := x.stopNodes()
+	var diff string
+	if x.env != nil && x.env.Diff != nil {
+		if d, err := x.env.Diff(); err == nil {
+			diff = d
+		} else {
+			diff = "(diff unavailable: " + err.Error() + ")"
+		}
+	}
+	stopErr = errors.Join(stopErr, x.closeEnv())
 	if err := x.journal.Close(); err != nil {
 		return nil, err
 	}
@@ -116,9 +125,19 @@ func (x *execution) finish() (*Summary, error) {
 		return nil, err
 	}
 	if sum.Status == StatusHandedOff {
-		if err := x.writeHandoff(sum); err != nil {
+		if err := x.writeHandoff(sum, diff); err != nil {
 			return sum, err
 		}
 	}
 	return sum, stopErr
+}
+
+// closeEnv tears the run's environment down (the sandbox's kill switch).
+func (x *execution) closeEnv() error {
+	if x.env == nil || x.env.Close == nil {
+		return nil
+	}
+	err := x.env.Close()
+	x.env.Close = nil
+	return err
 }

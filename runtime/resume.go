@@ -44,10 +44,19 @@ func (rt *Runtime) Resume(ctx context.Context, dir string) (*Summary, error) {
 	if err != nil {
 		return nil, x.abort(err)
 	}
+	if err := x.prepare(ctx, true); err != nil {
+		return nil, x.abort(err)
+	}
 	x.started = events[0].Time
 	if _, err := x.record(Event{Type: EvRunResumed}); err != nil {
 		return nil, x.abort(err)
 	}
+	for _, info := range x.pendingInfo {
+		if _, err := x.record(info); err != nil {
+			return nil, x.abort(err)
+		}
+	}
+	x.pendingInfo = nil
 	// Nodes recorded as started but not finished were cut off: run them
 	// again under the same attempt number.
 	cut := x.sched.InFlight()
@@ -77,7 +86,7 @@ func replay(s *Scheduler, events []Event) ([]Event, error) {
 				return nil, err
 			}
 			produced = append(produced, cmds...)
-		case ev.Type != EvRunResumed:
+		case ev.Type != EvRunResumed && ev.Type != EvEnvironment:
 			recorded = append(recorded, ev)
 		}
 	}

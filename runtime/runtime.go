@@ -41,12 +41,13 @@ type Runtime struct {
 	// NoSync skips fsync at node boundaries. Only for benchmarks and
 	// throwaway runs: a crash may then lose the journal's tail.
 	NoSync bool
-	// Diff, when set, returns the workspace's change so far for hand-off
-	// reports.
-	Diff func(workspace string) (string, error)
 	// CancelPoll is how often the run looks for an external cancel request
 	// (default 100ms).
 	CancelPoll time.Duration
+	// Prepare, when set, builds each run's environment (a sandboxed
+	// workspace, services) once the run directory exists; on resume it is
+	// called again with resume true and must pick up the same workspace.
+	Prepare Prepare
 	// Tracing, when set, provides each run's tracer (see package
 	// runtime/telemetry for trace.json and OTLP export).
 	Tracing Tracing
@@ -106,6 +107,9 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 		return nil, err
 	}
 	x.stage("validate", validateStart, nil)
+	if err := x.prepare(ctx, false); err != nil {
+		return nil, x.abort(err)
+	}
 	start := Event{Type: EvRunStarted, RunID: id, Blueprint: bp.Name, Inputs: inputs, Time: time.Now()}
 	if err := x.input(start); err != nil {
 		return nil, x.abort(err)

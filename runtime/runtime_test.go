@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -76,7 +77,12 @@ func TestFeedbackReachesRetriedNode(t *testing.T) {
 
 func TestHandoffReport(t *testing.T) {
 	f := newFixture(t, retryLoop("[fail]", ""))
-	f.rt.Diff = func(string) (string, error) { return "--- a/calc.go\n+++ b/calc.go\n", nil }
+	closed := false
+	f.rt.Prepare = func(_ context.Context, dir string, _ *blueprint.Blueprint, resume bool) (*runtime.Environment, error) {
+		return &runtime.Environment{Workspace: f.ws,
+			Diff:  func() (string, error) { return "--- a/calc.go\n+++ b/calc.go\n", nil },
+			Close: func() error { closed = true; return nil }}, nil
+	}
 	sum := f.run(t, context.Background(), map[string]any{"task": "x"})
 	md, err := os.ReadFile(filepath.Join(sum.Dir, "handoff.md"))
 	if err != nil {
@@ -89,6 +95,9 @@ func TestHandoffReport(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(sum.Dir, "handoff.json")); err != nil {
 		t.Error(err)
+	}
+	if !closed {
+		t.Error("the run's environment was not closed")
 	}
 }
 

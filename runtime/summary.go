@@ -23,6 +23,8 @@ type Summary struct {
 	Tokens     int            `json:"tokens"`
 	Resumes    int            `json:"resumes,omitempty"`
 	Attempts   []AttemptInfo  `json:"attempts"`
+	// Sandbox lists the isolation layers the run's commands ran under.
+	Sandbox []string `json:"sandbox,omitempty"`
 	Inputs     map[string]any `json:"inputs,omitempty"`
 }
 
@@ -59,6 +61,8 @@ func Summarize(dir string) (*Summary, error) {
 			s.Started, s.Inputs = ev.Time, ev.Inputs
 		case EvRunResumed:
 			s.Resumes++
+		case EvEnvironment:
+			s.Sandbox = ev.Layers
 		case EvNodeStarted:
 			s.NodeRuns++
 			index[key(ev.Node, ev.Attempt)] = len(s.Attempts)

@@ -1,0 +1,25 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+// Environment is what one run's nodes work in.
+type Environment struct {
+	// Workspace is the directory nodes see as Input.Workspace.
+	Workspace string
+	// Services are merged over Runtime.Services for this run.
+	Services map[string]any
+	// Diff returns the change so far, for hand-off reports.
+	Diff func() (string, error)
+	// Layers describes the isolation in force, recorded in the trace.
+	Layers []string
+	// Close tears the environment down when the run ends.
+	Close func() error
+}
+
+// Prepare builds a run's environment. runDir is the run's directory; the
+// environment may keep state there so a resumed run finds it again.
+type Prepare func(ctx context.Context, runDir string, bp *blueprint.Blueprint, resume bool) (*Environment, error)
