@@ -10,22 +10,22 @@ import (
 // Summary is a run's verdict and timeline, saved as run.json and printed
 // by `sandgate show`. It is derived from the journal alone.
 type Summary struct {
-	RunID      string         `json:"run_id"`
-	Blueprint  string         `json:"blueprint"`
-	Dir        string         `json:"dir"`
-	Workspace  string         `json:"workspace"`
-	Status     Status         `json:"status"`
-	Kind       string         `json:"kind,omitempty"`
-	Reason     string         `json:"reason,omitempty"`
-	Started    time.Time      `json:"started"`
-	DurationMS int64          `json:"duration_ms"`
-	NodeRuns   int            `json:"node_runs"`
-	Tokens     int            `json:"tokens"`
-	Resumes    int            `json:"resumes,omitempty"`
-	Attempts   []AttemptInfo  `json:"attempts"`
+	RunID      string        `json:"run_id"`
+	Blueprint  string        `json:"blueprint"`
+	Dir        string        `json:"dir"`
+	Workspace  string        `json:"workspace"`
+	Status     Status        `json:"status"`
+	Kind       string        `json:"kind,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	Started    time.Time     `json:"started"`
+	DurationMS int64         `json:"duration_ms"`
+	NodeRuns   int           `json:"node_runs"`
+	Tokens     int           `json:"tokens"`
+	Resumes    int           `json:"resumes,omitempty"`
+	Attempts   []AttemptInfo `json:"attempts"`
 	// Sandbox lists the isolation layers the run's commands ran under.
-	Sandbox []string `json:"sandbox,omitempty"`
-	Inputs     map[string]any `json:"inputs,omitempty"`
+	Sandbox []string       `json:"sandbox,omitempty"`
+	Inputs  map[string]any `json:"inputs,omitempty"`
 }
 
 // AttemptInfo is one node attempt in a run's timeline.
