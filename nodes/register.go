@@ -9,7 +9,16 @@ import (
 
 // factories maps each implemented built-in type to its constructor.
 func factories() map[string]runtime.Factory {
-	return map[string]runtime.Factory{}
+	return map[string]runtime.Factory{
+		"shell":      newShell,
+		"lint":       newLint,
+		"test":       newTest,
+		"diff_cap":   newDiffCap,
+		"protect":    newProtect,
+		"git_commit": newGitCommit,
+		"git_push":   newGitPush,
+		"review":     newReview,
+	}
 }
 
 // Register adds every implemented built-in node type to r.

@@ -1,0 +1,145 @@
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/mail"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// GitCommit commits the verified change on a new branch of the run's
+// promotion repository. It refuses unless the latest verdict passed.
+type GitCommit struct {
+	branch string
+	author object.Signature
+}
+
+var _ runtime.Node = (*GitCommit)(nil)
+
+func newGitCommit(spec *blueprint.Node) (runtime.Node, error) {
+	g := &GitCommit{author: object.Signature{Name: "sandgate", Email: "sandgate@localhost"}}
+	g.branch, _ = spec.Config["branch"].(string)
+	if a, _ := spec.Config["author"].(string); a != "" {
+		addr, err := mail.ParseAddress(a)
+		if err != nil {
+			return nil, fmt.Errorf("author: want \"Name <email>\": %w", err)
+		}
+		g.author.Name, g.author.Email = addr.Name, addr.Address
+	}
+	return g, nil
+}
+
+// committed records the branch and commit a run produced; push and review
+// read it, and it survives a crash.
+type committed struct {
+	Branch string `json:"branch"`
+	Commit string `json:"commit"`
+	Tree   string `json:"tree"`
+}
+
+func (w *Workspace) lastCommit() (*committed, error) {
+	b, err := os.ReadFile(filepath.Join(w.RunDir, "commit.json"))
+	if err != nil {
+		return nil, fmt.Errorf("no commit yet: run a git_commit node first")
+	}
+	var c committed
+	return &c, json.Unmarshal(b, &c)
+}
+
+// Run implements runtime.Node.
+func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
+	w, err := workspaceOf(in)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.requirePassed(); err != nil {
+		return refuse(err), nil
+	}
+	msg, err := in.Render("message")
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(msg) == "" {
+		msg = "sandgate: change from run " + w.RunID
+	}
+	branch := g.branch
+	if t, ok := in.Spec.Templates["branch"]; ok {
+		if branch, err = t.Render(in.Scope); err != nil {
+			return nil, err
+		}
+	}
+	if branch == "" {
+		branch = "sandgate/" + w.RunID
+	}
+	if !plumbing.NewBranchReferenceName(branch).IsBranch() || strings.ContainsAny(branch, " ~^:?*[\\") || strings.Contains(branch, "..") {
+		return nil, fmt.Errorf("invalid branch name %q", branch)
+	}
+	p, err := w.promotion()
+	if err != nil {
+		return nil, err
+	}
+	changes, err := w.Changes()
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) == 0 {
+		return &runtime.Result{Outcome: runtime.OutcomeFail, Feedback: "There is no change to commit.", Reason: "empty change",
+			Outputs: map[string]any{"commit": "", "branch": branch}}, nil
+	}
+	sig := g.author
+	sig.When = time.Now().UTC().Truncate(time.Second)
+	c, err := p.commit(changes, strings.TrimRight(msg, "\n")+"\n", sig)
+	if err != nil {
+		return nil, err
+	}
+	// On resume, an earlier attempt may have committed the same tree:
+	// keep that commit so a push stays a no-op.
+	if prev, err := w.lastCommit(); err == nil && prev.Branch == branch && prev.Tree == c.TreeHash.String() {
+		return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"commit": prev.Commit, "branch": branch}}, nil
+	}
+	ref := plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), c.Hash)
+	if err := p.repo.Storer.SetReference(ref); err != nil {
+		return nil, err
+	}
+	rec, _ := json.Marshal(committed{Branch: branch, Commit: c.Hash.String(), Tree: c.TreeHash.String()})
+	if err := writeFileAtomic(filepath.Join(w.RunDir, "commit.json"), rec); err != nil {
+		return nil, err
+	}
+	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"commit": c.Hash.String(), "branch": branch}}, nil
+}
+
+// refuse is what a promotion node returns when the verdict does not allow
+// it: the run is handed to a person, whatever edge follows the node.
+func refuse(err error) *runtime.Result {
+	return &runtime.Result{Outcome: runtime.OutcomeHandoff, Reason: err.Error(), Feedback: err.Error()}
+}
+
+// verifiedCommit checks that the recorded commit holds exactly the change
+// the passing verdict judged.
+func (w *Workspace) verifiedCommit() (*committed, *promotion, error) {
+	if _, err := w.requirePassed(); err != nil {
+		return nil, nil, err
+	}
+	c, err := w.lastCommit()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, cand, err := w.candidate()
+	if err != nil {
+		return nil, nil, err
+	}
+	if cand.TreeHash.String() != c.Tree {
+		return nil, nil, fmt.Errorf("the workspace changed after commit %s: commit again after the gates pass", c.Commit[:12])
+	}
+	return c, p, nil
+}

@@ -1,0 +1,100 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Protect fails, or reverts the change, when protected paths changed:
+// tests the agent edited are not evidence, CI config is not its to touch.
+type Protect struct {
+	paths  []string
+	revert bool
+}
+
+var _ runtime.Node = (*Protect)(nil)
+
+func newProtect(spec *blueprint.Node) (runtime.Node, error) {
+	p := &Protect{paths: spec.Config["paths"].([]string)}
+	action, _ := spec.Config["action"].(string)
+	p.revert = action == "revert"
+	return p, nil
+}
+
+// Run implements runtime.Node.
+func (p *Protect) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
+	w, err := workspaceOf(in)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	changes, err := w.Changes()
+	if err != nil {
+		return nil, err
+	}
+	var hit []string
+	for _, c := range changes {
+		if matchAny(p.paths, c.Path) {
+			hit = append(hit, c.Path)
+		}
+	}
+	res := &runtime.Result{Outputs: map[string]any{"changed": hit}}
+	if len(hit) > 0 && p.revert {
+		if err := w.revert(ctx, hit); err != nil {
+			return nil, err
+		}
+		res.Feedback = "Reverted changes to protected files (they are not yours to change): " + strings.Join(hit, ", ")
+		hit = nil
+	}
+	fp, err := w.currentFingerprint()
+	if err != nil {
+		return nil, err
+	}
+	g := GateResult{Pass: len(hit) == 0}
+	if !g.Pass {
+		g.Reason = "protected files changed: " + strings.Join(hit, ", ")
+		res.Feedback = "You changed files you must not change: " + strings.Join(hit, ", ") + ". Undo those changes and fix the code instead."
+	}
+	return gate(in, w, "protect", fp, start, g, res)
+}
+
+// revert restores paths to their base content inside the box.
+func (w *Workspace) revert(ctx context.Context, paths []string) error {
+	for _, p := range paths {
+		orig := filepath.Join(w.Snapshot, filepath.FromSlash(p))
+		st, err := os.Lstat(orig)
+		target := sandbox.WorkDir + "/" + p
+		var res *sandbox.Result
+		switch {
+		case os.IsNotExist(err):
+			res, err = w.Exec(ctx, "rm -rf -- "+shellQuote(target), time.Minute)
+		case err != nil:
+			return err
+		case st.Mode()&os.ModeSymlink != 0:
+			l, _ := os.Readlink(orig)
+			res, err = w.Exec(ctx, fmt.Sprintf("rm -rf -- %s && ln -s %s %s", shellQuote(target), shellQuote(l), shellQuote(target)), time.Minute)
+		default:
+			data, rerr := os.ReadFile(orig)
+			if rerr != nil {
+				return rerr
+			}
+			script := fmt.Sprintf("rm -rf -- %[1]s && mkdir -p \"$(dirname %[1]s)\" && cat > %[1]s && chmod %[2]o %[1]s", shellQuote(target), st.Mode().Perm())
+			res, err = w.Box.Exec(ctx, sandbox.Command{Args: []string{"sh", "-c", script}, Stdin: data, Timeout: time.Minute})
+		}
+		if err != nil {
+			return err
+		}
+		if res.ExitCode != 0 {
+			return fmt.Errorf("revert %s: %s", p, res.Output)
+		}
+	}
+	return nil
+}

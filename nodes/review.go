@@ -1,0 +1,157 @@
+package nodes
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// Review hands the verified change to people: an entry in a local review
+// queue, or a GitHub pull request. The harness ends at "review requested",
+// never at merge.
+type Review struct {
+	queue, repo, base, baseURL, tokenEnv, dir string
+}
+
+var _ runtime.Node = (*Review)(nil)
+
+func newReview(spec *blueprint.Node) (runtime.Node, error) {
+	r := &Review{queue: "local", base: "main", baseURL: "https://api.github.com", tokenEnv: "GITHUB_TOKEN", dir: filepath.Join(".sandgate", "reviews")}
+	for k, dst := range map[string]*string{"queue": &r.queue, "repo": &r.repo, "base": &r.base, "base_url": &r.baseURL, "token_env": &r.tokenEnv, "dir": &r.dir} {
+		if v, ok := spec.Config[k].(string); ok && v != "" {
+			*dst = v
+		}
+	}
+	if r.queue == "github" && !strings.Contains(r.repo, "/") {
+		return nil, fmt.Errorf("review queue github needs repo: owner/name")
+	}
+	return r, nil
+}
+
+// Run implements runtime.Node.
+func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
+	w, err := workspaceOf(in)
+	if err != nil {
+		return nil, err
+	}
+	c, p, err := w.verifiedCommit()
+	if err != nil {
+		return refuse(err), nil
+	}
+	commit, err := p.repo.CommitObject(plumbingHash(c.Commit))
+	if err != nil {
+		return nil, err
+	}
+	patch, err := p.base.PatchContext(ctx, commit)
+	if err != nil {
+		return nil, err
+	}
+	title, err := in.Render("title")
+	if err != nil {
+		return nil, err
+	}
+	if title == "" {
+		title = strings.SplitN(commit.Message, "\n", 2)[0]
+	}
+	verify, _ := os.ReadFile(filepath.Join(w.RunDir, "verify.json"))
+	body := reviewBody(w, c, title, verify)
+	if r.queue == "github" {
+		return r.pullRequest(ctx, c, title, body)
+	}
+	dir := filepath.Join(r.dir, w.RunID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	entry := ReviewEntry{ID: w.RunID, Title: title, Branch: c.Branch, Commit: c.Commit, Base: w.Base,
+		RunDir: w.RunDir, Status: "pending", Created: time.Now().UTC()}
+	files := map[string][]byte{"diff.patch": []byte(patch.String()), "verify.json": verify, "summary.md": []byte(body), "entry.json": mustJSON(entry)}
+	for name, data := range files {
+		if err := writeFileAtomic(filepath.Join(dir, name), data); err != nil {
+			return nil, err
+		}
+	}
+	abs, _ := filepath.Abs(dir)
+	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"url": abs, "id": w.RunID}}, nil
+}
+
+// ReviewEntry is one change waiting in the local review queue.
+type ReviewEntry struct {
+	ID      string    `json:"id"`
+	Title   string    `json:"title"`
+	Branch  string    `json:"branch"`
+	Commit  string    `json:"commit"`
+	Base    string    `json:"base"`
+	RunDir  string    `json:"run_dir"`
+	Status  string    `json:"status"`
+	Created time.Time `json:"created"`
+	Decided time.Time `json:"decided,omitempty"`
+	Note    string    `json:"note,omitempty"`
+}
+
+func reviewBody(w *Workspace, c *committed, title string, verify []byte) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\nProposed by sandgate run `%s` on branch `%s` (commit `%s`, base `%s`).\n\n", title, w.RunID, c.Branch, c.Commit[:12], w.Base[:12])
+	fmt.Fprintf(&b, "### Verification verdict\n\n```json\n%s\n```\n\n", strings.TrimSpace(string(verify)))
+	fmt.Fprintf(&b, "### Evidence\n\n- run directory: `%s`\n- timeline: `sandgate show %s`\n- trace: `%s`\n- commands run in the sandbox: `%s`\n",
+		w.RunDir, w.RunDir, filepath.Join(w.RunDir, "trace.json"), filepath.Join(w.RunDir, "commands.jsonl"))
+	b.WriteString("\nThe harness stops here: merging is a person's decision.\n")
+	return b.String()
+}
+
+func (r *Review) pullRequest(ctx context.Context, c *committed, title, body string) (*runtime.Result, error) {
+	tok := os.Getenv(r.tokenEnv)
+	if tok == "" {
+		return nil, fmt.Errorf("review queue github: %s is not set in the harness environment", r.tokenEnv)
+	}
+	payload, _ := json.Marshal(map[string]any{"title": title, "head": c.Branch, "base": r.base, "body": body, "draft": false})
+	url := strings.TrimRight(r.baseURL, "/") + "/repos/" + r.repo + "/pulls"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Accept", "application/vnd.github+json")
+	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("create pull request: %w", err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var out struct {
+		HTMLURL string `json:"html_url"`
+		Number  int    `json:"number"`
+		Message string `json:"message"`
+		Errors  []struct {
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	_ = json.Unmarshal(data, &out)
+	if resp.StatusCode != http.StatusCreated {
+		msg := out.Message
+		for _, e := range out.Errors {
+			msg += "; " + e.Message
+		}
+		if resp.StatusCode == http.StatusUnprocessableEntity && strings.Contains(msg, "already exists") {
+			return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"url": "", "id": "existing"}, Feedback: msg}, nil
+		}
+		return nil, fmt.Errorf("create pull request: %s: %s", resp.Status, msg)
+	}
+	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"url": out.HTMLURL, "id": fmt.Sprint(out.Number)}}, nil
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return append(b, '\n')
+}

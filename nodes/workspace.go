@@ -1,0 +1,180 @@
+package nodes
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// ServiceWorkspace is the Input.Services key of the run's *Workspace.
+const ServiceWorkspace = "sandgate.workspace"
+
+// Workspace is a run's sandboxed copy of the repository, shared by the
+// built-in nodes: commands run in Box, the harness reads changes from the
+// overlay, and promotion builds commits outside the box.
+type Workspace struct {
+	Box      *sandbox.Box
+	Repo     string
+	Base     string
+	Snapshot string
+	RunDir   string
+	RunID    string
+
+	mu      sync.Mutex
+	verdict Verdict
+	promo   *promotion
+}
+
+// Exec runs a shell command line in the box.
+func (w *Workspace) Exec(ctx context.Context, script string, timeout time.Duration) (*sandbox.Result, error) {
+	return w.Box.Exec(ctx, sandbox.Command{Args: []string{"sh", "-c", script}, Timeout: timeout})
+}
+
+// Changes lists what the run changed against the base commit.
+func (w *Workspace) Changes() ([]sandbox.Change, error) {
+	return sandbox.Changes(w.Snapshot, w.Box.Upper(), "")
+}
+
+// fingerprint identifies the current change, so a verdict can be tied to
+// exactly the content it judged.
+func fingerprint(changes []sandbox.Change) string {
+	h := sha256.New()
+	for _, c := range changes {
+		fmt.Fprintf(h, "%s\x00%v\x00%o\x00%s\x00%d\x00", c.Path, c.Deleted, c.Mode, c.Link, len(c.Content))
+		h.Write(c.Content)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// workspaceOf fetches the run's workspace from a node's input.
+func workspaceOf(in *runtime.Input) (*Workspace, error) {
+	w, ok := in.Services[ServiceWorkspace].(*Workspace)
+	if !ok || w == nil {
+		return nil, errors.New("no sandboxed workspace: the runtime was built without nodes.Environment, and built-in nodes never run unconfined")
+	}
+	return w, nil
+}
+
+// EnvOptions configure the environment the built-in nodes work in.
+type EnvOptions struct {
+	// Repo is the user's repository; it is only read.
+	Repo string
+	// Rev is the commit to work on (default HEAD).
+	Rev string
+	// CacheDir holds shared per-commit snapshots (default
+	// $XDG_CACHE_HOME/sandgate or ~/.cache/sandgate).
+	CacheDir string
+	// AllowUnconfined lets blueprints with sandbox.isolation: none run.
+	AllowUnconfined bool
+	// OnAlert receives the egress proxy's alerts.
+	OnAlert func(sandbox.Alert)
+	// Limits override the sandbox's default limits.
+	Limits sandbox.Limits
+	// ReadOnly lists extra host paths visible read-only in the box.
+	ReadOnly []string
+}
+
+// Environment returns a runtime.Prepare hook that gives each run a
+// sandboxed copy-on-write workspace of Repo, an egress proxy when the
+// blueprint allowlists hosts, and the services built-in nodes use.
+func Environment(o EnvOptions) runtime.Prepare {
+	return func(ctx context.Context, runDir string, bp *blueprint.Blueprint, resume bool) (*runtime.Environment, error) {
+		cache := o.CacheDir
+		if cache == "" {
+			base, err := os.UserCacheDir()
+			if err != nil {
+				base = os.TempDir()
+			}
+			cache = filepath.Join(base, "sandgate")
+		}
+		rev := o.Rev
+		if rev == "" {
+			rev = "HEAD"
+		}
+		ws := &Workspace{Repo: o.Repo, RunDir: runDir, RunID: filepath.Base(runDir)}
+		if resume {
+			if b, err := os.ReadFile(filepath.Join(runDir, "base")); err == nil {
+				rev = string(b)
+			}
+		}
+		snap, commit, err := sandbox.Snapshot(ctx, o.Repo, rev, cache)
+		if err != nil {
+			return nil, err
+		}
+		ws.Snapshot, ws.Base = snap, commit
+		if err := os.WriteFile(filepath.Join(runDir, "base"), []byte(commit), 0o644); err != nil {
+			return nil, err
+		}
+		policy := sandbox.FromBlueprint(bp.Sandbox)
+		policy.Limits, policy.ReadOnly = o.Limits, o.ReadOnly
+		bo := sandbox.Options{Policy: policy, Snapshot: snap, StateDir: filepath.Join(runDir, "box"),
+			AuditPath: filepath.Join(runDir, "commands.jsonl"), AllowUnconfined: o.AllowUnconfined}
+		var proxy *sandbox.Proxy
+		if policy.Network == sandbox.NetworkAllowlist {
+			proxy, bo.ProxySocket, err = startProxy(runDir, policy, o.OnAlert)
+			if err != nil {
+				return nil, err
+			}
+		}
+		box, err := sandbox.Start(ctx, bo)
+		if err != nil {
+			if proxy != nil {
+				proxy.Close()
+			}
+			return nil, err
+		}
+		ws.Box = box
+		return &runtime.Environment{
+			Workspace: o.Repo,
+			Services:  map[string]any{ServiceWorkspace: ws},
+			Layers:    box.Layers(),
+			Diff:      ws.Diff,
+			Close: func() error {
+				err := box.Close()
+				if proxy != nil {
+					err = errors.Join(err, proxy.Close())
+				}
+				return err
+			},
+		}, nil
+	}
+}
+
+func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert)) (*sandbox.Proxy, string, error) {
+	f, err := os.OpenFile(filepath.Join(runDir, "audit.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, "", err
+	}
+	alerts, err := os.OpenFile(filepath.Join(runDir, "alerts.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		f.Close()
+		return nil, "", err
+	}
+	proxy := &sandbox.Proxy{Allow: p.AllowHosts, AuditLog: f, OnAlert: func(a sandbox.Alert) {
+		writeJSONLine(alerts, a)
+		if onAlert != nil {
+			onAlert(a)
+		}
+	}}
+	// Unix socket paths are limited to 108 bytes; run directories can be
+	// deeper than that, so the socket lives in a short private directory.
+	dir, err := os.MkdirTemp("", "sg-")
+	if err != nil {
+		return nil, "", err
+	}
+	sock := filepath.Join(dir, "proxy.sock")
+	if err := proxy.Listen(sock); err != nil {
+		return nil, "", err
+	}
+	return proxy, sock, nil
+}
