@@ -62,6 +62,10 @@ func ParseDiagnostics(out string) []Diagnostic {
 			continue
 		}
 		if m := stylishRE.FindStringSubmatch(line); m != nil && current != "" {
+			// The file line was a stylish header, not a gofmt -l entry.
+			if n := len(ds); n > 0 && ds[n-1].File == current && ds[n-1].Line == 0 {
+				ds = ds[:n-1]
+			}
 			ds = append(ds, Diagnostic{File: current, Line: atoi(m[1]), Col: atoi(m[2]), Message: strings.TrimSpace(m[3] + ": " + m[4])})
 			continue
 		}

@@ -59,18 +59,8 @@ func newHarness(t *testing.T, repo string) *harness {
 	return &harness{repo: repo, rt: &runtime.Runtime{
 		Registry: nodes.NewRegistry(),
 		RunsDir:  t.TempDir(),
-		Prepare:  nodes.Environment(nodes.EnvOptions{Repo: repo, CacheDir: t.TempDir(), ReadOnly: goReadOnly()}),
+		Prepare:  nodes.Environment(nodes.EnvOptions{Repo: repo, CacheDir: t.TempDir(), Caches: nodes.GoCaches()}),
 	}}
-}
-
-// goReadOnly exposes the host's module cache read-only, for tests that
-// build Go code in the box.
-func goReadOnly() []string {
-	var out []string
-	if gr, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
-		out = append(out, strings.TrimSpace(string(gr)))
-	}
-	return out
 }
 
 func (h *harness) run(t *testing.T, src string, inputs map[string]any) *runtime.Summary {

@@ -76,6 +76,13 @@ func ParseGoTestJSON(out string) (*TestReport, error) {
 	if parsed == 0 {
 		return nil, ErrNoReport
 	}
+	failedIn := map[string]bool{}
+	for _, key := range order {
+		pkg, test, _ := strings.Cut(key, "\x00")
+		if test != "" && final[key] == "fail" {
+			failedIn[pkg] = true
+		}
+	}
 	for _, key := range order {
 		pkg, test, _ := strings.Cut(key, "\x00")
 		out := ""
@@ -83,7 +90,7 @@ func ParseGoTestJSON(out string) (*TestReport, error) {
 			out = b.String()
 		}
 		if test == "" {
-			if final[key] == "fail" && !strings.Contains(out, "--- FAIL") {
+			if final[key] == "fail" && !failedIn[pkg] {
 				r.Problems = append(r.Problems, fmt.Sprintf("package %s failed outside any test:\n%s", pkg, tail(out, 4096)))
 			}
 			continue

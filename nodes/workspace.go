@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,6 +85,23 @@ type EnvOptions struct {
 	Limits sandbox.Limits
 	// ReadOnly lists extra host paths visible read-only in the box.
 	ReadOnly []string
+	// Caches are host caches shown copy-on-write in the box (see GoCaches).
+	Caches []sandbox.Cache
+}
+
+// GoCaches returns the host's Go build and module caches as copy-on-write
+// caches for the box, so builds in the box start warm without being able
+// to poison the host's caches.
+func GoCaches() []sandbox.Cache {
+	var out []sandbox.Cache
+	for env, box := range map[string]string{"GOCACHE": sandbox.HomeDir + "/.cache/go-build", "GOMODCACHE": sandbox.HomeDir + "/go/pkg/mod"} {
+		b, err := exec.Command("go", "env", env).Output()
+		if p := strings.TrimSpace(string(b)); err == nil && p != "" && p != "off" {
+			out = append(out, sandbox.Cache{Host: p, Box: box, Env: env})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Env < out[j].Env })
+	return out
 }
 
 // Environment returns a runtime.Prepare hook that gives each run a
@@ -116,7 +136,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 			return nil, err
 		}
 		policy := sandbox.FromBlueprint(bp.Sandbox)
-		policy.Limits, policy.ReadOnly = o.Limits, o.ReadOnly
+		policy.Limits, policy.ReadOnly, policy.Caches = o.Limits, o.ReadOnly, o.Caches
 		bo := sandbox.Options{Policy: policy, Snapshot: snap, StateDir: filepath.Join(runDir, "box"),
 			AuditPath: filepath.Join(runDir, "commands.jsonl"), AllowUnconfined: o.AllowUnconfined}
 		var proxy *sandbox.Proxy

@@ -114,7 +114,12 @@ func (b *Box) startInit(ctx context.Context) error {
 	child := os.NewFile(uintptr(fds[1]), "box-child")
 	defer child.Close()
 	s := &setup{Root: filepath.Join(b.opts.StateDir, "root"), Workspace: b.opts.Workspace,
-		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true}
+		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: filepath.Join(b.opts.StateDir, "caches")}
+	for _, c := range b.opts.Policy.Caches {
+		if st, err := os.Stat(c.Host); err == nil && st.IsDir() {
+			s.Caches = append(s.Caches, c)
+		}
+	}
 	if err := os.MkdirAll(s.Root, 0o755); err != nil {
 		return err
 	}

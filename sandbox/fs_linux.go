@@ -58,6 +58,12 @@ func buildBox(s *setup) ([]string, error) {
 	if err := mountScratch(root); err != nil {
 		return nil, err
 	}
+	for i, c := range s.Caches {
+		if err := mountCache(root, s.CacheDir, i, c); err != nil {
+			return nil, err
+		}
+		layers = append(layers, "copy-on-write cache "+c.Box)
+	}
 	if s.ProxySock != "" {
 		dst := filepath.Join(root, "run/sandgate/proxy.sock")
 		if err := touch(dst); err != nil {
@@ -287,6 +293,25 @@ func loopbackUp() error {
 	ifr.SetUint16(unix.IFF_UP | unix.IFF_LOOPBACK | unix.IFF_RUNNING)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
 		return fmt.Errorf("bring loopback up: %w", err)
+	}
+	return nil
+}
+
+// mountCache shows a host cache directory copy-on-write inside the box.
+func mountCache(root, stateDir string, i int, c Cache) error {
+	upper, work := filepath.Join(stateDir, fmt.Sprint(i), "upper"), filepath.Join(stateDir, fmt.Sprint(i), "work")
+	for _, d := range []string{upper, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	dst := filepath.Join(root, c.Box)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", c.Host, upper, work)
+	if err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("mount cache %s: %w", c.Box, err)
 	}
 	return nil
 }

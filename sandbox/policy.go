@@ -29,7 +29,19 @@ type Policy struct {
 	// ReadOnly lists extra host paths made visible read-only at the same
 	// path (a toolchain outside /usr, a module cache).
 	ReadOnly []string
-	Limits   Limits
+	// Caches are host cache directories (a Go build cache) shown in the
+	// box copy-on-write: reads hit the host's cache, writes stay private,
+	// so the box cannot poison the cache for later runs.
+	Caches []Cache
+	Limits Limits
+}
+
+// Cache is a host directory shown copy-on-write at Box, with Env set to
+// Box in the command environment.
+type Cache struct {
+	Host string `json:"host"`
+	Box  string `json:"box"`
+	Env  string `json:"env,omitempty"`
 }
 
 // Limits bound what a box and its commands may use. Zero means default.
@@ -102,6 +114,11 @@ func BuildEnv(p Policy, host func(string) (string, bool)) []string {
 			env[k] = "http://" + ProxyAddr
 		}
 		env["NO_PROXY"], env["no_proxy"] = "localhost,127.0.0.1", "localhost,127.0.0.1"
+	}
+	for _, c := range p.Caches {
+		if c.Env != "" {
+			env[c.Env] = c.Box
+		}
 	}
 	for _, k := range p.Env {
 		if v, ok := host(k); ok {

@@ -21,6 +21,8 @@ type setup struct {
 	Upper     string   `json:"upper,omitempty"`
 	OvlWork   string   `json:"ovl_work,omitempty"`
 	ReadOnly  []string `json:"read_only"`
+	Caches    []Cache  `json:"caches,omitempty"`
+	CacheDir  string   `json:"cache_dir,omitempty"`
 	ProxySock string   `json:"proxy_sock,omitempty"`
 	GitRO     bool     `json:"git_ro"`
 }

@@ -1,0 +1,64 @@
+package nodes_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/sandgate/sandgate/nodes"
+)
+
+func TestParseDiagnostics(t *testing.T) {
+	cases := []struct {
+		name, out string
+		want      []string
+	}{
+		{"go vet", "# calc\nvet: ./calc.go:4:2: unreachable code\n", []string{"calc.go:4:2: unreachable code"}},
+		{"gofmt -l", "calc.go\nsub/x.go\n", []string{"calc.go: not formatted (gofmt -l)", "sub/x.go: not formatted (gofmt -l)"}},
+		{"golangci-lint", "main.go:12:5: ineffectual assignment to err (ineffassign)\n", []string{"main.go:12:5: ineffectual assignment to err (ineffassign)"}},
+		{"ruff", "app.py:3:1: F401 [*] `os` imported but unused\nFound 1 error.\n", []string{"app.py:3:1: F401 [*] `os` imported but unused"}},
+		{"ruff clean", "All checks passed!\n", nil},
+		{"eslint stylish", "/work/src/a.js\n  2:7  error  'x' is assigned a value but never used  no-unused-vars\n\n✖ 1 problem\n", []string{"/work/src/a.js:2:7: error: 'x' is assigned a value but never used  no-unused-vars"}},
+		{"no line", "error: something broke\n", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, d := range nodes.ParseDiagnostics(c.out) {
+				got = append(got, d.String())
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("got %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestParseTAP(t *testing.T) {
+	r, err := nodes.ParseTAP("TAP version 13\n1..4\nok 1 - a\nnot ok 2 - b\nok 3 - c # SKIP no db\nok 4 - d # TODO later\n")
+	if err != nil || r.Passed != 2 || r.Failed != 1 || r.Skipped != 1 || r.Failures[0].Name != "b" {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if _, err := nodes.ParseTAP("hello\n"); err == nil {
+		t.Fatal("non-TAP output parsed")
+	}
+}
+
+func TestParseJUnitNested(t *testing.T) {
+	r, err := nodes.ParseJUnit([]byte(`<testsuites><testsuite name="s"><testcase name="a" classname="A"/><testcase name="b"><failure message="boom">trace</failure></testcase><testsuite><testcase name="c"><skipped/></testcase><testcase name="d"><error message="err"/></testcase></testsuite></testsuite></testsuites>`))
+	if err != nil || r.Passed != 1 || r.Failed != 2 || r.Skipped != 1 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if _, err := nodes.ParseJUnit([]byte("<testsuite><testcase")); err == nil {
+		t.Fatal("broken XML parsed")
+	}
+}
+
+func FuzzParseReports(f *testing.F) {
+	f.Add("{\"Action\":\"fail\",\"Package\":\"p\",\"Test\":\"T\"}\n1..2\nok 1\n<testsuite/>")
+	f.Fuzz(func(t *testing.T, s string) {
+		nodes.ParseDiagnostics(s)
+		nodes.ParseTAP(s)
+		nodes.ParseGoTestJSON(s)
+		nodes.ParseJUnit([]byte(s))
+	})
+}

@@ -1,0 +1,119 @@
+package nodes_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sandgate/sandgate/runtime"
+)
+
+const promote = `version: 1
+name: promote
+start: fix
+nodes:
+  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: test}
+  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  commit: {type: git_commit, branch: fix/add, message: "fix: Add adds", next: push}
+  push: {type: git_push, remote: REMOTE, token_env: SANDGATE_TEST_PUSH_TOKEN, next: again}
+  again: {type: git_push, remote: REMOTE, token_env: SANDGATE_TEST_PUSH_TOKEN, next: review}
+  review: {type: review, queue: github, repo: acme/calc, base_url: API, token_env: SANDGATE_TEST_GH_TOKEN, next: done}
+  done: {type: succeed}
+  stuck: {type: handoff}
+`
+
+// TestPushOverSmartHTTPAndOpenPR pushes through git http-backend behind
+// Go's CGI handler (checking the token) and opens a pull request against a
+// loopback server that checks every request like the GitHub API.
+func TestPushOverSmartHTTPAndOpenPR(t *testing.T) {
+	backend, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := seedRepo(t)
+	root := t.TempDir()
+	run(t, "", "git", "clone", "-q", "--bare", repo, filepath.Join(root, "calc.git"))
+	run(t, filepath.Join(root, "calc.git"), "git", "config", "http.receivepack", "true")
+	git := &cgi.Handler{Path: filepath.Join(strings.TrimSpace(string(backend)), "git-http-backend"),
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+	var mu sync.Mutex
+	var pushAuth []bool
+	gitSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, pass, ok := r.BasicAuth()
+		mu.Lock()
+		pushAuth = append(pushAuth, ok && pass == "push-secret")
+		mu.Unlock()
+		if !ok || pass != "push-secret" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		git.ServeHTTP(w, r)
+	}))
+	defer gitSrv.Close()
+
+	var prs []map[string]any
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Header.Get("Authorization") != "Bearer gh-secret":
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"message":"Bad credentials"}`)
+		case r.Method != http.MethodPost || r.URL.Path != "/repos/acme/calc/pulls" || r.Header.Get("X-GitHub-Api-Version") == "":
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"message":"Not Found"}`)
+		default:
+			var body map[string]any
+			if json.NewDecoder(r.Body).Decode(&body) != nil || body["head"] != "fix/add" || body["base"] != "main" || body["title"] == "" {
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				io.WriteString(w, `{"message":"Validation Failed","errors":[{"message":"bad pull request"}]}`)
+				return
+			}
+			mu.Lock()
+			prs = append(prs, body)
+			mu.Unlock()
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"number":7,"html_url":"https://github.example/acme/calc/pull/7"}`)
+		}
+	}))
+	defer api.Close()
+	t.Setenv("SANDGATE_TEST_PUSH_TOKEN", "push-secret")
+	t.Setenv("SANDGATE_TEST_GH_TOKEN", "gh-secret")
+	src := strings.NewReplacer("REMOTE", gitSrv.URL+"/calc.git", "API", api.URL).Replace(promote)
+	sum := newHarness(t, repo).run(t, src, nil)
+	if sum.Status != runtime.StatusSucceeded {
+		t.Fatalf("run %s: %s", sum.Status, sum.Reason)
+	}
+	if log := run(t, filepath.Join(root, "calc.git"), "git", "log", "--format=%s", "fix/add"); log != "fix: Add adds\ncalc with a bug" {
+		t.Fatalf("pushed branch: %q", log)
+	}
+	var pushed []any
+	for _, ev := range readEvents(t, sum.Dir) {
+		if ev.Type == runtime.EvNodeFinished && (ev.Node == "push" || ev.Node == "again") {
+			pushed = append(pushed, ev.Outputs["pushed"])
+		}
+	}
+	if len(pushed) != 2 || pushed[0] != true || pushed[1] != false {
+		t.Fatalf("second push of the same commit must be a no-op: %v", pushed)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(prs) != 1 || !strings.Contains(prs[0]["body"].(string), `"tests"`) {
+		t.Fatalf("pull request: %v", prs)
+	}
+}
+
+func readEvents(t *testing.T, dir string) []runtime.Event {
+	evs, err := runtime.ReadJournal(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
