@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // Exit codes shared by every subcommand.
@@ -35,10 +37,14 @@ func commands() []command {
 		{"show", "print a run's timeline and verdict", cmdShow},
 		{"runs", "list runs", cmdRuns},
 		{"cancel", "stop a run from another process", cmdCancel},
+		{"review", "list, show, approve or reject changes in the local review queue", cmdReview},
+		{"sandbox", "sandbox check: report which isolation layers work here", cmdSandbox},
 	}
 }
 
 func main() {
+	// The sandbox re-executes this binary for its confined helpers.
+	sandbox.Main()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

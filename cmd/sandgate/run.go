@@ -14,6 +14,7 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/runtime/telemetry"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // inputFlags collects repeated --input k=v flags.
@@ -32,8 +33,9 @@ func (f inputFlags) Set(s string) error {
 
 // runFlags are shared by run and resume.
 type runFlags struct {
-	runsDir string
-	json    bool
+	runsDir          string
+	json             bool
+	allowUnsandboxed bool
 }
 
 func (rf *runFlags) register(fs interface {
@@ -42,14 +44,17 @@ func (rf *runFlags) register(fs interface {
 }) {
 	fs.StringVar(&rf.runsDir, "runs-dir", filepath.Join(".sandgate", "runs"), "directory holding run directories")
 	fs.BoolVar(&rf.json, "json", false, "print the run summary as JSON")
+	fs.BoolVar(&rf.allowUnsandboxed, "allow-unsandboxed", false, "let blueprints with sandbox.isolation: none run commands unconfined")
 }
 
-func newRuntime(rf *runFlags, stdout io.Writer) *runtime.Runtime {
+func newRuntime(rf *runFlags, repo string, stdout, stderr io.Writer) *runtime.Runtime {
 	return &runtime.Runtime{
 		Registry: nodes.NewRegistry(),
 		RunsDir:  rf.runsDir,
 		Observer: newProgress(stdout, !rf.json),
 		Tracing:  telemetry.Tracing(),
+		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, AllowUnconfined: rf.allowUnsandboxed, Caches: nodes.GoCaches(),
+			OnAlert: func(a sandbox.Alert) { fmt.Fprintf(stderr, "ALERT egress %s %s: %s\n", a.Method, a.Target, a.Reason) }}),
 	}
 }
 
@@ -68,7 +73,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	rt := newRuntime(&rf, stdout)
+	rt := newRuntime(&rf, *repo, stdout, stderr)
 	bp, err := rt.Registry.Load(files[0])
 	if err != nil {
 		return reportLoadError(stderr, err)
@@ -91,7 +96,12 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	rt := newRuntime(&rf, stdout)
+	prev, err := runtime.Summarize(dirs[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return exitUsage
+	}
+	rt := newRuntime(&rf, prev.Workspace, stdout, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := rt.Resume(ctx, dirs[0])

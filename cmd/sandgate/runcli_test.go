@@ -1,0 +1,117 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// TestMain lets the test binary act as the sandgate CLI (for the sandbox's
+// re-executed helpers, and as a separate process to cancel).
+func TestMain(m *testing.M) {
+	sandbox.Main()
+	if os.Getenv("SANDGATE_TEST_CLI") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module calc\n\ngo 1.22\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "calc.go"), []byte("package calc\n\nfunc Add(a, b int) int { return a - b }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "calc_test.go"), []byte("package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n"), 0o644)
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.name=d", "-c", "user.email=d@d", "commit", "-q", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	return dir
+}
+
+func writeBlueprint(t *testing.T, body string) string {
+	p := filepath.Join(t.TempDir(), "bp.yaml")
+	os.WriteFile(p, []byte(body), 0o644)
+	return p
+}
+
+const cliBlueprint = `version: 1
+name: cli
+start: fix
+nodes:
+  fix: {type: shell, run: "FIX", next: test}
+  test: {type: test, run: go test -json ./..., on_pass: done, on_fail: {to: fix, max: 1}}
+  done: {type: succeed}
+`
+
+func TestRunShowRunsExitCodes(t *testing.T) {
+	repo, runs := gitRepo(t), t.TempDir()
+	ok := writeBlueprint(t, strings.Replace(cliBlueprint, "FIX", "sed -i 's/a - b/a + b/' calc.go", 1))
+	code, out, errs := runCLI("run", ok, "--repo", repo, "--runs-dir", runs)
+	if code != exitOK || !strings.Contains(out, "status: succeeded") || !strings.Contains(out, "✓ test") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	bad := writeBlueprint(t, strings.Replace(cliBlueprint, "FIX", "true", 1))
+	code, out, _ = runCLI("run", bad, "--repo", repo, "--runs-dir", runs)
+	if code != exitHandoff || !strings.Contains(out, "handoff.md") {
+		t.Fatalf("exhausted retry: exit %d, want 3\n%s", code, out)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(runs, "*"))
+	code, out, _ = runCLI("show", dirs[len(dirs)-1])
+	if code != exitOK || !strings.Contains(out, "test  ") || !strings.Contains(out, "verify:") {
+		t.Fatalf("show: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI("runs", "--runs-dir", runs)
+	if code != exitOK || strings.Count(out, "\n") != 3 || !strings.Contains(out, "handed_off") || !strings.Contains(out, "succeeded") {
+		t.Fatalf("runs: exit %d\n%s", code, out)
+	}
+	code, _, errs = runCLI("run", ok, "--repo", repo, "--input", "nope=1", "--runs-dir", runs)
+	if code != exitUsage || !strings.Contains(errs, `unknown input "nope"`) {
+		t.Fatalf("bad input: exit %d %s", code, errs)
+	}
+}
+
+// TestCancelFromAnotherProcess runs the CLI as a real process and stops it
+// with `sandgate cancel` from this one.
+func TestCancelFromAnotherProcess(t *testing.T) {
+	repo, runs := gitRepo(t), t.TempDir()
+	slow := writeBlueprint(t, strings.Replace(cliBlueprint, "FIX", "sleep 987681", 1))
+	cmd := exec.Command(os.Args[0], "run", slow, "--repo", repo, "--runs-dir", runs)
+	cmd.Env = append(os.Environ(), "SANDGATE_TEST_CLI=1")
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var dir string
+	for i := 0; i < 300 && dir == ""; i++ {
+		time.Sleep(20 * time.Millisecond)
+		if m, _ := filepath.Glob(filepath.Join(runs, "*", "events.jsonl")); len(m) == 1 {
+			if b, _ := os.ReadFile(m[0]); strings.Contains(string(b), `"node":"fix"`) {
+				dir = filepath.Dir(m[0])
+			}
+		}
+	}
+	if dir == "" {
+		cmd.Process.Kill()
+		t.Fatalf("run never started:\n%s", out)
+	}
+	if code, _, errs := runCLI("cancel", dir); code != exitOK {
+		t.Fatalf("cancel: %d %s", code, errs)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitCanceled {
+		t.Fatalf("want exit 130, got %v\n%s", err, out)
+	}
+	if b, _ := exec.Command("pgrep", "-f", "sleep 987681").Output(); len(b) > 0 {
+		t.Fatalf("the canceled run's process survived: %s", b)
+	}
+}
