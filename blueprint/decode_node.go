@@ -32,7 +32,7 @@ func (d *decoder) nodes(n *yaml.Node) {
 
 func (d *decoder) node(id string, key, v *yaml.Node) *Node {
 	path := "nodes." + id
-	node := &Node{ID: id, Pos: posOf(key), Raw: v, Config: map[string]any{}, Templates: map[string]*Template{}}
+	node := &Node{ID: id, Pos: posOf(key), Raw: v, Config: map[string]any{}, Templates: map[string]*Template{}, File: d.bp.File}
 	if v.Kind != yaml.MappingNode {
 		d.r.errorf(posOf(v), path, "expected a mapping with at least a type, got %s", describe(v))
 		return node

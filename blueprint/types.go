@@ -104,6 +104,9 @@ type Node struct {
 	// decode their configuration themselves.
 	Raw *yaml.Node
 	Pos Pos
+	// File is the blueprint file the node was declared in, so node types
+	// can resolve paths relative to it.
+	File string
 }
 
 // Retry is a per-node policy for transient errors.

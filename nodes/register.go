@@ -4,12 +4,20 @@ import (
 	"fmt"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
 )
 
+// Options configure the built-in node types of a registry.
+type Options struct {
+	// Agent configures agent nodes (model override, recording).
+	Agent agent.Options
+}
+
 // factories maps each implemented built-in type to its constructor.
-func factories() map[string]runtime.Factory {
+func factories(o Options) map[string]runtime.Factory {
 	return map[string]runtime.Factory{
+		"agent":      agent.Factory(o.Agent),
 		"shell":      newShell,
 		"lint":       newLint,
 		"test":       newTest,
@@ -22,8 +30,8 @@ func factories() map[string]runtime.Factory {
 }
 
 // Register adds every implemented built-in node type to r.
-func Register(r *runtime.Registry) error {
-	fs := factories()
+func Register(r *runtime.Registry, o Options) error {
+	fs := factories(o)
 	for _, spec := range Specs() {
 		f, ok := fs[spec.Name]
 		if !ok {
@@ -36,10 +44,14 @@ func Register(r *runtime.Registry) error {
 	return nil
 }
 
-// NewRegistry returns a registry holding the built-in node types.
-func NewRegistry() *runtime.Registry {
+// NewRegistry returns a registry holding the built-in node types with
+// default options.
+func NewRegistry() *runtime.Registry { return NewRegistryWith(Options{}) }
+
+// NewRegistryWith returns a registry holding the built-in node types.
+func NewRegistryWith(o Options) *runtime.Registry {
 	r := runtime.NewRegistry()
-	if err := Register(r); err != nil {
+	if err := Register(r, o); err != nil {
 		panic(fmt.Sprintf("nodes: built-in registration failed: %v", err))
 	}
 	return r

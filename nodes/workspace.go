@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -156,7 +157,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 		ws.Box = box
 		return &runtime.Environment{
 			Workspace: o.Repo,
-			Services:  map[string]any{ServiceWorkspace: ws},
+			Services:  map[string]any{ServiceWorkspace: ws, agent.ServiceExecutor: box},
 			Layers:    box.Layers(),
 			Diff:      ws.Diff,
 			Close: func() error {
