@@ -297,7 +297,7 @@ nodes:
 	if sum := runWith("replay:"+rec, "", "fix calc"); sum.Status != runtime.StatusSucceeded {
 		t.Fatalf("replay: %s (%s)", sum.Status, sum.Reason)
 	}
-	sum := runWith("replay:"+rec, "", "fix calc, and be brief")
+	sum := runWith("replay:"+rec, "", "fix calc and be brief")
 	if sum.Status != runtime.StatusFailed || !strings.Contains(sum.Reason, "no longer matches the recording") {
 		t.Fatalf("a changed prompt must fail the replay loudly: %s (%s)", sum.Status, sum.Reason)
 	}
