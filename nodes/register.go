@@ -17,15 +17,17 @@ type Options struct {
 // factories maps each implemented built-in type to its constructor.
 func factories(o Options) map[string]runtime.Factory {
 	return map[string]runtime.Factory{
-		"agent":      agent.Factory(o.Agent),
-		"shell":      newShell,
-		"lint":       newLint,
-		"test":       newTest,
-		"diff_cap":   newDiffCap,
-		"protect":    newProtect,
-		"git_commit": newGitCommit,
-		"git_push":   newGitPush,
-		"review":     newReview,
+		"agent":       agent.Factory(o.Agent),
+		"shell":       newShell,
+		"lint":        newLint,
+		"test":        newTest,
+		"diff_cap":    newDiffCap,
+		"protect":     newProtect,
+		"git_commit":  newGitCommit,
+		"git_push":    newGitPush,
+		"review":      newReview,
+		"parity":      newParity,
+		"apply_patch": newApplyPatch,
 	}
 }
 

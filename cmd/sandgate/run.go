@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/sandgate/sandgate/nodes"
+	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/runtime/telemetry"
 	"github.com/sandgate/sandgate/sandbox"
@@ -36,6 +37,8 @@ type runFlags struct {
 	runsDir          string
 	json             bool
 	allowUnsandboxed bool
+	model            string
+	record           string
 }
 
 func (rf *runFlags) register(fs interface {
@@ -45,11 +48,13 @@ func (rf *runFlags) register(fs interface {
 	fs.StringVar(&rf.runsDir, "runs-dir", filepath.Join(".sandgate", "runs"), "directory holding run directories")
 	fs.BoolVar(&rf.json, "json", false, "print the run summary as JSON")
 	fs.BoolVar(&rf.allowUnsandboxed, "allow-unsandboxed", false, "let blueprints with sandbox.isolation: none run commands unconfined")
+	fs.StringVar(&rf.model, "model", "", "model for every agent node: a model name, script:FILE or replay:FILE")
+	fs.StringVar(&rf.record, "record", "", "append every model exchange to FILE, for replay:FILE later")
 }
 
 func newRuntime(rf *runFlags, repo string, stdout, stderr io.Writer) *runtime.Runtime {
 	return &runtime.Runtime{
-		Registry: nodes.NewRegistry(),
+		Registry: nodes.NewRegistryWith(nodes.Options{Agent: agent.Options{Model: rf.model, Record: rf.record}}),
 		RunsDir:  rf.runsDir,
 		Observer: newProgress(stdout, !rf.json),
 		Tracing:  telemetry.Tracing(),
