@@ -91,28 +91,46 @@ var (
 
 // buildEnv creates the environment schema from inputs and node outputs.
 func buildEnv(bp *Blueprint, types TypeSet) *envSchema {
-	env := &envSchema{perNode: map[string]*structSchema{}}
-	var names []string
-	var rtypes []reflect.Type
-	var kinds []Kind
-	for _, n := range bp.InputOrder {
-		k := Kind(bp.Inputs[n].Type)
-		names, rtypes, kinds = append(names, n), append(rtypes, kindType(k)), append(kinds, k)
-	}
-	env.inputs = newStruct(names, rtypes, kinds)
+	return buildEnvFor(bp, types, nil, nil)
+}
 
-	names, rtypes = nil, nil
-	var counts []reflect.Type
-	for _, id := range bp.Order {
-		nt, _ := lookupType(types, bp.Nodes[id].Type)
-		onames, otypes, okinds := []string{"outcome"}, []reflect.Type{kindType(KindString)}, []Kind{KindString}
-		for _, o := range sortedKeys(nt.Outputs) {
-			if o == "outcome" {
-				continue
-			}
-			onames, otypes, okinds = append(onames, o), append(otypes, kindType(nt.Outputs[o])), append(okinds, nt.Outputs[o])
+// buildEnvFor builds the environment with only the named nodes under
+// outputs and attempts (all nodes when only is nil). expr-lang's checker
+// scans the environment's struct for every member access, so a blueprint
+// of N nodes compiled against the full environment costs O(N) per
+// expression; each expression gets the part it names instead. perNode
+// schemas are shared when given.
+func buildEnvFor(bp *Blueprint, types TypeSet, only map[string]bool, full *envSchema) *envSchema {
+	env := &envSchema{perNode: map[string]*structSchema{}}
+	if full != nil {
+		env.inputs = full.inputs
+	} else {
+		var names []string
+		var rtypes []reflect.Type
+		var kinds []Kind
+		for _, n := range bp.InputOrder {
+			k := Kind(bp.Inputs[n].Type)
+			names, rtypes, kinds = append(names, n), append(rtypes, kindType(k)), append(kinds, k)
 		}
-		ns := newStruct(onames, otypes, okinds)
+		env.inputs = newStruct(names, rtypes, kinds)
+	}
+	ids := bp.Order
+	if only != nil {
+		ids = sortedKeys(only)
+	}
+	var names []string
+	var rtypes, counts []reflect.Type
+	byType := map[string]*structSchema{}
+	for _, id := range ids {
+		ns := full.node(id)
+		if ns == nil {
+			// Nodes of one type share one schema.
+			t := bp.Nodes[id].Type
+			if ns = byType[t]; ns == nil {
+				ns = nodeSchema(bp, types, id)
+				byType[t] = ns
+			}
+		}
 		env.perNode[id] = ns
 		names, rtypes = append(names, id), append(rtypes, ns.typ)
 		counts = append(counts, kindType(KindInt))
@@ -124,6 +142,27 @@ func buildEnv(bp *Blueprint, types TypeSet) *envSchema {
 	env.typ = top.typ
 	env.zero = reflect.New(env.typ).Elem().Interface()
 	return env
+}
+
+// node returns a node's output schema, or nil.
+func (env *envSchema) node(id string) *structSchema {
+	if env == nil {
+		return nil
+	}
+	return env.perNode[id]
+}
+
+// nodeSchema builds the outputs.<id> struct: outcome plus declared outputs.
+func nodeSchema(bp *Blueprint, types TypeSet, id string) *structSchema {
+	nt, _ := lookupType(types, bp.Nodes[id].Type)
+	onames, otypes, okinds := []string{"outcome"}, []reflect.Type{kindType(KindString)}, []Kind{KindString}
+	for _, o := range sortedKeys(nt.Outputs) {
+		if o == "outcome" {
+			continue
+		}
+		onames, otypes, okinds = append(onames, o), append(otypes, kindType(nt.Outputs[o])), append(okinds, nt.Outputs[o])
+	}
+	return newStruct(onames, otypes, okinds)
 }
 
 // value builds the typed environment value for a scope.

@@ -3,6 +3,7 @@ package blueprint
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/expr-lang/expr"
@@ -44,19 +45,20 @@ type Template struct {
 type templatePart struct {
 	literal string
 	program *vm.Program
+	env     *envSchema
 }
 
 // Render evaluates every expression part and joins the result.
 func (t *Template) Render(s *Scope) (string, error) {
-	env, err := t.env.value(s)
-	if err != nil {
-		return "", err
-	}
 	var b strings.Builder
 	for _, p := range t.parts {
 		if p.program == nil {
 			b.WriteString(p.literal)
 			continue
+		}
+		env, err := p.env.value(s)
+		if err != nil {
+			return "", err
 		}
 		out, err := expr.Run(p.program, env)
 		if err != nil {
@@ -75,9 +77,9 @@ func (d *decoder) compileExprs() {
 	for _, pe := range d.exprs {
 		if pe.edge != nil {
 			src := pe.node.Value
-			prog, ok := d.compileOne(env, src, pe, 0, true)
+			prog, used, ok := d.compileOne(env, src, pe, 0, true)
 			if ok {
-				*pe.edge.When = Expr{Source: src, Pos: posOf(pe.node), program: prog, env: env}
+				*pe.edge.When = Expr{Source: src, Pos: posOf(pe.node), program: prog, env: used}
 			}
 			continue
 		}
@@ -107,8 +109,8 @@ func (d *decoder) compileTemplate(env *envSchema, pe pendingExpr) (*Template, bo
 		if strings.TrimSpace(code) == "" {
 			d.r.errorf(d.valuePos(pe.node, offset+i), pe.path, "empty ${{ }} template")
 			ok = false
-		} else if prog, good := d.compileOne(env, code, pe, offset+i+3, false); good {
-			t.parts = append(t.parts, templatePart{program: prog})
+		} else if prog, used, good := d.compileOne(env, code, pe, offset+i+3, false); good {
+			t.parts = append(t.parts, templatePart{program: prog, env: used})
 		} else {
 			ok = false
 		}
@@ -121,11 +123,11 @@ func (d *decoder) compileTemplate(env *envSchema, pe pendingExpr) (*Template, bo
 // compileOne checks names first (for friendly messages) and then lets
 // expr-lang type-check and compile. base is the byte offset of code inside
 // the YAML scalar, for positions.
-func (d *decoder) compileOne(env *envSchema, code string, pe pendingExpr, base int, asBool bool) (*vm.Program, bool) {
+func (d *decoder) compileOne(env *envSchema, code string, pe pendingExpr, base int, asBool bool) (*vm.Program, *envSchema, bool) {
 	tree, err := parser.Parse(code)
 	if err != nil {
 		d.exprError(err, code, pe, base)
-		return nil, false
+		return nil, nil, false
 	}
 	nc := &nameChecker{env: env}
 	ast.Walk(&tree.Node, nc)
@@ -133,7 +135,10 @@ func (d *decoder) compileOne(env *envSchema, code string, pe pendingExpr, base i
 		d.r.errorf(d.valuePos(pe.node, base+runeToByte(code, p.at)), pe.path, "%s", p.msg)
 	}
 	if len(nc.problems) > 0 {
-		return nil, false
+		return nil, nil, false
+	}
+	if nc.idents <= nc.members {
+		env = d.subEnv(nc.refs)
 	}
 	opts := []expr.Option{expr.Env(env.zero)}
 	if asBool {
@@ -142,9 +147,31 @@ func (d *decoder) compileOne(env *envSchema, code string, pe pendingExpr, base i
 	prog, err := expr.Compile(code, opts...)
 	if err != nil {
 		d.exprError(err, code, pe, base)
-		return nil, false
+		return nil, nil, false
 	}
-	return prog, true
+	return prog, env, true
+}
+
+// subEnv returns (and caches) the environment holding only the named nodes.
+func (d *decoder) subEnv(refs map[string]bool) *envSchema {
+	ids := make([]string, 0, len(refs))
+	for id := range refs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	key := strings.Join(ids, ",")
+	if e, ok := d.envs[key]; ok {
+		return e
+	}
+	if refs == nil {
+		refs = map[string]bool{}
+	}
+	e := buildEnvFor(d.bp, d.types, refs, d.bp.env)
+	if d.envs == nil {
+		d.envs = map[string]*envSchema{}
+	}
+	d.envs[key] = e
+	return e
 }
 
 func (d *decoder) exprError(err error, code string, pe pendingExpr, base int) {

@@ -16,6 +16,10 @@ import (
 type nameChecker struct {
 	env      *envSchema
 	problems []nameProblem
+	// refs are the node ids the expression names under outputs or
+	// attempts; whole is set when it uses either map as a whole.
+	refs            map[string]bool
+	idents, members int
 }
 
 type nameProblem struct {
@@ -24,6 +28,9 @@ type nameProblem struct {
 }
 
 func (c *nameChecker) Visit(node *ast.Node) {
+	if id, ok := (*node).(*ast.IdentifierNode); ok && (id.Value == "outputs" || id.Value == "attempts") {
+		c.idents++
+	}
 	m, ok := (*node).(*ast.MemberNode)
 	if !ok {
 		return
@@ -34,6 +41,13 @@ func (c *nameChecker) Visit(node *ast.Node) {
 	}
 	at := m.Property.Location().From
 	if root, ok := m.Node.(*ast.IdentifierNode); ok {
+		if root.Value == "outputs" || root.Value == "attempts" {
+			c.members++
+			if c.refs == nil {
+				c.refs = map[string]bool{}
+			}
+			c.refs[prop.Value] = true
+		}
 		c.checkTop(root.Value, prop.Value, at)
 		return
 	}

@@ -46,7 +46,7 @@ func (w *Workspace) Exec(ctx context.Context, script string, timeout time.Durati
 
 // Changes lists what the run changed against the base commit.
 func (w *Workspace) Changes() ([]sandbox.Change, error) {
-	return sandbox.Changes(w.Snapshot, w.Box.Upper(), "")
+	return sandbox.Changes(w.Snapshot, w.Box.Upper(), w.Box.Merged())
 }
 
 // fingerprint identifies the current change, so a verdict can be tied to

@@ -3,8 +3,11 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	goruntime "runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
@@ -57,5 +60,43 @@ func BenchmarkChain(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e3, "µs/node")
 			})
 		}
+	}
+}
+
+// BenchmarkConcurrentRuns starts many 5-node runs at once in one process
+// and reports runs per second and heap bytes per run.
+func BenchmarkConcurrentRuns(b *testing.B) {
+	reg := runtime.NewRegistry()
+	_ = reg.Register(runtime.Type{Spec: blueprint.NodeType{Name: "noop"},
+		New: func(*blueprint.Node) (runtime.Node, error) { return noop{}, nil }})
+	bp, err := blueprint.Parse("chain.yaml", []byte(chainBlueprint(5)), blueprint.WithTypes(reg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const runs = 1000
+	rt := &runtime.Runtime{Registry: reg, RunsDir: b.TempDir(), NoSync: true}
+	ws := b.TempDir()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var before, after goruntime.MemStats
+		goruntime.GC()
+		goruntime.ReadMemStats(&before)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for r := 0; r < runs; r++ {
+			wg.Add(1)
+			go func(r int) {
+				defer wg.Done()
+				sum, err := rt.Run(context.Background(), bp, runtime.RunOptions{Workspace: ws, RunID: fmt.Sprintf("r%d-%d", i, r)})
+				if err != nil || sum.Status != runtime.StatusSucceeded {
+					b.Error(err)
+				}
+			}(r)
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		goruntime.ReadMemStats(&after)
+		b.ReportMetric(float64(runs)/elapsed.Seconds(), "runs/s")
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/runs, "alloc-B/run")
 	}
 }

@@ -39,6 +39,9 @@ type Options struct {
 	// AllowUnconfined permits Policy.Isolation "none". Without it such a
 	// policy is refused.
 	AllowUnconfined bool
+	// NoOverlay copies the snapshot instead of mounting an overlay. Start
+	// falls back to this by itself when the kernel refuses the overlay.
+	NoOverlay bool
 }
 
 // Command is one command to run in the box.
@@ -70,6 +73,8 @@ type Box struct {
 	initLog *lockedWriter
 	// unconfined runs commands directly, for Isolation "none".
 	unconfined bool
+	// copyDir is the private workspace copy when no overlay is used.
+	copyDir string
 }
 
 // Start builds a box. It fails, and runs nothing, if any layer of isolation
@@ -98,11 +103,54 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		b.layers = []string{"NONE: commands run unconfined on the host (isolation: none)"}
 		return b, nil
 	}
-	if err := b.startInit(ctx); err != nil {
+	if o.Snapshot != "" && o.NoOverlay {
+		if err := b.useCopy(ctx); err != nil {
+			return nil, err
+		}
+	}
+	err := b.startInit(ctx)
+	if err != nil && b.opts.Snapshot != "" && b.copyDir == "" && strings.Contains(err.Error(), "mount overlay workspace") {
+		// The kernel refused an overlay in a user namespace: copy the
+		// snapshot instead. Slower (one file created per file), same result.
+		b.stop()
+		b.dead, b.pending, b.closed = make(chan struct{}), map[int]chan response{}, false
+		if err = b.useCopy(ctx); err == nil {
+			err = b.startInit(ctx)
+		}
+	}
+	if err != nil {
 		b.Close()
 		return nil, err
 	}
 	return b, nil
+}
+
+// useCopy switches the workspace to a private copy of the snapshot.
+func (b *Box) useCopy(ctx context.Context) error {
+	dst := filepath.Join(b.opts.StateDir, "copy")
+	if _, err := os.Stat(dst); err != nil {
+		out, err := exec.CommandContext(ctx, "cp", "-a", b.opts.Snapshot, dst).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("copy the workspace: %v: %s", err, out)
+		}
+	}
+	b.copyDir, b.opts.Workspace = dst, dst
+	return nil
+}
+
+// stop kills a half-started init before a retry.
+func (b *Box) stop() {
+	if b.cmd != nil && b.cmd.Process != nil {
+		_ = b.cmd.Process.Kill()
+		_ = b.cmd.Wait()
+	}
+	if b.sock != nil {
+		b.sock.Close()
+	}
+	if b.cg != nil {
+		_ = b.cg.remove()
+		b.cg = nil
+	}
 }
 
 func (b *Box) startInit(ctx context.Context) error {
@@ -123,7 +171,7 @@ func (b *Box) startInit(ctx context.Context) error {
 	if err := os.MkdirAll(s.Root, 0o755); err != nil {
 		return err
 	}
-	if b.opts.Snapshot != "" {
+	if b.opts.Snapshot != "" && b.copyDir == "" {
 		s.Lower, s.Upper, s.OvlWork = b.opts.Snapshot, filepath.Join(b.opts.StateDir, "upper"), filepath.Join(b.opts.StateDir, "ovlwork")
 		for _, d := range []string{s.Upper, s.OvlWork} {
 			if err := os.MkdirAll(d, 0o755); err != nil {
@@ -272,13 +320,19 @@ func (b *Box) Layers() []string { return append([]string(nil), b.layers...) }
 // Env returns the environment commands see.
 func (b *Box) Env() []string { return append([]string(nil), b.env...) }
 
-// Upper returns the overlay's upper directory (what changed), or "".
+// Upper returns the overlay's upper directory (what changed), or "" when
+// the workspace is a copy.
 func (b *Box) Upper() string {
-	if b.opts.Snapshot == "" {
+	if b.opts.Snapshot == "" || b.copyDir != "" {
 		return ""
 	}
 	return filepath.Join(b.opts.StateDir, "upper")
 }
+
+// Merged returns the host directory holding the whole workspace when it
+// is a copy, or "" for an overlay (whose merged view exists only in the
+// box).
+func (b *Box) Merged() string { return b.copyDir }
 
 // Close is the kill switch: it kills the box's init process, which takes
 // every process in the box's PID namespace with it, then removes the

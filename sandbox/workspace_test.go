@@ -67,7 +67,13 @@ func treeHash(t *testing.T, dir string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func TestOverlayWorkspaceAndChanges(t *testing.T) {
+func TestOverlayWorkspaceAndChanges(t *testing.T) { testWorkspace(t, false) }
+
+// TestCopyWorkspaceAndChanges covers the fallback for kernels that refuse
+// an overlay: the same attacks, the same change list.
+func TestCopyWorkspaceAndChanges(t *testing.T) { testWorkspace(t, true) }
+
+func testWorkspace(t *testing.T, noOverlay bool) {
 	repo := makeRepo(t)
 	before := treeHash(t, repo)
 	snap, commit, err := sandbox.Snapshot(context.Background(), repo, "HEAD", t.TempDir())
@@ -78,7 +84,7 @@ func TestOverlayWorkspaceAndChanges(t *testing.T) {
 		t.Fatalf("commit %q", commit)
 	}
 	snapBefore := treeHash(t, snap)
-	b, err := sandbox.Start(context.Background(), sandbox.Options{Snapshot: snap, StateDir: t.TempDir()})
+	b, err := sandbox.Start(context.Background(), sandbox.Options{Snapshot: snap, StateDir: t.TempDir(), NoOverlay: noOverlay})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +102,7 @@ git log --oneline | wc -l`)
 	if res.ExitCode != 0 || strings.TrimSpace(string(res.Output)) != "1" {
 		t.Fatalf("exit %d: %s", res.ExitCode, res.Output)
 	}
-	changes, err := sandbox.Changes(snap, b.Upper(), "")
+	changes, err := sandbox.Changes(snap, b.Upper(), b.Merged())
 	if err != nil {
 		t.Fatal(err)
 	}
