@@ -162,14 +162,18 @@ func BenchmarkProxy(b *testing.B) {
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	sock := filepath.Join(b.TempDir(), "p.sock")
 	p := &sandbox.Proxy{Allow: []string{fmt.Sprintf("bench.test:%d", port)}, PermitAddrs: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
-		Resolve: func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil }}
+		Resolve: func(context.Context, string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		}}
 	if err := p.Listen(sock); err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close()
 	proxied := &http.Client{Transport: &http.Transport{
-		Proxy:       func(*http.Request) (*url.URL, error) { return url.Parse("http://sandgate-proxy") },
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "unix", sock) }}}
+		Proxy: func(*http.Request) (*url.URL, error) { return url.Parse("http://sandgate-proxy") },
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}}}
 	for name, c := range map[string]*http.Client{"direct": {}, "proxy": proxied} {
 		target := srv.URL
 		if name == "proxy" {
