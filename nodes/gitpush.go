@@ -18,13 +18,13 @@ import (
 // GitPush pushes the committed branch from the harness, with credentials
 // that never enter the sandbox. Pushing the same commit again is a no-op.
 type GitPush struct {
-	remote, tokenEnv string
+	tokenEnv string
 }
 
 var _ runtime.Node = (*GitPush)(nil)
 
 func newGitPush(spec *blueprint.Node) (runtime.Node, error) {
-	p := &GitPush{remote: spec.Config["remote"].(string)}
+	p := &GitPush{}
 	p.tokenEnv, _ = spec.Config["token_env"].(string)
 	return p, nil
 }
@@ -39,6 +39,10 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	if err != nil {
 		return refuse(err), nil
 	}
+	remoteURL, err := in.Render("remote")
+	if err != nil {
+		return nil, err
+	}
 	var auth transport.AuthMethod
 	if g.tokenEnv != "" {
 		tok := os.Getenv(g.tokenEnv)
@@ -47,7 +51,7 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		}
 		auth = &githttp.BasicAuth{Username: "x-access-token", Password: tok}
 	}
-	remote := git.NewRemote(p.repo.Storer, &config.RemoteConfig{Name: "sandgate-target", URLs: []string{g.remote}})
+	remote := git.NewRemote(p.repo.Storer, &config.RemoteConfig{Name: "sandgate-target", URLs: []string{remoteURL}})
 	ref := "refs/heads/" + c.Branch
 	err = remote.PushContext(ctx, &git.PushOptions{RemoteName: "sandgate-target", Auth: auth,
 		RefSpecs: []config.RefSpec{config.RefSpec(ref + ":" + ref)}})
@@ -56,7 +60,7 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	case errors.Is(err, git.NoErrAlreadyUpToDate):
 		pushed = false
 	case err != nil:
-		return nil, fmt.Errorf("push %s to %s: %w", c.Branch, g.remote, err)
+		return nil, fmt.Errorf("push %s to %s: %w", c.Branch, remoteURL, err)
 	}
 	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"ref": ref, "pushed": pushed}}, nil
 }

@@ -85,7 +85,7 @@ func Specs() []blueprint.NodeType {
 			Outputs: map[string]blueprint.Kind{"commit": kStr, "branch": kStr}},
 		{Name: "git_push", Doc: "pushes the committed branch with credentials kept outside the sandbox",
 			Fields: map[string]blueprint.Field{
-				"remote":    {Kind: kStr, Required: true, NoTemplate: true, Doc: "remote URL or path"},
+				"remote":    {Kind: kStr, Required: true, Doc: "remote URL or path (used by the harness's git client, never a shell)"},
 				"token_env": {Kind: kStr, NoTemplate: true, Doc: "environment variable holding an HTTP token"},
 			},
 			Outputs: map[string]blueprint.Kind{"ref": kStr, "pushed": kBool}},

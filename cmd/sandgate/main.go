@@ -29,6 +29,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"demo", "run the offline demo: an agent fixes a seeded bug behind the gates ('demo bad-patch' ends handed off)", cmdDemo},
 		{"validate", "check blueprints and report every problem with file:line:col", cmdValidate},
 		{"graph", "draw a blueprint as Mermaid or Graphviz DOT", cmdGraph},
 		{"schema", "print the JSON Schema of the blueprint format", cmdSchema},

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// inDir runs f with the working directory set to dir.
+func inDir(t *testing.T, dir string, f func()) {
+	t.Helper()
+	orig, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(orig)
+	f()
+}
+
+func TestDemo(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	code, out, errs := runCLI("demo")
+	if code != exitOK || !strings.Contains(out, "status: succeeded") || !strings.Contains(out, `verify.json: {"diff":"pass"`) ||
+		!strings.Contains(out, "+\treturn a + b") || !strings.Contains(out, "node implement") {
+		t.Fatalf("demo: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runCLI("demo", "bad-patch")
+	if code != exitHandoff || !strings.Contains(out, "status: handed_off") || !strings.Contains(out, "# Hand-off") || !strings.Contains(out, "Add(2, 3) = 1, want 5") {
+		t.Fatalf("demo bad-patch: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func commitAll(t *testing.T, dir string) {
+	for _, args := range [][]string{{"add", "."}, {"-c", "user.name=d", "-c", "user.email=d@d", "commit", "-q", "-m", "change"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+}
+
+// TestShippedBlueprintsRun runs every ready blueprint end to end with a
+// scripted model through the real CLI, client and sandbox.
+func TestShippedBlueprintsRun(t *testing.T) {
+	fix := `- tool_calls: [{function: {name: edit_file, arguments: {path: calc.go, old: "a - b", new: "a + b"}}}]
+- tool_calls: [{function: {name: finish, arguments: {summary: fixed}}}]
+`
+	cases := []struct {
+		file, script, prep string
+		inputs             []string
+	}{
+		{"fix-failing-test.yaml", fix, "", []string{"task=fix Add", "remote=REMOTE"}},
+		{"parallel-gates.yaml", fix, "", []string{"task=fix Add"}},
+		{"lint-fix.yaml", `- tool_calls: [{function: {name: run, arguments: {command: "gofmt -w calc.go"}}}]
+- tool_calls: [{function: {name: finish, arguments: {summary: formatted}}}]
+`, "fix-and-misformat", nil},
+		{"dependency-bump.yaml", `- tool_calls: [{function: {name: run, arguments: {command: "go mod edit -go=1.23 && go mod tidy"}}}]
+- tool_calls: [{function: {name: finish, arguments: {summary: bumped}}}]
+`, "fix", []string{"module=go", "version=1.23"}},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			work := t.TempDir()
+			repo := gitRepo(t)
+			switch c.prep {
+			case "fix-and-misformat":
+				os.WriteFile(filepath.Join(repo, "calc.go"), []byte("package calc\n\nfunc Add(a, b int) int {    return a + b }\n"), 0o644)
+				commitAll(t, repo)
+			case "fix":
+				os.WriteFile(filepath.Join(repo, "calc.go"), []byte("package calc\n\nfunc Add(a, b int) int { return a + b }\n"), 0o644)
+				commitAll(t, repo)
+			}
+			remote := filepath.Join(work, "remote.git")
+			exec.Command("git", "clone", "-q", "--bare", repo, remote).Run()
+			script := filepath.Join(work, "model.yaml")
+			os.WriteFile(script, []byte(c.script), 0o644)
+			bp, _ := filepath.Abs(filepath.Join("..", "..", "blueprints", c.file))
+			args := []string{"run", bp, "--repo", repo, "--runs-dir", filepath.Join(work, "runs"), "--model", "script:" + script}
+			for _, in := range c.inputs {
+				args = append(args, "--input", strings.Replace(in, "REMOTE", remote, 1))
+			}
+			var code int
+			var out, errs string
+			inDir(t, work, func() { code, out, errs = runCLI(args...) })
+			if code != exitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+			}
+			if m, _ := filepath.Glob(filepath.Join(work, ".sandgate", "reviews", "*", "diff.patch")); len(m) != 1 {
+				t.Fatalf("no review entry:\n%s", out)
+			}
+		})
+	}
+}
