@@ -81,7 +81,7 @@ func TestValidateJSON(t *testing.T) {
 
 func TestGraph(t *testing.T) {
 	code, out, _ := runCLI("graph", "../../blueprints/fix-failing-test.yaml")
-	if code != exitOK || !strings.Contains(out, `lint -.->|"fail, max 3"| implement`) {
+	if code != exitOK || !strings.Contains(out, `lint -.->|"fail, max 2"| implement`) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	code, out, _ = runCLI("graph", "--format", "dot", "../../blueprints/fix-failing-test.yaml")
