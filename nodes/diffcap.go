@@ -6,7 +6,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
@@ -75,15 +74,10 @@ type fileSize struct {
 
 // Run implements runtime.Node.
 func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
+	w, fp, start, err := beginGate(in)
 	if err != nil {
 		return nil, err
 	}
-	fp, err := w.currentFingerprint()
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
 	p, c, err := w.candidate()
 	if err != nil {
 		return nil, err

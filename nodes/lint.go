@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
@@ -88,15 +87,10 @@ func atoi(s string) int {
 
 // Run implements runtime.Node.
 func (l *Lint) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
+	w, fp, start, err := beginGate(in)
 	if err != nil {
 		return nil, err
 	}
-	fp, err := w.currentFingerprint()
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
 	var diags []Diagnostic
 	var failed []string
 	for i, cmd := range l.run {

@@ -105,3 +105,14 @@ func (w *Workspace) currentFingerprint() (string, error) {
 	}
 	return fingerprint(changes), nil
 }
+
+// beginGate is how every gate starts: find the workspace and fingerprint
+// the change before judging it.
+func beginGate(in *runtime.Input) (*Workspace, string, time.Time, error) {
+	w, err := workspaceOf(in)
+	if err != nil {
+		return nil, "", time.Time{}, err
+	}
+	fp, err := w.currentFingerprint()
+	return w, fp, time.Now(), err
+}

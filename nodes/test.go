@@ -35,15 +35,10 @@ func newTest(spec *blueprint.Node) (runtime.Node, error) {
 
 // Run implements runtime.Node.
 func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
+	w, fp, start, err := beginGate(in)
 	if err != nil {
 		return nil, err
 	}
-	fp, err := w.currentFingerprint()
-	if err != nil {
-		return nil, err
-	}
-	start := time.Now()
 	if t.hidden != "" {
 		cleanup, err := w.placeHidden(ctx, t.hidden)
 		if err != nil {

@@ -73,14 +73,19 @@ func runCommand(parent context.Context, r *execReq) (*Result, error) {
 	if ctx.Err() == context.DeadlineExceeded {
 		res.TimedOut = true
 	}
+	classify(res, err)
+	return res, nil
+}
+
+// classify fills a result's exit code and signal from cmd.Run's error.
+func classify(res *Result, err error) {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
 	case errors.As(err, &ee):
 		res.ExitCode = ee.ExitCode()
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Signal = ws.Signal().String()
-			res.ExitCode = 128 + int(ws.Signal())
+			res.Signal, res.ExitCode = ws.Signal().String(), 128+int(ws.Signal())
 		}
 	case errors.Is(err, exec.ErrWaitDelay):
 		// The command exited; something it left holding the output pipe was
@@ -89,7 +94,6 @@ func runCommand(parent context.Context, r *execReq) (*Result, error) {
 		res.ExitCode = 126
 		res.Output = append(res.Output, []byte(err.Error()+"\n")...)
 	}
-	return res, nil
 }
 
 // lookPath resolves a command against the box's PATH, not init's.

@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -30,17 +29,6 @@ func (b *Box) execUnconfined(ctx context.Context, c Command, timeout time.Durati
 	start := time.Now()
 	err := cmd.Run()
 	res := &Result{Duration: time.Since(start), Output: out.buf.Bytes(), Dropped: out.dropped, TimedOut: ctx.Err() == context.DeadlineExceeded}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		res.ExitCode = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Signal, res.ExitCode = ws.Signal().String(), 128+int(ws.Signal())
-		}
-	case errors.Is(err, exec.ErrWaitDelay):
-	default:
-		res.ExitCode, res.Output = 127, append(res.Output, []byte(err.Error()+"\n")...)
-	}
+	classify(res, err)
 	return res, nil
 }

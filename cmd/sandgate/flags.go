@@ -33,3 +33,17 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = rest[1:]
 	}
 }
+
+// exactlyOne parses flags and requires exactly one positional argument,
+// printing the usage otherwise.
+func exactlyOne(fs *flag.FlagSet, args []string) ([]string, bool) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, false
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return nil, false
+	}
+	return pos, true
+}

@@ -93,12 +93,8 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("resume", "RUN_DIR", stderr)
 	var rf runFlags
 	rf.register(fs)
-	dirs, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(dirs) != 1 {
-		fs.Usage()
+	dirs, ok := exactlyOne(fs, args)
+	if !ok {
 		return exitUsage
 	}
 	prev, err := runtime.Summarize(dirs[0])

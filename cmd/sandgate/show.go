@@ -14,12 +14,8 @@ import (
 func cmdShow(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("show", "RUN_DIR", stderr)
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	dirs, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(dirs) != 1 {
-		fs.Usage()
+	dirs, ok := exactlyOne(fs, args)
+	if !ok {
 		return exitUsage
 	}
 	sum, err := runtime.Summarize(dirs[0])
@@ -89,12 +85,8 @@ func cmdRuns(args []string, stdout, stderr io.Writer) int {
 func cmdCancel(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cancel", "RUN_DIR", stderr)
 	reason := fs.String("reason", "canceled with sandgate cancel", "why the run is stopped")
-	dirs, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(dirs) != 1 {
-		fs.Usage()
+	dirs, ok := exactlyOne(fs, args)
+	if !ok {
 		return exitUsage
 	}
 	if err := runtime.RequestCancel(dirs[0], *reason); err != nil {
