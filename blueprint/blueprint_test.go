@@ -2,6 +2,7 @@ package blueprint_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"errors"
 	"strings"
 	"testing"
@@ -206,4 +207,24 @@ func FuzzParse(f *testing.F) {
 		}
 		_ = ds.Pretty()
 	})
+}
+
+// TestAliasBomb: anchors that expand exponentially are refused quickly.
+func TestAliasBomb(t *testing.T) {
+	types := blueprint.MapTypes{"any": {Name: "any", Fields: map[string]blueprint.Field{"data": {Kind: blueprint.KindAny}}}}
+	src := "version: 1\nname: t\nstart: a\nnodes:\n  a:\n    type: any\n    data:\n      l0: &l0 [\"${{ feedback }}\", \"${{ feedback }}\"]\n"
+	for i := 1; i < 40; i++ {
+		src += fmt.Sprintf("      l%d: &l%d [*l%d, *l%d]\n", i, i, i-1, i-1)
+	}
+	src += "    next: done\n  done: {type: succeed}\n"
+	done := make(chan error, 1)
+	go func() { _, err := blueprint.Parse("bomb.yaml", []byte(src), blueprint.WithTypes(types)); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "too many values") {
+			t.Fatalf("want the alias bomb refused, got %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("an alias bomb hung the parser")
+	}
 }

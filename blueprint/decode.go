@@ -45,6 +45,8 @@ type decoder struct {
 	badIDs map[string]bool
 	// nodesRead is set once a nodes mapping was decoded.
 	nodesRead bool
+	// walked counts values visited by the template scan.
+	walked int
 	// envs caches expression environments by the nodes they name.
 	envs map[string]*envSchema
 	// startNode is where start was written.

@@ -157,8 +157,19 @@ func (d *decoder) field(node *Node, f Field, name string, v *yaml.Node, path str
 	d.templatesIn(node, name, f, v, path)
 }
 
+// maxWalk bounds how many YAML values the template scan visits.
+const maxWalk = 100000
+
 // templatesIn queues every ${{ }} template inside a field's strings.
 func (d *decoder) templatesIn(node *Node, name string, f Field, v *yaml.Node, path string) {
+	// Aliases can make a small file a huge tree ("billion laughs"): stop
+	// walking after a fixed number of values.
+	if d.walked++; d.walked > maxWalk {
+		if d.walked == maxWalk+1 {
+			d.r.errorf(posOf(v), path, "too many values (aliases expand to more than %d): simplify the anchors", maxWalk)
+		}
+		return
+	}
 	v = resolveAlias(v)
 	switch v.Kind {
 	case yaml.ScalarNode:

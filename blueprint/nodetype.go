@@ -47,6 +47,9 @@ type NodeType struct {
 	Outputs map[string]Kind
 	// Terminal types end the run and take no edges.
 	Terminal bool
+	// Stage names the harness stage the type belongs to (propose, verify,
+	// promote), recorded on its spans so a trace reads like the harness.
+	Stage string
 	// Check, when set, runs after the generic field checks and returns
 	// extra diagnostics; cfg is the node's whole YAML mapping.
 	Check func(n *Node, cfg *yaml.Node) []Diagnostic

@@ -20,7 +20,7 @@ const (
 // generated from these.
 func Specs() []blueprint.NodeType {
 	return []blueprint.NodeType{
-		{Name: "agent", Doc: "an LLM with a small toolset, working in the sandboxed workspace",
+		{Name: "agent", Stage: "propose", Doc: "an LLM with a small toolset, working in the sandboxed workspace",
 			Fields: map[string]blueprint.Field{
 				"prompt":          {Kind: kStr, Required: true, Doc: "system prompt; templates see inputs, outputs and feedback"},
 				"model":           {Kind: kStr, Doc: "model name, or script:FILE / replay:FILE for offline runs"},
@@ -33,17 +33,17 @@ func Specs() []blueprint.NodeType {
 				"request_timeout": {Kind: kDur, Doc: "timeout of one model request (default 2m)"},
 			},
 			Outputs: map[string]blueprint.Kind{"summary": kStr, "turns": kInt, "tokens_in": kInt, "tokens_out": kInt, "tool_calls": kInt}},
-		{Name: "shell", Doc: "runs a command in the sandbox; passes on exit code 0",
+		{Name: "shell", Stage: "verify", Doc: "runs a command in the sandbox; passes on exit code 0",
 			Fields: map[string]blueprint.Field{
 				"run": {Kind: kStr, Required: true, NoTemplate: true, Doc: "command line, run by sh -c in the workspace"},
 			},
 			Outputs: map[string]blueprint.Kind{"exit_code": kInt, "output": kStr}},
-		{Name: "lint", Doc: "runs linters and parses file:line:col diagnostics",
+		{Name: "lint", Stage: "verify", Doc: "runs linters and parses file:line:col diagnostics",
 			Fields: map[string]blueprint.Field{
 				"run": {Kind: kList, Required: true, NoTemplate: true, Doc: "one or more linter commands"},
 			},
 			Outputs: map[string]blueprint.Kind{"diagnostics": kInt, "files": kList}},
-		{Name: "test", Doc: "runs tests and counts them from structured output",
+		{Name: "test", Stage: "verify", Doc: "runs tests and counts them from structured output",
 			Fields: map[string]blueprint.Field{
 				"run":          {Kind: kStr, Required: true, NoTemplate: true, Doc: "test command"},
 				"format":       {Kind: kStr, Enum: []string{"auto", "go-json", "junit", "tap"}, Doc: "report format (default auto)"},
@@ -52,44 +52,44 @@ func Specs() []blueprint.NodeType {
 				"hidden":       {Kind: kStr, NoTemplate: true, Doc: "directory of held-out tests copied in for this node only"},
 			},
 			Outputs: map[string]blueprint.Kind{"passed": kInt, "failed": kInt, "skipped": kInt, "failures": kList, "flaky": kList}},
-		{Name: "diff_cap", Doc: "fails when the change against the base commit is too large",
+		{Name: "diff_cap", Stage: "verify", Doc: "fails when the change against the base commit is too large",
 			Fields: map[string]blueprint.Field{
 				"max_lines": {Kind: kInt, Doc: "lines added plus deleted"},
 				"max_files": {Kind: kInt, Doc: "files changed"},
 				"exclude":   {Kind: kList, NoTemplate: true, Doc: "globs not counted (lock files, generated code)"},
 			},
 			Outputs: map[string]blueprint.Kind{"lines": kInt, "added": kInt, "deleted": kInt, "files": kInt}},
-		{Name: "protect", Doc: "fails (or reverts) when protected paths changed",
+		{Name: "protect", Stage: "verify", Doc: "fails (or reverts) when protected paths changed",
 			Fields: map[string]blueprint.Field{
 				"paths":  {Kind: kList, Required: true, NoTemplate: true, Doc: "globs the agent must not change"},
 				"action": {Kind: kStr, Enum: []string{"fail", "revert"}, Doc: "fail (default) or revert the changes"},
 			},
 			Outputs: map[string]blueprint.Kind{"changed": kList}},
-		{Name: "parity", Doc: "checks sandbox tool versions against what the repo pins",
+		{Name: "parity", Stage: "verify", Doc: "checks sandbox tool versions against what the repo pins",
 			Fields: map[string]blueprint.Field{
 				"tools": {Kind: kMap, NoTemplate: true, Doc: "tool name to required version prefix, beside go.mod and .tool-versions"},
 			},
 			Outputs: map[string]blueprint.Kind{"mismatches": kList}},
-		{Name: "apply_patch", Doc: "applies a unified diff to the workspace",
+		{Name: "apply_patch", Stage: "propose", Doc: "applies a unified diff to the workspace",
 			Fields: map[string]blueprint.Field{
 				"patch":   {Kind: kStr, Required: true, Doc: "the diff, usually a template over inputs or outputs"},
 				"preview": {Kind: kBool, Doc: "write the diff for review instead of applying it"},
 			},
 			Outputs: map[string]blueprint.Kind{"files": kInt}},
-		{Name: "git_commit", Doc: "commits the workspace change on a new branch",
+		{Name: "git_commit", Stage: "promote", Doc: "commits the workspace change on a new branch",
 			Fields: map[string]blueprint.Field{
 				"message": {Kind: kStr, Doc: "commit message"},
 				"branch":  {Kind: kStr, Doc: "branch name (default sandgate/<run-id>)"},
 				"author":  {Kind: kStr, Doc: "Name <email> (default sandgate <sandgate@localhost>)"},
 			},
 			Outputs: map[string]blueprint.Kind{"commit": kStr, "branch": kStr}},
-		{Name: "git_push", Doc: "pushes the committed branch with credentials kept outside the sandbox",
+		{Name: "git_push", Stage: "promote", Doc: "pushes the committed branch with credentials kept outside the sandbox",
 			Fields: map[string]blueprint.Field{
 				"remote":    {Kind: kStr, Required: true, Doc: "remote URL or path (used by the harness's git client, never a shell)"},
 				"token_env": {Kind: kStr, NoTemplate: true, Doc: "environment variable holding an HTTP token"},
 			},
 			Outputs: map[string]blueprint.Kind{"ref": kStr, "pushed": kBool}},
-		{Name: "review", Doc: "hands the verified change to people: a local queue or a pull request",
+		{Name: "review", Stage: "promote", Doc: "hands the verified change to people: a local queue or a pull request",
 			Fields: map[string]blueprint.Field{
 				"queue":     {Kind: kStr, Enum: []string{"local", "github"}, Doc: "local (default) or github"},
 				"title":     {Kind: kStr, Doc: "review title"},

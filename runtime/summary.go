@@ -40,6 +40,8 @@ type AttemptInfo struct {
 	Edge       string  `json:"edge,omitempty"`
 	To         string  `json:"to,omitempty"`
 	Feedback   string  `json:"feedback,omitempty"`
+	// Outputs are what the attempt published (outputs.<node>.*).
+	Outputs map[string]any `json:"outputs,omitempty"`
 }
 
 // Summarize rebuilds a run's summary from its directory's journal.
@@ -78,6 +80,7 @@ func Summarize(dir string) (*Summary, error) {
 				continue
 			}
 			a.Outcome, a.Error, a.DurationMS, a.Tokens, a.Feedback = ev.Outcome, ev.Error, ev.DurationMS, ev.Tokens, ev.Feedback
+			a.Outputs = ev.Outputs
 			s.Tokens += ev.Tokens
 		case EvEdgeTaken:
 			for i := len(s.Attempts) - 1; i >= 0; i-- {

@@ -23,6 +23,7 @@ const (
 	AttrEdge      = attribute.Key("sandgate.edge")
 	AttrEdgeTo    = attribute.Key("sandgate.edge.to")
 	AttrTokens    = attribute.Key("sandgate.tokens")
+	AttrStage     = attribute.Key("sandgate.stage")
 )
 
 // Tracing configures tracing for one run. The runtime calls it once the run
@@ -87,8 +88,12 @@ func (x *execution) traceEvent(ev Event) {
 // startNodeSpan opens the span of one attempt; the node's context carries
 // it so the node's own spans (model and tool calls) nest under it.
 func (x *execution) startNodeSpan(ctx context.Context, id, typ string, n int) context.Context {
-	ctx, sp := x.tracer.Start(ctx, "node "+id, trace.WithAttributes(
-		AttrNodeID.String(id), AttrNodeType.String(typ), AttrAttempt.Int(n)))
+	stage := "node"
+	if t, ok := x.rt.Registry.NodeType(typ); ok && t.Stage != "" {
+		stage = t.Stage
+	}
+	ctx, sp := x.tracer.Start(ctx, stage+" "+id, trace.WithAttributes(
+		AttrNodeID.String(id), AttrNodeType.String(typ), AttrAttempt.Int(n), AttrStage.String(stage)))
 	x.spans[id] = sp
 	return ctx
 }

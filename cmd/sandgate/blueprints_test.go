@@ -23,7 +23,7 @@ func TestDemo(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	code, out, errs := runCLI("demo")
 	if code != exitOK || !strings.Contains(out, "status: succeeded") || !strings.Contains(out, `verify.json: {"diff":"pass"`) ||
-		!strings.Contains(out, "+\treturn a + b") || !strings.Contains(out, "node implement") {
+		!strings.Contains(out, "+\treturn a + b") || !strings.Contains(out, "propose implement") {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, out, errs = runCLI("demo", "bad-patch")

@@ -142,13 +142,8 @@ func setUpDemo(dir, scenario string, model *string) (repo, remote, bpPath string
 // went to review, or the hand-off.
 func report(w io.Writer, sum *runtime.Summary) {
 	fmt.Fprintf(w, "\nstatus: %s (%s)\nrun directory: %s\n", sum.Status, sum.Reason, sum.Dir)
-	if v, err := os.ReadFile(filepath.Join(sum.Dir, "verify.json")); err == nil {
-		var m map[string]any
-		if json.Unmarshal(v, &m) == nil {
-			delete(m, "gates")
-			b, _ := json.Marshal(m)
-			fmt.Fprintf(w, "\nverify.json: %s\n", b)
-		}
+	if v := verifySummary(filepath.Join(sum.Dir, "verify.json")); v != "" {
+		fmt.Fprintf(w, "\nverify.json: %s\n", v)
 	}
 	printStages(w, filepath.Join(sum.Dir, "trace.json"))
 	switch sum.Status {

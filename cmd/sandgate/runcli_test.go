@@ -66,7 +66,7 @@ func TestRunShowRunsExitCodes(t *testing.T) {
 	}
 	dirs, _ := filepath.Glob(filepath.Join(runs, "*"))
 	code, out, _ = runCLI("show", dirs[len(dirs)-1])
-	if code != exitOK || !strings.Contains(out, "test  ") || !strings.Contains(out, "verify:") {
+	if code != exitOK || !strings.Contains(out, "test  ") || !strings.Contains(out, "verify.json:") || !strings.Contains(out, "failed=1 passed=0") {
 		t.Fatalf("show: exit %d\n%s", code, out)
 	}
 	code, out, _ = runCLI("runs", "--runs-dir", runs)

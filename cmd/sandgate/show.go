@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/sandgate/sandgate/runtime"
@@ -30,7 +32,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "run %s (%s), started %s\n\n", sum.RunID, sum.Blueprint, sum.Started.Format("2006-01-02 15:04:05"))
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tATTEMPT\tOUTCOME\tDURATION\tTOKENS\tEDGE")
+	fmt.Fprintln(tw, "NODE\tATTEMPT\tOUTCOME\tDURATION\tTOKENS\tEDGE\tOUTPUTS")
 	for _, a := range sum.Attempts {
 		out := string(a.Outcome)
 		switch {
@@ -45,7 +47,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		if a.To != "" {
 			edge = a.Edge + " → " + a.To
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d ms\t%d\t%s\n", a.Node, a.Attempt, out, a.DurationMS, a.Tokens, edge)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d ms\t%d\t%s\t%s\n", a.Node, a.Attempt, out, a.DurationMS, a.Tokens, edge, compactOutputs(a.Outputs))
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nstatus: %s", sum.Status)
@@ -53,8 +55,8 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, " (%s)", sum.Reason)
 	}
 	fmt.Fprintf(stdout, "\nnode runs: %d, tokens: %d, duration: %d ms\n", sum.NodeRuns, sum.Tokens, sum.DurationMS)
-	if v, err := os.ReadFile(filepath.Join(dirs[0], "verify.json")); err == nil {
-		fmt.Fprintf(stdout, "verify: %s", v)
+	if v := verifySummary(filepath.Join(dirs[0], "verify.json")); v != "" {
+		fmt.Fprintf(stdout, "verify.json: %s\n", v)
 	}
 	if sum.Status == runtime.StatusHandedOff {
 		fmt.Fprintf(stdout, "hand-off: %s\n", filepath.Join(dirs[0], "handoff.md"))
@@ -95,4 +97,37 @@ func cmdCancel(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "cancel requested: %s\n", dirs[0])
 	return exitOK
+}
+
+// compactOutputs renders an attempt's scalar outputs (counts, flags) on one
+// line, e.g. "tool_calls=6 turns=6" for an agent or "failed=0 passed=2".
+func compactOutputs(o map[string]any) string {
+	keys := make([]string, 0, len(o))
+	for k, v := range o {
+		switch v.(type) {
+		case float64, bool:
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, o[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// verifySummary renders verify.json without its per-gate details.
+func verifySummary(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return strings.TrimSpace(string(b))
+	}
+	delete(m, "gates")
+	out, _ := json.Marshal(m)
+	return string(out)
 }
