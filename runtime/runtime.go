@@ -108,7 +108,10 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 	}
 	x.stage("validate", validateStart, nil)
 	if err := x.prepare(ctx, false); err != nil {
-		return nil, x.abort(err)
+		// Nothing ran: leave no half-made run behind.
+		err = x.abort(err)
+		_ = os.RemoveAll(dir)
+		return nil, err
 	}
 	start := Event{Type: EvRunStarted, RunID: id, Blueprint: bp.Name, Inputs: inputs, Time: time.Now()}
 	if err := x.input(start); err != nil {

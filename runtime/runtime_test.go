@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -213,4 +214,23 @@ func waitForRunning(t testing.TB, f *fixture) string {
 	}
 	t.Error("run never started")
 	return ""
+}
+
+// TestEnvironmentFailureRunsNothing: when the environment (the sandbox)
+// cannot be prepared, the run fails closed: no node runs, nothing is left.
+func TestEnvironmentFailureRunsNothing(t *testing.T) {
+	f := newFixture(t, retryLoop("[pass]", ""))
+	f.rt.Prepare = func(context.Context, string, *blueprint.Blueprint, bool) (*runtime.Environment, error) {
+		return nil, errors.New("landlock unavailable")
+	}
+	_, err := f.rt.Run(context.Background(), f.bp, runtime.RunOptions{Workspace: f.ws, Inputs: map[string]any{"task": "x"}})
+	if err == nil || !strings.Contains(err.Error(), "landlock unavailable") {
+		t.Fatalf("want the environment error, got %v", err)
+	}
+	if n := len(executions(t, f.ws)); n != 0 {
+		t.Fatalf("%d nodes ran without an environment", n)
+	}
+	if entries, _ := os.ReadDir(f.rt.RunsDir); len(entries) != 0 {
+		t.Fatalf("a half-made run was left behind: %v", entries)
+	}
 }

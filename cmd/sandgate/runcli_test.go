@@ -115,3 +115,19 @@ func TestCancelFromAnotherProcess(t *testing.T) {
 		t.Fatalf("the canceled run's process survived: %s", b)
 	}
 }
+
+// TestIsolationNoneNeedsConsent: a blueprint that opts out of the sandbox
+// is refused unless the user also passes --allow-unsandboxed, and a run
+// that goes ahead records it.
+func TestIsolationNoneNeedsConsent(t *testing.T) {
+	repo, runs := gitRepo(t), t.TempDir()
+	bp := writeBlueprint(t, "version: 1\nname: open\nsandbox: {isolation: none}\nstart: a\nnodes:\n  a: {type: shell, run: \"true\", next: done}\n  done: {type: succeed}\n")
+	code, _, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs)
+	if code == exitOK || !strings.Contains(errs, "--allow-unsandboxed") {
+		t.Fatalf("unconfined run without consent: exit %d %s", code, errs)
+	}
+	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--allow-unsandboxed", "--json")
+	if code != exitOK || !strings.Contains(out, "NONE: commands run unconfined") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
