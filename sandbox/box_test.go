@@ -56,3 +56,17 @@ func TestBoxRunsCommands(t *testing.T) {
 	}
 	t.Logf("layers: %v", b.Layers())
 }
+
+// TestStaleCgroupsAreSwept: a harness killed with SIGKILL cannot remove
+// its box's cgroups; the next box removes empty ones whose init is gone.
+func TestStaleCgroupsAreSwept(t *testing.T) {
+	stale := "/sys/fs/cgroup/pids/sandgate-4194000"
+	if err := os.Mkdir(stale, 0o755); err != nil {
+		t.Skipf("cannot create a v1 pids cgroup here: %v", err)
+	}
+	defer os.Remove(stale)
+	newBox(t, sandbox.Policy{})
+	if _, err := os.Stat(stale); err == nil {
+		t.Fatal("a stale cgroup of a dead box was left in place")
+	}
+}

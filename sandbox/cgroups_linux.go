@@ -21,7 +21,28 @@ type cgroups struct {
 	v2   bool
 }
 
+// sweepStale removes empty cgroups left by harnesses that were killed
+// before they could clean up (their name carries the dead init's pid).
+func sweepStale() {
+	for _, parent := range []string{cgroupRoot, filepath.Join(cgroupRoot, "memory"), filepath.Join(cgroupRoot, "pids")} {
+		dirs, _ := filepath.Glob(filepath.Join(parent, "sandgate-*"))
+		for _, d := range dirs {
+			pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "sandgate-"))
+			if err != nil {
+				continue
+			}
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+				continue // still running (or the pid was reused): leave it
+			}
+			if b, err := os.ReadFile(filepath.Join(d, "cgroup.procs")); err == nil && len(strings.TrimSpace(string(b))) == 0 {
+				_ = os.Remove(d)
+			}
+		}
+	}
+}
+
 func newCgroups(name string, l Limits) (*cgroups, error) {
+	sweepStale()
 	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
 		ctrl, _ := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.subtree_control"))
 		if strings.Contains(string(ctrl), "memory") && strings.Contains(string(ctrl), "pids") {
