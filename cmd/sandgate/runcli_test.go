@@ -131,3 +131,58 @@ func TestIsolationNoneNeedsConsent(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 }
+
+// TestResumeSandboxedRunAfterSIGKILL kills a real CLI process in the
+// middle of a sandboxed node and resumes the run: the change made before
+// the crash survives in the workspace, nothing of the old box lives on,
+// and the run finishes as it would have.
+func TestResumeSandboxedRunAfterSIGKILL(t *testing.T) {
+	repo, runs := gitRepo(t), t.TempDir()
+	bp := writeBlueprint(t, `version: 1
+name: crashy
+start: fix
+nodes:
+  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: slow}
+  slow: {type: shell, run: "sleep 987691; true", timeout: 1m, next: test}
+  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: no}
+  commit: {type: git_commit, message: fixed, next: done}
+  done: {type: succeed}
+  no: {type: fail}
+`)
+	cmd := exec.Command(os.Args[0], "run", bp, "--repo", repo, "--runs-dir", runs)
+	cmd.Env = append(os.Environ(), "SANDGATE_TEST_CLI=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var dir string
+	for i := 0; i < 500 && dir == ""; i++ {
+		time.Sleep(20 * time.Millisecond)
+		if m, _ := filepath.Glob(filepath.Join(runs, "*", "events.jsonl")); len(m) == 1 {
+			if b, _ := os.ReadFile(m[0]); strings.Contains(string(b), `"type":"node_started","node":"slow"`) {
+				dir = filepath.Dir(m[0])
+			}
+		}
+	}
+	if dir == "" {
+		cmd.Process.Kill()
+		t.Fatal("the run never reached the slow node")
+	}
+	time.Sleep(200 * time.Millisecond) // let the slow command start in the box
+	cmd.Process.Kill()
+	cmd.Wait()
+	time.Sleep(200 * time.Millisecond)
+	if b, _ := exec.Command("pgrep", "-f", "sleep 987691").Output(); len(b) > 0 {
+		t.Fatalf("a process of the killed run's box survived: %s", b)
+	}
+	// Make the resumed slow node quick: the blueprint was saved with the run.
+	saved := filepath.Join(dir, "blueprint.yaml")
+	b, _ := os.ReadFile(saved)
+	os.WriteFile(saved, []byte(strings.Replace(string(b), "sleep 987691; true", "true", 1)), 0o644)
+	code, out, errs := runCLI("resume", dir, "--runs-dir", runs)
+	if code != exitOK || !strings.Contains(out, "resumed from the journal") || strings.Contains(out, "✓ fix") {
+		t.Fatalf("resume: exit %d (fix must not run again)\n%s\n%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "commit.json")); err != nil {
+		t.Fatal("the resumed run did not commit the change made before the crash")
+	}
+}
