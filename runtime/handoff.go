@@ -69,8 +69,8 @@ func (h *Handoff) Markdown() string {
 	for _, f := range h.Files {
 		fmt.Fprintf(&b, "- `%s`\n", f)
 	}
-	b.WriteString("\nResume after fixing the cause with `sandgate resume <run dir>` only if the run did not finish;\n" +
-		"a handed-off run is final — start a new run once the blocker is resolved.\n")
+	b.WriteString("\nThis run is over: the harness stopped instead of trying further. Take the change from the\n" +
+		"workspace diff above or from the run's logs, or resolve the blocker and start a new run.\n")
 	return b.String()
 }
 
