@@ -8,6 +8,10 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/checker"
+	"github.com/expr-lang/expr/compiler"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/optimizer"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
@@ -124,7 +128,10 @@ func (d *decoder) compileTemplate(env *envSchema, pe pendingExpr) (*Template, bo
 // expr-lang type-check and compile. base is the byte offset of code inside
 // the YAML scalar, for positions.
 func (d *decoder) compileOne(env *envSchema, code string, pe pendingExpr, base int, asBool bool) (*vm.Program, *envSchema, bool) {
-	tree, err := parser.Parse(code)
+	// One config serves parsing and checking, so each expression is parsed
+	// once (expr.Compile would parse it again).
+	config := conf.CreateNew()
+	tree, err := parser.ParseWithConfig(code, config)
 	if err != nil {
 		d.exprError(err, code, pe, base)
 		return nil, nil, false
@@ -140,16 +147,30 @@ func (d *decoder) compileOne(env *envSchema, code string, pe pendingExpr, base i
 	if nc.idents <= nc.members {
 		env = d.subEnv(nc.refs)
 	}
-	opts := []expr.Option{expr.Env(env.zero)}
+	expr.Env(env.zero)(config)
 	if asBool {
-		opts = append(opts, expr.AsBool())
+		expr.AsBool()(config)
 	}
-	prog, err := expr.Compile(code, opts...)
+	config.Check()
+	prog, err := compileTree(tree, config)
 	if err != nil {
 		d.exprError(err, code, pe, base)
 		return nil, nil, false
 	}
 	return prog, env, true
+}
+
+// compileTree does what expr.Compile does after parsing.
+func compileTree(tree *parser.Tree, config *conf.Config) (*vm.Program, error) {
+	if _, err := new(checker.Checker).PatchAndCheck(tree, config); err != nil {
+		return nil, err
+	}
+	if config.Optimize {
+		if err := optimizer.Optimize(&tree.Node, config); err != nil {
+			return nil, err
+		}
+	}
+	return compiler.Compile(tree, config)
 }
 
 // subEnv returns (and caches) the environment holding only the named nodes.
