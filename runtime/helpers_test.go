@@ -24,7 +24,8 @@ type scriptNode struct {
 func (n *scriptNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
 	cfg := n.spec.Config
 	mark(in.Workspace, in.NodeID)
-	if d, ok := cfg["sleep"].(time.Duration); ok && os.Getenv("SANDGATE_NO_SLEEP") == "" {
+	once, _ := cfg["sleep_once"].(bool)
+	if d, ok := cfg["sleep"].(time.Duration); ok && os.Getenv("SANDGATE_NO_SLEEP") == "" && (!once || in.Attempt == 1) {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
@@ -84,10 +85,11 @@ func executions(t *testing.T, ws string) map[string]int {
 func scriptType(name string) runtime.Type {
 	return runtime.Type{
 		Spec: blueprint.NodeType{Name: name, Fields: map[string]blueprint.Field{
-			"outcomes": {Kind: blueprint.KindStringList},
-			"sleep":    {Kind: blueprint.KindDuration},
-			"tokens":   {Kind: blueprint.KindInt},
-			"prompt":   {Kind: blueprint.KindString},
+			"outcomes":   {Kind: blueprint.KindStringList},
+			"sleep":      {Kind: blueprint.KindDuration},
+			"sleep_once": {Kind: blueprint.KindBool},
+			"tokens":     {Kind: blueprint.KindInt},
+			"prompt":     {Kind: blueprint.KindString},
 		}, Outputs: map[string]blueprint.Kind{"seen_feedback": blueprint.KindString, "attempt": blueprint.KindInt, "prompt": blueprint.KindString}},
 		New: func(spec *blueprint.Node) (runtime.Node, error) { return &scriptNode{spec: spec}, nil },
 	}

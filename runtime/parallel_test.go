@@ -46,7 +46,7 @@ nodes:
     outcomes: [fail, pass]
     on_pass: join
     on_fail: {to: implement, max: 1}
-  test: {type: gate, outcomes: [pass], sleep: 10s, next: join}
+  test: {type: gate, outcomes: [pass], sleep: 10s, sleep_once: true, next: join}
   join: {type: script, needs: [lint, test], next: done}
   done: {type: succeed}
 `)
