@@ -104,9 +104,17 @@ func TestPushOverSmartHTTPAndOpenPR(t *testing.T) {
 		t.Fatalf("second push of the same commit must be a no-op: %v", pushed)
 	}
 	mu.Lock()
-	defer mu.Unlock()
 	if len(prs) != 1 || !strings.Contains(prs[0]["body"].(string), `"tests"`) {
 		t.Fatalf("pull request: %v", prs)
+	}
+	mu.Unlock()
+
+	// A rejected token is a clear failure, not a silent success.
+	t.Setenv("SANDGATE_TEST_GH_TOKEN", "wrong")
+	src = strings.Replace(src, "branch: fix/add", "branch: fix/add-2", 1)
+	sum = newHarness(t, repo).run(t, src, nil)
+	if sum.Status != runtime.StatusFailed || !strings.Contains(sum.Reason, "401") || !strings.Contains(sum.Reason, "Bad credentials") {
+		t.Fatalf("wrong GitHub token: %s (%s)", sum.Status, sum.Reason)
 	}
 }
 
