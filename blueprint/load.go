@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"gopkg.in/yaml.v3"
@@ -42,7 +43,7 @@ func Parse(name string, src []byte, opts ...Option) (*Blueprint, error) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, errEOF) || isEOF(err) {
+		if errors.Is(err, io.EOF) {
 			r.errorf(Pos{1, 1}, "", "the file is empty: a blueprint needs at least version, name, start and nodes")
 		} else {
 			syntaxError(r, src, err)

@@ -2,18 +2,12 @@ package blueprint
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 )
-
-var errEOF = io.EOF
-
-func isEOF(err error) bool { return errors.Is(err, io.EOF) }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 

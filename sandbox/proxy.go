@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -301,6 +300,3 @@ func orDash(s string) string {
 	}
 	return s
 }
-
-// ErrDenied is returned to callers that check a target without a request.
-var ErrDenied = errors.New("egress denied")
