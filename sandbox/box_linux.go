@@ -112,7 +112,7 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 	if err != nil && b.opts.Snapshot != "" && b.copyDir == "" && strings.Contains(err.Error(), "mount overlay workspace") {
 		// The kernel refused an overlay in a user namespace: copy the
 		// snapshot instead. Slower (one file created per file), same result.
-		b.stop()
+		_ = b.stop()
 		b.dead, b.pending, b.closed = make(chan struct{}), map[int]chan response{}, false
 		if err = b.useCopy(ctx); err == nil {
 			err = b.startInit(ctx)
@@ -138,8 +138,9 @@ func (b *Box) useCopy(ctx context.Context) error {
 	return nil
 }
 
-// stop kills a half-started init before a retry.
-func (b *Box) stop() {
+// stop kills init (and with it the box's PID namespace), closes the
+// socket and removes the cgroups; Close and the overlay-to-copy retry use it.
+func (b *Box) stop() error {
 	if b.cmd != nil && b.cmd.Process != nil {
 		_ = b.cmd.Process.Kill()
 		_ = b.cmd.Wait()
@@ -147,10 +148,12 @@ func (b *Box) stop() {
 	if b.sock != nil {
 		b.sock.Close()
 	}
+	var err error
 	if b.cg != nil {
-		_ = b.cg.remove()
+		err = b.cg.remove()
 		b.cg = nil
 	}
+	return err
 }
 
 func (b *Box) startInit(ctx context.Context) error {
@@ -345,17 +348,7 @@ func (b *Box) Close() error {
 	}
 	b.closed = true
 	b.mu.Unlock()
-	var errs []error
-	if b.cmd != nil && b.cmd.Process != nil {
-		_ = b.cmd.Process.Kill()
-		_ = b.cmd.Wait()
-	}
-	if b.sock != nil {
-		b.sock.Close()
-	}
-	if b.cg != nil {
-		errs = append(errs, b.cg.remove())
-	}
+	errs := []error{b.stop()}
 	if b.audit != nil {
 		errs = append(errs, b.audit.close())
 	}
