@@ -192,10 +192,21 @@ func (b *Box) startInit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cg, err := newCgroups(b.limits)
+	if err != nil {
+		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+	}
+	b.cg = cg
+	// init moves each command into the commands' cgroup through this fd.
+	procs, err := os.OpenFile(cg.cmdProcs, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+	}
+	defer procs.Close()
 	b.cmd = exec.Command(self)
 	b.cmd.Args = []string{"sandgate-box-init"}
 	b.cmd.Env = []string{roleEnv + "=init"}
-	b.cmd.ExtraFiles = []*os.File{child}
+	b.cmd.ExtraFiles = []*os.File{child, procs}
 	b.initLog = &lockedWriter{}
 	b.cmd.Stderr = b.initLog
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -209,11 +220,6 @@ func (b *Box) startInit(ctx context.Context) error {
 	if err := b.cmd.Start(); err != nil {
 		return fmt.Errorf("%w: cannot create namespaces: %v (user namespaces may be disabled: check /proc/sys/user/max_user_namespaces)", ErrUnavailable, err)
 	}
-	cg, err := newCgroups(fmt.Sprintf("sandgate-%d", b.cmd.Process.Pid), b.limits)
-	if err != nil {
-		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
-	}
-	b.cg = cg
 	if err := cg.add(b.cmd.Process.Pid); err != nil {
 		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
 	}

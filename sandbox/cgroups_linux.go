@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,23 +17,41 @@ const cgroupRoot = "/sys/fs/cgroup"
 
 // cgroups caps a box's memory and process count. It uses cgroup v2 where
 // the controllers are there, else the v1 memory and pids hierarchies.
+//
+// Commands get their own child cgroup with the process limit, and the box
+// as a whole gets a little more: a fork bomb exhausts the commands' share
+// while init (a Go program that needs threads) keeps room to kill it.
 type cgroups struct {
-	dirs []string
-	v2   bool
+	join     []string // where init lives
+	all      []string // every directory created, parents first
+	cmdProcs string   // cgroup.procs of the commands' cgroup
+	v2       bool
 }
 
+// initHeadroom is how many more processes and threads the box may have
+// than its commands, for init itself.
+const initHeadroom = 64
+
+var cgroupSeq atomic.Int64
+
 // sweepStale removes empty cgroups left by harnesses that were killed
-// before they could clean up (their name carries the dead init's pid).
+// before they could clean up (their name carries the dead harness's pid).
 func sweepStale() {
 	for _, parent := range []string{cgroupRoot, filepath.Join(cgroupRoot, "memory"), filepath.Join(cgroupRoot, "pids")} {
 		dirs, _ := filepath.Glob(filepath.Join(parent, "sandgate-*"))
 		for _, d := range dirs {
-			pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "sandgate-"))
+			owner, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "sandgate-"), "-")
+			pid, err := strconv.Atoi(owner)
 			if err != nil {
 				continue
 			}
 			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
 				continue // still running (or the pid was reused): leave it
+			}
+			for _, sub := range []string{"cmds", "init"} {
+				if b, err := os.ReadFile(filepath.Join(d, sub, "cgroup.procs")); err == nil && len(strings.TrimSpace(string(b))) == 0 {
+					_ = os.Remove(filepath.Join(d, sub))
+				}
 			}
 			if b, err := os.ReadFile(filepath.Join(d, "cgroup.procs")); err == nil && len(strings.TrimSpace(string(b))) == 0 {
 				_ = os.Remove(d)
@@ -41,40 +60,66 @@ func sweepStale() {
 	}
 }
 
-func newCgroups(name string, l Limits) (*cgroups, error) {
+func newCgroups(l Limits) (*cgroups, error) {
 	sweepStale()
-	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
-		ctrl, _ := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.subtree_control"))
-		if strings.Contains(string(ctrl), "memory") && strings.Contains(string(ctrl), "pids") {
-			d := filepath.Join(cgroupRoot, name)
-			cg := &cgroups{dirs: []string{d}, v2: true}
-			if err := os.Mkdir(d, 0o755); err != nil {
-				return nil, err
-			}
-			return cg, cg.write(map[string]string{"memory.max": itoa64(l.MemoryBytes), "pids.max": strconv.Itoa(l.Pids)}, d)
-		}
-	}
-	mem, pids := filepath.Join(cgroupRoot, "memory", name), filepath.Join(cgroupRoot, "pids", name)
+	name := fmt.Sprintf("sandgate-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	cg := &cgroups{}
-	for _, d := range []string{mem, pids} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			cg.remove()
-			return nil, fmt.Errorf("create cgroup %s: %w (memory and pids controllers are needed, as root)", d, err)
-		}
-		cg.dirs = append(cg.dirs, d)
-	}
-	if err := cg.write(map[string]string{"memory.limit_in_bytes": itoa64(l.MemoryBytes), "memory.memsw.limit_in_bytes": itoa64(l.MemoryBytes)}, mem); err != nil {
-		// memsw exists only with swap accounting; the plain limit is enough.
-		if cg.write(map[string]string{"memory.limit_in_bytes": itoa64(l.MemoryBytes)}, mem) != nil {
-			cg.remove()
-			return nil, err
-		}
-	}
-	if err := cg.write(map[string]string{"pids.max": strconv.Itoa(l.Pids)}, pids); err != nil {
+	err := cg.create(name, l)
+	if err != nil {
 		cg.remove()
 		return nil, err
 	}
 	return cg, nil
+}
+
+func (c *cgroups) mkdir(d string) error {
+	if err := os.Mkdir(d, 0o755); err != nil {
+		return fmt.Errorf("create cgroup %s: %w (memory and pids controllers are needed, as root)", d, err)
+	}
+	c.all = append(c.all, d)
+	return nil
+}
+
+func (c *cgroups) create(name string, l Limits) error {
+	total, cmds := strconv.Itoa(l.Pids+initHeadroom), strconv.Itoa(l.Pids)
+	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
+		ctrl, _ := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.subtree_control"))
+		if strings.Contains(string(ctrl), "memory") && strings.Contains(string(ctrl), "pids") {
+			// v2 forbids processes in a cgroup whose children use
+			// controllers: init and commands are siblings.
+			c.v2 = true
+			d := filepath.Join(cgroupRoot, name)
+			for _, dir := range []string{d, filepath.Join(d, "init"), filepath.Join(d, "cmds")} {
+				if err := c.mkdir(dir); err != nil {
+					return err
+				}
+				if dir == d {
+					if err := c.write(map[string]string{"memory.max": itoa64(l.MemoryBytes), "pids.max": total, "cgroup.subtree_control": "+pids"}, d); err != nil {
+						return err
+					}
+				}
+			}
+			c.join, c.cmdProcs = []string{filepath.Join(d, "init")}, filepath.Join(d, "cmds", "cgroup.procs")
+			return c.write(map[string]string{"pids.max": cmds}, filepath.Join(d, "cmds"))
+		}
+	}
+	mem, pids := filepath.Join(cgroupRoot, "memory", name), filepath.Join(cgroupRoot, "pids", name)
+	for _, d := range []string{mem, pids, filepath.Join(pids, "cmds")} {
+		if err := c.mkdir(d); err != nil {
+			return err
+		}
+	}
+	if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(l.MemoryBytes), "memory.memsw.limit_in_bytes": itoa64(l.MemoryBytes)}, mem); err != nil {
+		// memsw exists only with swap accounting; the plain limit is enough.
+		if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(l.MemoryBytes)}, mem); err != nil {
+			return err
+		}
+	}
+	if err := c.write(map[string]string{"pids.max": total}, pids); err != nil {
+		return err
+	}
+	c.join, c.cmdProcs = []string{mem, pids}, filepath.Join(pids, "cmds", "cgroup.procs")
+	return c.write(map[string]string{"pids.max": cmds}, filepath.Join(pids, "cmds"))
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
@@ -90,7 +135,7 @@ func (c *cgroups) write(files map[string]string, dir string) error {
 
 // add moves a process (and so its future children) into the cgroups.
 func (c *cgroups) add(pid int) error {
-	for _, d := range c.dirs {
+	for _, d := range c.join {
 		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
 			return fmt.Errorf("join %s: %w", d, err)
 		}
@@ -109,7 +154,8 @@ func (c *cgroups) describe() string {
 // straggler first.
 func (c *cgroups) remove() error {
 	var errs []error
-	for _, d := range c.dirs {
+	for i := len(c.all) - 1; i >= 0; i-- {
+		d := c.all[i]
 		if c.v2 {
 			_ = os.WriteFile(filepath.Join(d, "cgroup.kill"), []byte("1"), 0o644)
 		} else {

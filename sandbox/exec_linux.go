@@ -6,8 +6,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,13 +71,35 @@ func runCommand(parent context.Context, r *execReq) (*Result, error) {
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	cmd.WaitDelay = time.Second
 	start := time.Now()
-	err = cmd.Run()
+	err = startInCgroup(cmd)
+	if err != nil {
+		return nil, err
+	}
+	err = cmd.Wait()
 	res := &Result{Duration: time.Since(start), Output: out.buf.Bytes(), Dropped: out.dropped}
 	if ctx.Err() == context.DeadlineExceeded {
 		res.TimedOut = true
 	}
 	classify(res, err)
 	return res, nil
+}
+
+// cmdCgroup is init's handle on the commands' cgroup.procs (fd 4).
+var cmdCgroup *os.File
+
+// startInCgroup starts a command and moves it into the commands' cgroup,
+// whose process limit leaves init room to work; a command that cannot be
+// placed there is killed rather than run outside its limit.
+func startInCgroup(cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if _, err := unix.Pwrite(int(cmdCgroup.Fd()), []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Errorf("move the command into its cgroup: %w", err)
+	}
+	return nil
 }
 
 // classify fills a result's exit code and signal from cmd.Run's error.

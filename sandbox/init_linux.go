@@ -40,6 +40,7 @@ func (c *conn) send(r response) {
 // down and then runs commands until the harness goes away.
 func runInit() int {
 	f := os.NewFile(3, "sandgate-box")
+	cmdCgroup = os.NewFile(4, "sandgate-cmd-cgroup")
 	c := &conn{enc: json.NewEncoder(f), dec: json.NewDecoder(bufio.NewReader(f))}
 	var req request
 	if err := c.dec.Decode(&req); err != nil || req.Setup == nil {
