@@ -62,7 +62,8 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.requirePassed(); err != nil {
+	changes, err := w.requirePassed()
+	if err != nil {
 		return refuse(err), nil
 	}
 	msg, err := in.Render("message")
@@ -85,10 +86,6 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 		return nil, fmt.Errorf("invalid branch name %q", branch)
 	}
 	p, err := w.promotion()
-	if err != nil {
-		return nil, err
-	}
-	changes, err := w.Changes()
 	if err != nil {
 		return nil, err
 	}
@@ -127,14 +124,15 @@ func refuse(err error) *runtime.Result {
 // verifiedCommit checks that the recorded commit holds exactly the change
 // the passing verdict judged.
 func (w *Workspace) verifiedCommit() (*committed, *promotion, error) {
-	if _, err := w.requirePassed(); err != nil {
+	changes, err := w.requirePassed()
+	if err != nil {
 		return nil, nil, err
 	}
 	c, err := w.lastCommit()
 	if err != nil {
 		return nil, nil, err
 	}
-	p, cand, err := w.candidate()
+	p, cand, err := w.candidateOf(changes)
 	if err != nil {
 		return nil, nil, err
 	}

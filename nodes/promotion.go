@@ -185,11 +185,16 @@ func (p *promotion) blob(c *sandbox.Change) (plumbing.Hash, filemode.FileMode, e
 // candidate builds a throwaway commit of the current change, for stats
 // and diffs.
 func (w *Workspace) candidate() (*promotion, *object.Commit, error) {
-	p, err := w.promotion()
+	changes, err := w.Changes()
 	if err != nil {
 		return nil, nil, err
 	}
-	changes, err := w.Changes()
+	return w.candidateOf(changes)
+}
+
+// candidateOf builds the throwaway commit of a given change.
+func (w *Workspace) candidateOf(changes []sandbox.Change) (*promotion, *object.Commit, error) {
+	p, err := w.promotion()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // Verdict is the latest result of every gate in a run, each tied to the
@@ -83,17 +85,18 @@ const anyChange = "*"
 
 // requirePassed is the check promotion nodes make before anything leaves:
 // at least one gate ran, every gate's latest result passed, and every gate
-// judged the change as it is now.
-func (w *Workspace) requirePassed() (string, error) {
+// judged the change as it is now. It returns that change, so the caller
+// promotes exactly what was checked.
+func (w *Workspace) requirePassed() ([]sandbox.Change, error) {
 	changes, err := w.Changes()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	fp := fingerprint(changes)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.verdict.Gates) == 0 {
-		return "", fmt.Errorf("no gate has judged this change: promotion needs a passing verdict")
+		return nil, fmt.Errorf("no gate has judged this change: promotion needs a passing verdict")
 	}
 	var problems []string
 	names := make([]string, 0, len(w.verdict.Gates))
@@ -111,9 +114,9 @@ func (w *Workspace) requirePassed() (string, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return "", fmt.Errorf("the latest verdict does not allow promotion: %s", strings.Join(problems, "; "))
+		return nil, fmt.Errorf("the latest verdict does not allow promotion: %s", strings.Join(problems, "; "))
 	}
-	return fp, nil
+	return changes, nil
 }
 
 func writeFileAtomic(path string, data []byte) error {
