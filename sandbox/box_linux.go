@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,7 +65,7 @@ type Box struct {
 	enc     *json.Encoder
 	mu      sync.Mutex
 	nextID  int
-	pending map[int]chan response
+	pending map[int]pendingCall
 	dead    chan struct{}
 	deadErr error
 	cg      *cgroups
@@ -81,7 +82,7 @@ type Box struct {
 // cannot be set up.
 func Start(ctx context.Context, o Options) (*Box, error) {
 	b := &Box{opts: o, limits: o.Policy.Limits.withDefaults(), env: BuildEnv(o.Policy, hostEnv),
-		pending: map[int]chan response{}, dead: make(chan struct{})}
+		pending: map[int]pendingCall{}, dead: make(chan struct{})}
 	if o.StateDir == "" {
 		return nil, errors.New("sandbox: Options.StateDir is required")
 	}
@@ -113,7 +114,7 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		// The kernel refused an overlay in a user namespace: copy the
 		// snapshot instead. Slower (one file created per file), same result.
 		_ = b.stop()
-		b.dead, b.pending, b.closed = make(chan struct{}), map[int]chan response{}, false
+		b.dead, b.pending, b.closed = make(chan struct{}), map[int]pendingCall{}, false
 		if err = b.useCopy(ctx); err == nil {
 			err = b.startInit(ctx)
 		}
@@ -157,15 +158,15 @@ func (b *Box) stop() error {
 }
 
 func (b *Box) startInit(ctx context.Context) error {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	sock, child, err := newChannel()
 	if err != nil {
-		return fmt.Errorf("socketpair: %w", err)
+		return err
 	}
-	b.sock = os.NewFile(uintptr(fds[0]), "box")
-	child := os.NewFile(uintptr(fds[1]), "box-child")
+	b.sock = sock
 	defer child.Close()
 	s := &setup{Root: filepath.Join(b.opts.StateDir, "root"), Workspace: b.opts.Workspace,
-		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: filepath.Join(b.opts.StateDir, "caches")}
+		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: filepath.Join(b.opts.StateDir, "caches"),
+		NestedUser: !rootHarness()}
 	for _, c := range b.opts.Policy.Caches {
 		if st, err := os.Stat(c.Host); err == nil && st.IsDir() {
 			s.Caches = append(s.Caches, c)
@@ -181,6 +182,17 @@ func (b *Box) startInit(ctx context.Context) error {
 				return err
 			}
 		}
+		// The overlay's root takes its owner from the upper directory.
+		if err := handOver(s.Upper); err != nil {
+			return err
+		}
+	}
+	ws := s.Workspace
+	if s.Lower != "" {
+		ws = s.Lower
+	}
+	if err := handOver(ws); err != nil {
+		return err
 	}
 	if b.opts.Policy.Network == NetworkAllowlist {
 		if b.opts.ProxySocket == "" {
@@ -203,18 +215,30 @@ func (b *Box) startInit(ctx context.Context) error {
 		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
 	}
 	defer procs.Close()
+	// On cgroup v1 each command thread joins the commands' cgroup before
+	// it forks (through this fd), so no child is ever born outside it.
+	tasks := procs
+	if !cg.v2 {
+		if tasks, err = os.OpenFile(filepath.Join(filepath.Dir(cg.cmdProcs), "tasks"), os.O_WRONLY, 0); err != nil {
+			return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+		}
+		defer tasks.Close()
+	}
+	s.CgroupV1 = !cg.v2
 	b.cmd = exec.Command(self)
 	b.cmd.Args = []string{"sandgate-box-init"}
 	b.cmd.Env = []string{roleEnv + "=init"}
-	b.cmd.ExtraFiles = []*os.File{child, procs}
+	b.cmd.ExtraFiles = []*os.File{child, procs, tasks}
 	b.initLog = &lockedWriter{}
 	b.cmd.Stderr = b.initLog
+	uids, gids := boxIDMaps()
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
 			unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		GidMappingsEnableSetgroups: false,
+		UidMappings: uids, GidMappings: gids,
+		// Init drops the commands' supplementary groups; only a privileged
+		// harness may allow setgroups in the box.
+		GidMappingsEnableSetgroups: rootHarness(),
 		Pdeathsig:                  syscall.SIGKILL,
 	}
 	if err := b.cmd.Start(); err != nil {
@@ -237,26 +261,48 @@ func (b *Box) startInit(ctx context.Context) error {
 	return nil
 }
 
-// readLoop hands each response to the request waiting for it.
+// readLoop hands each response to the request waiting for it. Bytes from
+// any process but init, or a reply that does not answer a pending request
+// with its nonce, end the box: a forged reply is never taken.
 func (b *Box) readLoop() {
-	dec := json.NewDecoder(bufio.NewReader(b.sock))
+	dec := json.NewDecoder(bufio.NewReader(&credReader{f: b.sock, pid: b.cmd.Process.Pid}))
 	for {
 		var r response
-		if err := dec.Decode(&r); err != nil {
+		err := dec.Decode(&r)
+		var ch chan response
+		if err == nil {
 			b.mu.Lock()
-			b.deadErr = fmt.Errorf("sandbox init exited: %v; %s", err, strings.TrimSpace(b.initLog.String()))
+			p, ok := b.pending[r.ID]
+			if ok && p.nonce == r.Nonce {
+				ch = p.ch
+				delete(b.pending, r.ID)
+			} else {
+				err = fmt.Errorf("a reply for request %d that no pending request sent (forged or replayed): the box was killed", r.ID)
+			}
 			b.mu.Unlock()
-			close(b.dead)
+		}
+		if err != nil {
+			b.fail(err)
 			return
 		}
-		b.mu.Lock()
-		ch := b.pending[r.ID]
-		delete(b.pending, r.ID)
-		b.mu.Unlock()
-		if ch != nil {
-			ch <- r
+		ch <- r
+	}
+}
+
+// fail records why the channel died and wakes every waiting call. A
+// forged or stray reply also kills the box: its init can no longer be
+// told apart from what runs in it.
+func (b *Box) fail(err error) {
+	var forged errForged
+	if errors.As(err, &forged) || !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+		if b.cmd != nil && b.cmd.Process != nil {
+			_ = b.cmd.Process.Kill()
 		}
 	}
+	b.mu.Lock()
+	b.deadErr = fmt.Errorf("sandbox init exited: %v; %s", err, strings.TrimSpace(b.initLog.String()))
+	b.mu.Unlock()
+	close(b.dead)
 }
 
 // call sends a request and waits for its response.
@@ -264,8 +310,8 @@ func (b *Box) call(ctx context.Context, req request, backstop time.Duration) (re
 	ch := make(chan response, 1)
 	b.mu.Lock()
 	b.nextID++
-	req.ID = b.nextID
-	b.pending[req.ID] = ch
+	req.ID, req.Nonce = b.nextID, newNonce()
+	b.pending[req.ID] = pendingCall{ch: ch, nonce: req.Nonce}
 	err := b.enc.Encode(req)
 	b.mu.Unlock()
 	if err != nil {
@@ -360,6 +406,12 @@ func (b *Box) Close() error {
 	}
 	_ = os.RemoveAll(filepath.Join(b.opts.StateDir, "root"))
 	return errors.Join(errs...)
+}
+
+// pendingCall is a request waiting for init's reply.
+type pendingCall struct {
+	ch    chan response
+	nonce string
 }
 
 // lockedWriter collects init's stderr for error messages.

@@ -67,15 +67,15 @@ func runCommand(parent context.Context, r *execReq) (*Result, error) {
 	if len(r.Stdin) > 0 {
 		cmd.Stdin = bytes.NewReader(r.Stdin)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Setsid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = commandAttr(nestedUser)
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	cmd.WaitDelay = time.Second
 	start := time.Now()
-	err = startInCgroup(cmd)
+	err, werr := runOnThread(cmd)
 	if err != nil {
 		return nil, err
 	}
-	err = cmd.Wait()
+	err = werr
 	res := &Result{Duration: time.Since(start), Output: out.buf.Bytes(), Dropped: out.dropped}
 	if ctx.Err() == context.DeadlineExceeded {
 		res.TimedOut = true
@@ -83,6 +83,28 @@ func runCommand(parent context.Context, r *execReq) (*Result, error) {
 	classify(res, err)
 	return res, nil
 }
+
+// commandAttr starts a command as PID 1 of a new PID namespace, as
+// CommandUID with no supplementary groups and (through the setuid away
+// from uid 0) no capabilities. Without a second host uid it first enters
+// a user namespace of its own, whose CommandUID is the box's uid 0.
+func commandAttr(nestedUser bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID, Setsid: true, Pdeathsig: syscall.SIGKILL,
+		Credential: &syscall.Credential{Uid: CommandUID, Gid: CommandGID, Groups: []uint32{}}}
+	if nestedUser {
+		a.Cloneflags |= unix.CLONE_NEWUSER
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: CommandUID, HostID: 0, Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: CommandGID, HostID: 0, Size: 1}}
+		a.Credential.NoSetGroups = true
+	}
+	return a
+}
+
+// nestedUser and cgroupV1 are the box's Setup values, for init.
+var nestedUser, cgroupV1 bool
+
+// cmdTasks is init's handle on the commands' cgroup tasks file (fd 5, v1).
+var cmdTasks *os.File
 
 // cmdCgroup is init's handle on the commands' cgroup.procs (fd 4).
 var cmdCgroup *os.File

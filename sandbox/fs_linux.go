@@ -14,7 +14,8 @@ import (
 )
 
 // systemDirs are shown read-only inside the box when they exist.
-var systemDirs = []string{"/usr", "/etc", "/opt"}
+// /etc is built by buildEtc instead.
+var systemDirs = []string{"/usr", "/opt"}
 
 // topLinks are the usr-merge symlinks recreated in the new root.
 var topLinks = []string{"/bin", "/lib", "/lib64", "/sbin", "/lib32", "/libx32"}
@@ -31,6 +32,11 @@ func buildBox(s *setup) ([]string, error) {
 	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m"); err != nil {
 		return nil, fmt.Errorf("mount new root: %w", err)
 	}
+	etc, err := buildEtc(root)
+	if err != nil {
+		return nil, err
+	}
+	layers = append(layers, "minimal /etc: "+strings.Join(etc, " "))
 	for _, d := range append(append([]string(nil), systemDirs...), s.ReadOnly...) {
 		if _, err := os.Stat(d); err != nil {
 			continue
@@ -55,11 +61,11 @@ func buildBox(s *setup) ([]string, error) {
 		return nil, err
 	}
 	layers = append(layers, ws)
-	if err := mountScratch(root); err != nil {
+	if err := mountScratch(root, s.NestedUser); err != nil {
 		return nil, err
 	}
 	for i, c := range s.Caches {
-		if err := mountCache(root, s.CacheDir, i, c); err != nil {
+		if err := mountCache(root, s.CacheDir, i, c, s.NestedUser); err != nil {
 			return nil, err
 		}
 		layers = append(layers, "copy-on-write cache "+c.Box)
@@ -123,14 +129,16 @@ func mountWorkspace(s *setup, root string) (string, error) {
 	return "workspace copy", nil
 }
 
-// mountScratch creates /tmp, the home directory, /dev and /proc.
-func mountScratch(root string) error {
-	for _, d := range []string{TmpDir, HomeDir} {
+// mountScratch creates /tmp, the home directory (the commands' own),
+// /dev and /proc.
+func mountScratch(root string, nestedUser bool) error {
+	uid, gid := cmdOwner(nestedUser)
+	for d, opts := range map[string]string{TmpDir: "mode=1777", HomeDir: fmt.Sprintf("mode=0755,uid=%d,gid=%d", uid, gid)} {
 		p := filepath.Join(root, d)
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			return err
 		}
-		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=4g"); err != nil {
+		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts+",size=4g"); err != nil {
 			return fmt.Errorf("mount %s: %w", d, err)
 		}
 	}
@@ -160,7 +168,9 @@ func mountScratch(root string) error {
 	}
 	proc := filepath.Join(root, "proc")
 	_ = os.MkdirAll(proc, 0o555)
-	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	// hidepid: a command sees only processes it could trace, so not init
+	// (another uid, undumpable) and nothing it has no business with.
+	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "hidepid=invisible"); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
 	return nil
@@ -297,17 +307,66 @@ func loopbackUp() error {
 	return nil
 }
 
+// cmdOwner is who commands are in the box's user namespace: CommandUID,
+// or box uid 0 when each command maps its CommandUID onto it.
+func cmdOwner(nestedUser bool) (uid, gid int) {
+	if nestedUser {
+		return 0, 0
+	}
+	return CommandUID, CommandGID
+}
+
+// openCache lets commands write into a copy-on-write cache whose host
+// directories belong to the harness: the overlay takes a merged
+// directory's owner from the upper layer, so the upper gets the cache's
+// top directory and its first level (a Go build cache's 00…ff) owned by
+// the commands. Deeper directories (a module cache's read-only trees)
+// stay as the host has them.
+func openCache(lower, upper string, nestedUser bool) error {
+	uid, gid := cmdOwner(nestedUser)
+	if nestedUser {
+		return nil // commands are the cache's owner already
+	}
+	entries, err := os.ReadDir(lower)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(upper, e.Name())
+		if err := os.Mkdir(p, 0o755); err != nil && !os.IsExist(err) {
+			return err
+		}
+		if err := os.Lchown(p, uid, gid); err != nil {
+			return err
+		}
+	}
+	return os.Lchown(upper, uid, gid)
+}
+
 // mountCache shows a host cache directory copy-on-write inside the box.
-func mountCache(root, stateDir string, i int, c Cache) error {
+func mountCache(root, stateDir string, i int, c Cache, nestedUser bool) error {
 	upper, work := filepath.Join(stateDir, fmt.Sprint(i), "upper"), filepath.Join(stateDir, fmt.Sprint(i), "work")
 	for _, d := range []string{upper, work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
 	}
+	if err := openCache(c.Host, upper, nestedUser); err != nil {
+		return fmt.Errorf("cache %s: %w", c.Box, err)
+	}
 	dst := filepath.Join(root, c.Box)
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
+	}
+	// Directories created on the way (~/.cache, ~/go) are the commands'.
+	uid, gid := cmdOwner(nestedUser)
+	for d := filepath.Dir(dst); strings.HasPrefix(d, filepath.Join(root, HomeDir)+"/"); d = filepath.Dir(d) {
+		if err := os.Lchown(d, uid, gid); err != nil {
+			return err
+		}
 	}
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", c.Host, upper, work)
 	if err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 func runRole(role string) int {
@@ -39,25 +41,37 @@ func (c *conn) send(r response) {
 // runInit is PID 1 of the box: it builds the filesystem view, locks itself
 // down and then runs commands until the harness goes away.
 func runInit() int {
+	// The harness passed these without close-on-exec; no command may
+	// inherit them.
+	for fd := 3; fd <= 5; fd++ {
+		unix.CloseOnExec(fd)
+	}
 	f := os.NewFile(3, "sandgate-box")
 	cmdCgroup = os.NewFile(4, "sandgate-cmd-cgroup")
+	cmdTasks = os.NewFile(5, "sandgate-cmd-tasks")
 	c := &conn{enc: json.NewEncoder(f), dec: json.NewDecoder(bufio.NewReader(f))}
 	var req request
 	if err := c.dec.Decode(&req); err != nil || req.Setup == nil {
 		fmt.Fprintln(os.Stderr, "sandbox init: no setup message:", err)
 		return 1
 	}
+	nestedUser, cgroupV1 = req.Setup.NestedUser, req.Setup.CgroupV1
 	layers, err := buildBox(req.Setup)
 	if err == nil {
 		var more []string
-		more, err = lockDown()
+		more, err = lockDown(req.Setup.NestedUser)
+		layers = append(layers, more...)
+	}
+	if err == nil {
+		var more []string
+		more, err = startSpawner(req.Setup.NestedUser)
 		layers = append(layers, more...)
 	}
 	if err != nil {
-		c.send(response{ID: req.ID, Error: err.Error(), Layers: layers})
+		c.send(response{ID: req.ID, Nonce: req.Nonce, Error: err.Error(), Layers: layers})
 		return 1
 	}
-	c.send(response{ID: req.ID, Layers: layers})
+	c.send(response{ID: req.ID, Nonce: req.Nonce, Layers: layers})
 	kills := &killTable{m: map[int]context.CancelFunc{}}
 	for {
 		var r request
@@ -72,7 +86,7 @@ func runInit() int {
 			continue
 		}
 		if r.Exec == nil {
-			c.send(response{ID: r.ID, Error: "unknown request"})
+			c.send(response{ID: r.ID, Nonce: r.Nonce, Error: "unknown request"})
 			continue
 		}
 		go func(r request) {
@@ -80,7 +94,7 @@ func runInit() int {
 			kills.add(r.ID, cancel)
 			defer kills.done(r.ID)
 			res, err := runCommand(ctx, r.Exec)
-			resp := response{ID: r.ID, Result: res}
+			resp := response{ID: r.ID, Nonce: r.Nonce, Result: res}
 			if err != nil {
 				resp.Error = err.Error()
 			}

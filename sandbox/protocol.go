@@ -5,6 +5,9 @@ import "time"
 // request is one message from the harness to the box's init process.
 type request struct {
 	ID int `json:"id"`
+	// Nonce is a fresh random value per request that init echoes: a reply
+	// is taken only with the nonce of the request it answers.
+	Nonce string `json:"nonce,omitempty"`
 	// Setup is sent once, first.
 	Setup *setup `json:"setup,omitempty"`
 	// Exec runs a command.
@@ -25,6 +28,12 @@ type setup struct {
 	CacheDir  string   `json:"cache_dir,omitempty"`
 	ProxySock string   `json:"proxy_sock,omitempty"`
 	GitRO     bool     `json:"git_ro"`
+	// NestedUser runs each command in a user namespace of its own (a
+	// harness that is not root has no second host uid to map).
+	NestedUser bool `json:"nested_user,omitempty"`
+	// CgroupV1: command threads join the commands' cgroup through fd 5
+	// (its tasks file) before they fork.
+	CgroupV1 bool `json:"cgroup_v1,omitempty"`
 }
 
 type execReq struct {
@@ -39,6 +48,7 @@ type execReq struct {
 // response answers a request with the same ID.
 type response struct {
 	ID    int    `json:"id"`
+	Nonce string `json:"nonce,omitempty"`
 	Error string `json:"error,omitempty"`
 	// Layers reports what setup achieved, for audit and doctor output.
 	Layers []string `json:"layers,omitempty"`

@@ -23,18 +23,14 @@ func landlockABI() int {
 // lockDown applies the second and third layers to init (and so to every
 // command it starts): Landlock limits writes to the workspace and scratch
 // directories, and a seccomp filter blocks what a build never needs.
-func lockDown() ([]string, error) {
+func lockDown(nestedUser bool) ([]string, error) {
 	abi := landlockABI()
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: Landlock is not enabled in this kernel (need Linux 5.13+ with lsm=landlock)", ErrUnavailable)
 	}
 	// The version is pinned to what the kernel has, so nothing is silently
 	// downgraded below it; BestEffort only drops rights newer than abi.
-	err := landlock.V7.BestEffort().RestrictPaths(
-		landlock.RODirs("/"),
-		landlock.RWDirs(WorkDir, TmpDir, HomeDir, "/dev/shm"),
-		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty").IgnoreIfMissing(),
-	)
+	err := landlock.V7.BestEffort().RestrictPaths(fsRules()...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: landlock: %v", ErrUnavailable, err)
 	}
@@ -43,20 +39,39 @@ func lockDown() ([]string, error) {
 	// ABI 8 each thread of a Go process gets its own sibling domain, so a
 	// command started from one thread could not be killed from another.
 	// The box's own PID and network namespaces already confine both.
-	if err := seccomp.LoadFilter(seccompFilter()); err != nil {
+	if err := seccomp.LoadFilter(seccompFilter(nestedUser)); err != nil {
 		return nil, fmt.Errorf("%w: seccomp: %v", ErrUnavailable, err)
 	}
-	layers = append(layers, "no_new_privs", "seccomp (no mount, namespaces, ptrace, bpf, keyrings, module loading)")
+	layers = append(layers, "no_new_privs", "seccomp (no mount, namespaces, ptrace, pidfd_open/getfd, process_vm, io_uring, bpf, keyrings, module loading)")
 	return layers, nil
+}
+
+// fsRules are the filesystem rules of init's domain and of the commands'
+// nested one.
+func fsRules() []landlock.Rule {
+	return []landlock.Rule{
+		landlock.RODirs("/"),
+		landlock.RWDirs(WorkDir, TmpDir, HomeDir, "/dev/shm"),
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty").IgnoreIfMissing(),
+	}
 }
 
 // nsFlags are the namespace-creating clone flags a command may not use;
 // CLONE_NEWPID stays allowed because init starts every command in its own
-// PID namespace.
-const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWIPC |
-	unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+// PID namespace (a command without capabilities cannot use it), and so
+// does CLONE_NEWUSER when commands get a user namespace of their own.
+func nsFlags(nestedUser bool) uint64 {
+	f := uint64(unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWIPC |
+		unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME)
+	if nestedUser {
+		f &^= unix.CLONE_NEWUSER
+	}
+	return f
+}
 
-func seccompFilter() seccomp.Filter {
+// seccompFilter is loaded into init and inherited by every command. Go's
+// os/exec falls back to plain wait and kill when pidfd_open fails.
+func seccompFilter(nestedUser bool) seccomp.Filter {
 	return seccomp.Filter{
 		NoNewPrivs: true,
 		Flag:       seccomp.FilterFlagTSync,
@@ -70,9 +85,10 @@ func seccompFilter() seccomp.Filter {
 					"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
 					"swapon", "swapoff", "reboot", "acct", "quotactl", "open_by_handle_at", "name_to_handle_at",
 					"lookup_dcookie", "syslog", "iopl", "ioperm",
+					"pidfd_open", "pidfd_getfd", "kcmp", "io_uring_setup", "io_uring_enter", "io_uring_register",
 				}},
 				{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
-					{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags}}},
+					{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags(nestedUser)}}},
 				}},
 				// clone3 passes its flags in memory a filter cannot read; ENOSYS
 				// makes libc fall back to clone, which is checked above.

@@ -1,0 +1,169 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// These attacks come from a Go test binary whose init does the work, the
+// way hostile code under test would attack the box (testdata/intruder).
+
+var intruder struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// intruderBinary compiles the intruder once per test run.
+func intruderBinary(t *testing.T) string {
+	t.Helper()
+	intruder.once.Do(func() {
+		dir, err := os.MkdirTemp("", "sandgate-intruder-")
+		if err != nil {
+			intruder.err = err
+			return
+		}
+		intruder.path = filepath.Join(dir, "intruder.test")
+		cmd := exec.Command("go", "test", "-c", "-o", intruder.path, "./testdata/intruder")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			intruder.err = err
+			intruder.path = string(out)
+		}
+	})
+	if intruder.err != nil {
+		t.Fatalf("build the intruder: %v\n%s", intruder.err, intruder.path)
+	}
+	return intruder.path
+}
+
+// intrude runs the intruder's attacks in the box and fails the test for
+// every one that worked; it returns the intruder's report.
+func intrude(t *testing.T, b *sandbox.Box, ws, attacks string, env ...string) string {
+	t.Helper()
+	bin, err := os.ReadFile(intruderBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "intruder.test"), bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Lchown(filepath.Join(ws, "intruder.test"), sandbox.HostCommandID, sandbox.HostCommandID)
+	script := strings.Join(append(env, "SANDGATE_ATTACK="+attacks, "./intruder.test"), " ")
+	res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", script}, Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("intruder: %v", err)
+	}
+	out := string(res.Output)
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "BREACH") {
+			t.Error(l)
+		}
+	}
+	if !strings.Contains(out, "held:") {
+		t.Fatalf("the intruder did not run (exit %d):\n%s", res.ExitCode, out)
+	}
+	return out
+}
+
+// TestAttackForgedReplies: while a command that exits 7 runs, the intruder
+// hunts for the control socket (inherited fds, /proc/*/fd, pidfd_getfd on
+// every pid) and writes passing replies for every request id. The harness
+// must still see exit 7.
+func TestAttackForgedReplies(t *testing.T) {
+	b, ws := newBox(t, sandbox.Policy{})
+	victim := make(chan *sandbox.Result, 1)
+	go func() {
+		res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", "touch /work/victim-up; sleep 2; exit 7"}, Timeout: time.Minute})
+		if err != nil {
+			t.Errorf("victim: %v", err)
+		}
+		victim <- res
+	}()
+	waitFor(t, filepath.Join(ws, "victim-up"))
+	out := intrude(t, b, ws, "channel")
+	if !strings.Contains(out, "held: no control channel reachable") {
+		t.Errorf("the intruder did not finish its search:\n%s", out)
+	}
+	if res := <-victim; res != nil && res.ExitCode != 7 {
+		t.Errorf("BREACH: the harness saw exit %d for a command that exited 7", res.ExitCode)
+	}
+}
+
+// TestAttackInitOutOfReach: init is invisible, untraceable and cannot be
+// signalled; the box keeps working afterwards.
+func TestAttackInitOutOfReach(t *testing.T) {
+	b, ws := newBox(t, sandbox.Policy{})
+	intrude(t, b, ws, "init")
+	if res := sh(t, b, "echo alive"); !strings.Contains(string(res.Output), "alive") {
+		t.Fatalf("box unusable after the attack: %+v", res)
+	}
+	start := time.Now()
+	b.Close()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Logf("closing the box took %s", d)
+	}
+}
+
+// TestAttackParallelCommandsAreStrangers: a command cannot see, trace or
+// kill another node's command running beside it.
+func TestAttackParallelCommandsAreStrangers(t *testing.T) {
+	b, ws := newBox(t, sandbox.Policy{})
+	victim := make(chan *sandbox.Result, 1)
+	go func() {
+		res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", "touch /work/victim-up; sleep 3.777; echo survived"}, Timeout: time.Minute})
+		if err != nil {
+			t.Errorf("victim: %v", err)
+		}
+		victim <- res
+	}()
+	waitFor(t, filepath.Join(ws, "victim-up"))
+	intrude(t, b, ws, "siblings", "SANDGATE_VICTIM=3.777")
+	if res := <-victim; res == nil || res.ExitCode != 0 || !strings.Contains(string(res.Output), "survived") {
+		t.Errorf("BREACH: the other command was disturbed: %+v", res)
+	}
+}
+
+// TestAttackPrivilegeAndHostSecrets: commands run as uid 1000 with no
+// capabilities, the host's /etc secrets are not in the box, and a
+// root-only file in a directory shown read-only stays unreadable.
+func TestAttackPrivilegeAndHostSecrets(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("canary-51c7"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	b, ws := newBox(t, sandbox.Policy{ReadOnly: []string{dir}})
+	intrude(t, b, ws, "secrets")
+	if os.Geteuid() == 0 {
+		mustFail(t, b, "read a root-only host file", "cat "+filepath.Join(dir, "secret"))
+	}
+	res := sh(t, b, "id -u; id -g; id -G")
+	if got := strings.Fields(string(res.Output)); strings.Join(got, " ") != "1000 1000 1000" {
+		t.Errorf("commands run as %q, want uid, gid and groups 1000", got)
+	}
+	for _, f := range []string{"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/machine-id", "/etc/ssh"} {
+		mustFail(t, b, "see "+f, "test -e "+f)
+	}
+}
+
+func waitFor(t *testing.T, path string) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", path)
+}
