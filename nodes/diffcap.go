@@ -24,9 +24,6 @@ func newDiffCap(spec *blueprint.Node) (runtime.Node, error) {
 	d.maxLines, _ = spec.Config["max_lines"].(int)
 	d.maxFiles, _ = spec.Config["max_files"].(int)
 	d.exclude, _ = spec.Config["exclude"].([]string)
-	if d.maxLines == 0 && d.maxFiles == 0 {
-		return nil, fmt.Errorf("diff_cap needs max_lines or max_files")
-	}
 	return d, nil
 }
 

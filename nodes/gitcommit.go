@@ -30,13 +30,17 @@ func newGitCommit(spec *blueprint.Node) (runtime.Node, error) {
 	g := &GitCommit{author: object.Signature{Name: "sandgate", Email: "sandgate@localhost"}}
 	g.branch, _ = spec.Config["branch"].(string)
 	if a, _ := spec.Config["author"].(string); a != "" {
-		addr, err := mail.ParseAddress(a)
-		if err != nil {
-			return nil, fmt.Errorf("author: want \"Name <email>\": %w", err)
+		// checkGitCommit refused unparsable authors before the factory ran.
+		if addr, err := mail.ParseAddress(a); err == nil {
+			g.author.Name, g.author.Email = addr.Name, addr.Address
 		}
-		g.author.Name, g.author.Email = addr.Name, addr.Address
 	}
 	return g, nil
+}
+
+// validBranch reports whether git would accept name as a branch.
+func validBranch(name string) bool {
+	return plumbing.NewBranchReferenceName(name).IsBranch() && !strings.ContainsAny(name, " ~^:?*[\\") && !strings.Contains(name, "..")
 }
 
 // committed records the branch and commit a run produced; push and review
@@ -82,7 +86,7 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if branch == "" {
 		branch = "sandgate/" + w.RunID
 	}
-	if !plumbing.NewBranchReferenceName(branch).IsBranch() || strings.ContainsAny(branch, " ~^:?*[\\") || strings.Contains(branch, "..") {
+	if !validBranch(branch) {
 		return nil, fmt.Errorf("invalid branch name %q", branch)
 	}
 	p, err := w.promotion()

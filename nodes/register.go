@@ -33,17 +33,37 @@ func factories(o Options) map[string]runtime.Factory {
 
 // Register adds every implemented built-in node type to r.
 func Register(r *runtime.Registry, o Options) error {
-	fs := factories(o)
-	for _, spec := range Specs() {
-		f, ok := fs[spec.Name]
-		if !ok {
-			continue
-		}
-		if err := r.Register(runtime.Type{Spec: spec, New: f}); err != nil {
+	for _, t := range types(o) {
+		if err := r.Register(t); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// types pairs each implemented spec with its guarded factory.
+func types(o Options) []runtime.Type {
+	fs := factories(o)
+	var out []runtime.Type
+	for _, spec := range Specs() {
+		if f, ok := fs[spec.Name]; ok {
+			out = append(out, runtime.Type{Spec: spec, New: guard(spec, f)})
+		}
+	}
+	return out
+}
+
+// guard runs the checks validation runs (field types, required keys, enums,
+// the type's Check hook) before the factory, so the factories need not
+// repeat them, cannot disagree with validate, and never see a value of the
+// wrong Go type in a node assembled without loading a file.
+func guard(t blueprint.NodeType, f runtime.Factory) runtime.Factory {
+	return func(n *blueprint.Node) (runtime.Node, error) {
+		if err := blueprint.ConfigError(blueprint.CheckConfig(t, n)); err != nil {
+			return nil, err
+		}
+		return f(n)
+	}
 }
 
 // NewRegistry returns a registry holding the built-in node types with

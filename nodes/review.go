@@ -32,9 +32,6 @@ func newReview(spec *blueprint.Node) (runtime.Node, error) {
 			*dst = v
 		}
 	}
-	if r.queue == "github" && !strings.Contains(r.repo, "/") {
-		return nil, fmt.Errorf("review queue github needs repo: owner/name")
-	}
 	return r, nil
 }
 

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/agent"
 )
 
 // Shorthands keep the spec tables readable.
@@ -32,7 +33,8 @@ func Specs() []blueprint.NodeType {
 				"temperature":     {Kind: kFlt, Doc: "sampling temperature"},
 				"request_timeout": {Kind: kDur, Doc: "timeout of one model request (default 2m)"},
 			},
-			Outputs: map[string]blueprint.Kind{"summary": kStr, "turns": kInt, "tokens_in": kInt, "tokens_out": kInt, "tool_calls": kInt}},
+			Outputs: map[string]blueprint.Kind{"summary": kStr, "turns": kInt, "tokens_in": kInt, "tokens_out": kInt, "tool_calls": kInt},
+			Check:   agent.Check},
 		{Name: "shell", Stage: "verify", Doc: "runs a command in the sandbox; passes on exit code 0",
 			Fields: map[string]blueprint.Field{
 				"run": {Kind: kStr, Required: true, NoTemplate: true, Doc: "command line, run by sh -c in the workspace"},
@@ -51,14 +53,16 @@ func Specs() []blueprint.NodeType {
 				"rerun_failed": {Kind: kInt, Doc: "re-run failures up to N times to tell flaky from broken"},
 				"hidden":       {Kind: kStr, NoTemplate: true, Doc: "directory of held-out tests copied in for this node only"},
 			},
-			Outputs: map[string]blueprint.Kind{"passed": kInt, "failed": kInt, "skipped": kInt, "failures": kList, "flaky": kList}},
+			Outputs: map[string]blueprint.Kind{"passed": kInt, "failed": kInt, "skipped": kInt, "failures": kList, "flaky": kList},
+			Check:   checkTest},
 		{Name: "diff_cap", Stage: "verify", Doc: "fails when the change against the base commit is too large",
 			Fields: map[string]blueprint.Field{
 				"max_lines": {Kind: kInt, Doc: "lines added plus deleted"},
 				"max_files": {Kind: kInt, Doc: "files changed"},
 				"exclude":   {Kind: kList, NoTemplate: true, Doc: "globs not counted (lock files, generated code)"},
 			},
-			Outputs: map[string]blueprint.Kind{"lines": kInt, "added": kInt, "deleted": kInt, "files": kInt}},
+			Outputs: map[string]blueprint.Kind{"lines": kInt, "added": kInt, "deleted": kInt, "files": kInt},
+			Check:   checkDiffCap},
 		{Name: "protect", Stage: "verify", Doc: "fails (or reverts) when protected paths changed",
 			Fields: map[string]blueprint.Field{
 				"paths":  {Kind: kList, Required: true, NoTemplate: true, Doc: "globs the agent must not change"},
@@ -82,7 +86,8 @@ func Specs() []blueprint.NodeType {
 				"branch":  {Kind: kStr, Doc: "branch name (default sandgate/<run-id>)"},
 				"author":  {Kind: kStr, Doc: "Name <email> (default sandgate <sandgate@localhost>)"},
 			},
-			Outputs: map[string]blueprint.Kind{"commit": kStr, "branch": kStr}},
+			Outputs: map[string]blueprint.Kind{"commit": kStr, "branch": kStr},
+			Check:   checkGitCommit},
 		{Name: "git_push", Stage: "promote", Doc: "pushes the committed branch with credentials kept outside the sandbox",
 			Fields: map[string]blueprint.Field{
 				"remote":    {Kind: kStr, Required: true, Doc: "remote URL or path (used by the harness's git client, never a shell)"},
@@ -99,7 +104,8 @@ func Specs() []blueprint.NodeType {
 				"token_env": {Kind: kStr, NoTemplate: true, Doc: "environment variable holding the token (default GITHUB_TOKEN)"},
 				"dir":       {Kind: kStr, NoTemplate: true, Doc: "local queue directory (default .sandgate/reviews)"},
 			},
-			Outputs: map[string]blueprint.Kind{"url": kStr, "id": kStr}},
+			Outputs: map[string]blueprint.Kind{"url": kStr, "id": kStr},
+			Check:   checkReview},
 	}
 }
 

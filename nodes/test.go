@@ -27,9 +27,6 @@ func newTest(spec *blueprint.Node) (runtime.Node, error) {
 	t.report, _ = spec.Config["report"].(string)
 	t.hidden, _ = spec.Config["hidden"].(string)
 	t.rerun, _ = spec.Config["rerun_failed"].(int)
-	if t.rerun > 0 && t.format != "go-json" && !strings.Contains(t.run, "go test") {
-		return nil, fmt.Errorf("rerun_failed needs go test -json (format: go-json)")
-	}
 	return t, nil
 }
 

@@ -94,11 +94,7 @@ func newAgent(spec *blueprint.Node, o Options) (*Agent, error) {
 	if v, ok := c["tools"].([]string); ok && len(v) > 0 {
 		a.tools = v
 	}
-	for _, t := range a.tools {
-		if _, ok := toolSpecs[t]; !ok {
-			return nil, fmt.Errorf("unknown tool %q (tools: %s)", t, strings.Join(DefaultTools, ", "))
-		}
-	}
+	// Check refused unknown tools before the factory ran.
 	for _, must := range []string{"finish", "handoff"} {
 		if !slices.Contains(a.tools, must) {
 			a.tools = append(a.tools, must)
