@@ -108,8 +108,16 @@ func agentRun(t *testing.T, m *modelServer, turns int, budget string) (*runtime.
 	t.Setenv("SANDGATE_TEST_MODEL_KEY", "sk-test-key")
 	repo := seedRepo(t)
 	src := strings.NewReplacer("URL", m.srv.URL+"/v1", "TURNS", fmt.Sprint(turns), "BUDGET", budget).Replace(agentBlueprint)
-	sum := newHarness(t, repo).run(t, src, map[string]any{"task": "make Add add"})
+	sum := agentHarness(t, repo, m).run(t, src, map[string]any{"task": "make Add add"})
 	return sum, repo
+}
+
+// agentHarness is a harness whose operator allows the test model server as
+// an endpoint, so agentBlueprint may name it with its own key.
+func agentHarness(t *testing.T, repo string, m *modelServer) *harness {
+	h := newHarness(t, repo)
+	h.rt.Registry = nodes.NewRegistryWith(nodes.Options{AllowEndpoints: []string{m.srv.URL + "/v1"}})
+	return h
 }
 
 func transcriptText(t *testing.T, sum *runtime.Summary) string {
@@ -249,7 +257,7 @@ func TestAgentGetsGateFeedbackAndRules(t *testing.T) {
 	run(t, repo, "git", "add", ".")
 	run(t, repo, "git", "-c", "user.name=d", "-c", "user.email=d@d", "commit", "-q", "-m", "rules")
 	src := strings.NewReplacer("URL", m.srv.URL+"/v1", "TURNS", "10", "BUDGET", "").Replace(agentBlueprint)
-	sum := newHarness(t, repo).run(t, src, map[string]any{"task": "make Add add"})
+	sum := agentHarness(t, repo, m).run(t, src, map[string]any{"task": "make Add add"})
 	if sum.Status != runtime.StatusSucceeded {
 		t.Fatalf("%s (%s)", sum.Status, sum.Reason)
 	}
