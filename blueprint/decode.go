@@ -218,6 +218,7 @@ func (d *decoder) sandbox(n *yaml.Node) {
 		case "env":
 			s.Env, _ = d.strList(p.value, path)
 			for i, e := range s.Env {
+				s.EnvPos = append(s.EnvPos, itemPos(p.value, i))
 				if !envRE.MatchString(e) {
 					d.r.errorf(itemPos(p.value, i), fmt.Sprintf("%s[%d]", path, i), "%q is not an environment variable name", e)
 				}

@@ -14,7 +14,9 @@ import (
 type Option func(*options)
 
 type options struct {
-	types TypeSet
+	types          TypeSet
+	allowEnv       []string
+	allowEndpoints []string
 }
 
 // WithTypes tells the loader which node types exist besides the built-in
@@ -66,6 +68,7 @@ func Parse(name string, src []byte, opts ...Option) (*Blueprint, error) {
 	}
 	d.root(root)
 	d.checkGraph()
+	d.checkCredentials(o)
 	bp.env = buildEnv(bp, o.types)
 	d.compileExprs()
 	sortDiagnostics(r.diags)

@@ -33,6 +33,16 @@ type Field struct {
 	// NoTemplate forbids ${{ }} templates in the field, for values that must
 	// not be shaped by inputs or model output (commands, paths).
 	NoTemplate bool
+	// CredentialEnv marks a field that names a harness environment
+	// variable holding a credential (token_env, api_key_env). That
+	// variable never enters the box unless the operator allows it
+	// (WithAllowEnv), and its value is redacted from what a run writes.
+	CredentialEnv bool
+	// Endpoint marks a URL the node sends its credential to (an agent's
+	// base_url). A blueprint may set it, or the type's CredentialEnv
+	// fields, only for an endpoint the operator allows
+	// (WithAllowEndpoints): a key never goes where the operator did not say.
+	Endpoint bool
 }
 
 // NodeType describes a node type to the validator. The runtime's registry

@@ -34,6 +34,10 @@ type Blueprint struct {
 	Order []string
 	// WorstCaseRuns is an upper bound on node runs derived from edge bounds.
 	WorstCaseRuns int
+	// Credentials lists the environment variables the nodes use as
+	// credentials (their CredentialEnv fields), sorted; the runtime redacts
+	// their values.
+	Credentials []string
 	// Warnings holds problems that do not stop the blueprint from running.
 	Warnings Diagnostics
 
@@ -70,6 +74,8 @@ type Sandbox struct {
 	AllowHosts []string
 	// Env lists the names of host environment variables passed into the box.
 	Env []string
+	// EnvPos holds the position of each Env entry, for diagnostics.
+	EnvPos []Pos
 	// Isolation is "full" (the default) or "none"; "none" must also be
 	// allowed explicitly by whoever runs the blueprint.
 	Isolation string

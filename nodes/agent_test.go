@@ -1,9 +1,11 @@
 package nodes_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
@@ -108,8 +111,16 @@ func agentRun(t *testing.T, m *modelServer, turns int, budget string) (*runtime.
 	t.Setenv("SANDGATE_TEST_MODEL_KEY", "sk-test-key")
 	repo := seedRepo(t)
 	src := strings.NewReplacer("URL", m.srv.URL+"/v1", "TURNS", fmt.Sprint(turns), "BUDGET", budget).Replace(agentBlueprint)
-	sum := newHarness(t, repo).run(t, src, map[string]any{"task": "make Add add"})
+	sum := agentHarness(t, repo, m).run(t, src, map[string]any{"task": "make Add add"})
 	return sum, repo
+}
+
+// agentHarness is a harness whose operator allows the test model server as
+// an endpoint, so agentBlueprint may name it with its own key.
+func agentHarness(t *testing.T, repo string, m *modelServer) *harness {
+	h := newHarness(t, repo)
+	h.rt.Registry = nodes.NewRegistryWith(nodes.Options{AllowEndpoints: []string{m.srv.URL + "/v1"}})
+	return h
 }
 
 func transcriptText(t *testing.T, sum *runtime.Summary) string {
@@ -249,7 +260,7 @@ func TestAgentGetsGateFeedbackAndRules(t *testing.T) {
 	run(t, repo, "git", "add", ".")
 	run(t, repo, "git", "-c", "user.name=d", "-c", "user.email=d@d", "commit", "-q", "-m", "rules")
 	src := strings.NewReplacer("URL", m.srv.URL+"/v1", "TURNS", "10", "BUDGET", "").Replace(agentBlueprint)
-	sum := newHarness(t, repo).run(t, src, map[string]any{"task": "make Add add"})
+	sum := agentHarness(t, repo, m).run(t, src, map[string]any{"task": "make Add add"})
 	if sum.Status != runtime.StatusSucceeded {
 		t.Fatalf("%s (%s)", sum.Status, sum.Reason)
 	}
@@ -301,4 +312,74 @@ nodes:
 	if sum.Status != runtime.StatusFailed || !strings.Contains(sum.Reason, "no longer matches the recording") {
 		t.Fatalf("a changed prompt must fail the replay loudly: %s (%s)", sum.Status, sum.Reason)
 	}
+}
+
+// TestAgentKeyNeverGoesToABlueprintEndpoint: a blueprint names the GitHub
+// token as the agent's key and a loopback model server as its endpoint.
+// Loading refuses it with the field's position; a blueprint that skipped
+// the loader's check is refused by the agent before any request; a key-only
+// blueprint cannot send the token to the operator's endpoint either. The
+// server must see no request at all. With the operator's allowance the same
+// server does get the token, which proves it would have seen a leak.
+func TestAgentKeyNeverGoesToABlueprintEndpoint(t *testing.T) {
+	const canary = "canary-gh-agent-4e1d"
+	t.Setenv("GITHUB_TOKEN", canary)
+	m := newModelServer(t)
+	url := m.srv.URL + "/v1"
+	t.Setenv("OPENAI_BASE_URL", url)
+	src := strings.NewReplacer("URL", url, "TURNS", "2", "BUDGET", "", "SANDGATE_TEST_MODEL_KEY", "GITHUB_TOKEN").Replace(agentBlueprint)
+	keyOnly := strings.Replace(src, "    base_url: "+url+"\n", "", 1)
+	repo := seedRepo(t)
+	h := newHarness(t, repo)
+
+	_, err := h.rt.Registry.Parse("agent.yaml", []byte(src))
+	if err == nil || !strings.Contains(err.Error(), "agent.yaml:11:15: nodes.implement.base_url: the blueprint would send a credential to "+url) {
+		t.Fatalf("load: %v", err)
+	}
+	_, err = h.rt.Registry.Parse("agent.yaml", []byte(keyOnly))
+	if err == nil || !strings.Contains(err.Error(), "agent.yaml:11:18: nodes.implement.api_key_env: the blueprint picks GITHUB_TOKEN") {
+		t.Fatalf("load key only: %v", err)
+	}
+	// A validator that does not know the credential fields stands for any
+	// path that skips the loader's check.
+	lax := nodes.Types()
+	ag := lax["agent"]
+	ag.Fields = maps.Clone(ag.Fields)
+	for k, f := range ag.Fields {
+		f.Endpoint, f.CredentialEnv = false, false
+		ag.Fields[k] = f
+	}
+	lax["agent"] = ag
+	for _, s := range []string{src, keyOnly} {
+		bp, err := blueprint.Parse("agent.yaml", []byte(s), blueprint.WithTypes(lax))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := h.rt.Run(context.Background(), bp, runtime.RunOptions{Inputs: map[string]any{"task": "x"}, Workspace: repo})
+		if err == nil || sum != nil || !strings.Contains(err.Error(), "nodes.implement: ") {
+			t.Fatalf("run of a blueprint that skipped the loader: %v %v", sum, err)
+		}
+	}
+	m.mu.Lock()
+	seen := len(m.requests)
+	m.mu.Unlock()
+	if seen != 0 {
+		t.Fatalf("the model server got %d requests (auth %v)", seen, m.auth)
+	}
+
+	sum := agentHarness(t, repo, m).run(t, src, map[string]any{"task": "x"})
+	m.mu.Lock()
+	auth := strings.Join(m.auth, ",")
+	m.mu.Unlock()
+	if !strings.Contains(auth, "Bearer "+canary) {
+		t.Fatalf("control: the allowed endpoint never got the key: %q", auth)
+	}
+	filepath.WalkDir(sum.Dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), canary) {
+				t.Errorf("%s holds the agent's key", p)
+			}
+		}
+		return nil
+	})
 }

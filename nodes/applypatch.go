@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -89,11 +87,7 @@ func (a *ApplyPatch) Run(ctx context.Context, in *runtime.Input) (*runtime.Resul
 		}
 	}
 	if a.preview {
-		dir, err := in.MkDir()
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "proposal.diff"), []byte(text), 0o644); err != nil {
+		if err := in.WriteFile("proposal.diff", []byte(text)); err != nil {
 			return nil, err
 		}
 		return &runtime.Result{Outcome: runtime.OutcomePass, Artifacts: []string{"proposal.diff"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // GitCommit commits the verified change on a new branch of the run's
@@ -77,6 +78,9 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if strings.TrimSpace(msg) == "" {
 		msg = "sandgate: change from run " + w.RunID
 	}
+	if err := w.holdsCredential(changes, msg); err != nil {
+		return refuse(err), nil
+	}
 	branch := g.branch
 	if t, ok := in.Spec.Templates["branch"]; ok {
 		if branch, err = t.Render(in.Scope); err != nil {
@@ -117,6 +121,25 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 		return nil, err
 	}
 	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"commit": c.Hash.String(), "branch": branch}}, nil
+}
+
+// holdsCredential refuses a change or message that contains the value of
+// a harness credential: one the operator let into the box could otherwise
+// leave it in a commit, a pushed branch or a review entry. Rewriting the
+// change would promote something no gate judged, so the run goes to a
+// person instead.
+func (w *Workspace) holdsCredential(changes []sandbox.Change, msg string) error {
+	if name, ok := w.redact.Find([]byte(msg)); ok {
+		return fmt.Errorf("the commit message holds the value of %s; credentials never leave the box in a commit", name)
+	}
+	for _, c := range changes {
+		for _, b := range [][]byte{c.Content, []byte(c.Path), []byte(c.Link)} {
+			if name, ok := w.redact.Find(b); ok {
+				return fmt.Errorf("%s holds the value of %s; credentials never leave the box in a commit", w.redact.String(c.Path), name)
+			}
+		}
+	}
+	return nil
 }
 
 // refuse is what a promotion node returns when the verdict does not allow

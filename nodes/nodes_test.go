@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -65,7 +64,7 @@ func newHarness(t *testing.T, repo string) *harness {
 
 func (h *harness) run(t *testing.T, src string, inputs map[string]any) *runtime.Summary {
 	t.Helper()
-	bp, err := blueprint.Parse("test.yaml", []byte(src), blueprint.WithTypes(h.rt.Registry))
+	bp, err := h.rt.Registry.Parse("test.yaml", []byte(src))
 	if err != nil {
 		t.Fatalf("blueprint: %v", err)
 	}

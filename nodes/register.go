@@ -10,8 +10,15 @@ import (
 
 // Options configure the built-in node types of a registry.
 type Options struct {
-	// Agent configures agent nodes (model override, recording).
+	// Agent configures agent nodes (model override, recording, the
+	// operator's endpoint and key).
 	Agent agent.Options
+	// AllowEnv lists credentials blueprints may pass into the box through
+	// sandbox.env (the CLI's --allow-env); give EnvOptions.AllowEnv the same.
+	AllowEnv []string
+	// AllowEndpoints lists model endpoints blueprints may name in base_url,
+	// with the api_key_env to send there (the CLI's --allow-endpoint).
+	AllowEndpoints []string
 }
 
 // factories maps each implemented built-in type to its constructor.
@@ -32,7 +39,12 @@ func factories(o Options) map[string]runtime.Factory {
 }
 
 // Register adds every implemented built-in node type to r.
+// Blueprints loaded through r (Registry.Load, resumes) get the operator's
+// allowances from o; without them credentials stay out of the box and
+// blueprints cannot choose where keys go.
 func Register(r *runtime.Registry, o Options) error {
+	o.Agent.AllowEndpoints = append(o.Agent.AllowEndpoints, o.AllowEndpoints...)
+	r.AddLoadOptions(blueprint.WithAllowEnv(o.AllowEnv...), blueprint.WithAllowEndpoints(o.Agent.AllowEndpoints...))
 	for _, t := range types(o) {
 		if err := r.Register(t); err != nil {
 			return err

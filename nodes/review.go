@@ -73,7 +73,7 @@ func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 		RunDir: w.RunDir, Status: "pending", Created: time.Now().UTC()}
 	files := map[string][]byte{"diff.patch": []byte(patch.String()), "verify.json": verify, "summary.md": []byte(body), "entry.json": mustJSON(entry)}
 	for name, data := range files {
-		if err := writeFileAtomic(filepath.Join(dir, name), data); err != nil {
+		if err := writeFileAtomic(filepath.Join(dir, name), w.redact.Bytes(data)); err != nil {
 			return nil, err
 		}
 	}

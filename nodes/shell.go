@@ -3,8 +3,6 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -65,15 +63,11 @@ func tail(s string, n int) string {
 
 // saveOutput keeps a command's full captured output in the attempt dir.
 func saveOutput(in *runtime.Input, name string, r *sandbox.Result) {
-	dir, err := in.MkDir()
-	if err != nil {
-		return
-	}
 	data := r.Output
 	if r.Dropped > 0 {
 		data = append(append([]byte(nil), data...), fmt.Sprintf("\n[sandgate: %d more bytes dropped]\n", r.Dropped)...)
 	}
-	_ = os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	_ = in.WriteFile(name, data)
 }
 
 // gate finishes a gate node: it records the result in the run's verdict,
@@ -86,8 +80,7 @@ func gate(in *runtime.Input, w *Workspace, name, fp string, start time.Time, r G
 	if err != nil {
 		return nil, err
 	}
-	if dir, err := in.MkDir(); err == nil {
-		_ = os.WriteFile(filepath.Join(dir, "verify.json"), one, 0o644)
+	if err := in.WriteFile("verify.json", one); err == nil {
 		res.Artifacts = append(res.Artifacts, "verify.json")
 	}
 	res.Outcome = runtime.OutcomeFail

@@ -25,8 +25,8 @@ func Specs() []blueprint.NodeType {
 			Fields: map[string]blueprint.Field{
 				"prompt":          {Kind: kStr, Required: true, Doc: "system prompt; templates see inputs, outputs and feedback"},
 				"model":           {Kind: kStr, Doc: "model name, or script:FILE / replay:FILE for offline runs"},
-				"base_url":        {Kind: kStr, NoTemplate: true, Doc: "OpenAI-compatible endpoint (default: OPENAI_BASE_URL or OpenAI)"},
-				"api_key_env":     {Kind: kStr, NoTemplate: true, Doc: "environment variable holding the key (default OPENAI_API_KEY)"},
+				"base_url":        {Kind: kStr, NoTemplate: true, Endpoint: true, Doc: "OpenAI-compatible endpoint; only one the operator allows (--allow-endpoint), else the operator's --base-url / OPENAI_BASE_URL"},
+				"api_key_env":     {Kind: kStr, NoTemplate: true, CredentialEnv: true, Doc: "environment variable holding the key, for an allowed base_url (default: the operator's --api-key-env / OPENAI_API_KEY)"},
 				"tools":           {Kind: kList, Doc: "subset of read_file, list_files, search, edit_file, write_file, run, finish, handoff"},
 				"max_turns":       {Kind: kInt, Doc: "model calls before the node fails (default 20)"},
 				"max_tokens":      {Kind: kInt, Doc: "tokens this node may spend"},
@@ -91,7 +91,7 @@ func Specs() []blueprint.NodeType {
 		{Name: "git_push", Stage: "promote", Doc: "pushes the committed branch with credentials kept outside the sandbox",
 			Fields: map[string]blueprint.Field{
 				"remote":    {Kind: kStr, Required: true, Doc: "remote URL or path (used by the harness's git client, never a shell)"},
-				"token_env": {Kind: kStr, NoTemplate: true, Doc: "environment variable holding an HTTP token"},
+				"token_env": {Kind: kStr, NoTemplate: true, CredentialEnv: true, Doc: "environment variable holding an HTTP token"},
 			},
 			Outputs: map[string]blueprint.Kind{"ref": kStr, "pushed": kBool}},
 		{Name: "review", Stage: "promote", Doc: "hands the verified change to people: a local queue or a pull request",
@@ -101,7 +101,7 @@ func Specs() []blueprint.NodeType {
 				"repo":      {Kind: kStr, NoTemplate: true, Doc: "owner/name, for github"},
 				"base":      {Kind: kStr, NoTemplate: true, Doc: "base branch, for github (default main)"},
 				"base_url":  {Kind: kStr, NoTemplate: true, Doc: "API base URL, for GitHub Enterprise"},
-				"token_env": {Kind: kStr, NoTemplate: true, Doc: "environment variable holding the token (default GITHUB_TOKEN)"},
+				"token_env": {Kind: kStr, NoTemplate: true, CredentialEnv: true, Doc: "environment variable holding the token (default GITHUB_TOKEN)"},
 				"dir":       {Kind: kStr, NoTemplate: true, Doc: "local queue directory (default .sandgate/reviews)"},
 			},
 			Outputs: map[string]blueprint.Kind{"url": kStr, "id": kStr},

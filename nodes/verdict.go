@@ -44,7 +44,7 @@ func (w *Workspace) record(gate string, r GateResult) ([]byte, error) {
 	}
 	w.verdict.Gates[gate] = r
 	all := verifyJSON(w.verdict.Gates)
-	if err := writeFileAtomic(filepath.Join(w.RunDir, "verify.json"), all); err != nil {
+	if err := writeFileAtomic(filepath.Join(w.RunDir, "verify.json"), w.redact.JSON(all)); err != nil {
 		return nil, err
 	}
 	return verifyJSON(map[string]GateResult{gate: r}), nil

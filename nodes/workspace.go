@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/secrets"
 )
 
 // ServiceWorkspace is the Input.Services key of the run's *Workspace.
@@ -37,6 +39,9 @@ type Workspace struct {
 	mu      sync.Mutex
 	verdict Verdict
 	promo   *promotion
+	// redact removes the harness's credentials from what the built-in
+	// nodes write outside the attempt directory (verdict, review queue).
+	redact *secrets.Redactor
 }
 
 // Exec runs a shell command line in the box.
@@ -80,6 +85,11 @@ type EnvOptions struct {
 	CacheDir string
 	// AllowUnconfined lets blueprints with sandbox.isolation: none run.
 	AllowUnconfined bool
+	// AllowEnv lists the credentials the operator lets into the box
+	// through sandbox.env (the CLI's --allow-env); any other credential
+	// there stops the run before the box starts. Load the blueprint with
+	// the same names (nodes.Options.AllowEnv).
+	AllowEnv []string
 	// OnAlert receives the egress proxy's alerts.
 	OnAlert func(sandbox.Alert)
 	// Limits override the sandbox's default limits.
@@ -122,7 +132,15 @@ func Environment(o EnvOptions) runtime.Prepare {
 		if rev == "" {
 			rev = "HEAD"
 		}
-		ws := &Workspace{Repo: o.Repo, RunDir: runDir, RunID: filepath.Base(runDir)}
+		if bad := bp.BoxedCredentials(o.AllowEnv); len(bad) > 0 {
+			name := bp.Sandbox.Env[bad[0]]
+			return nil, fmt.Errorf("sandbox.env[%d]: %s is a credential; the harness does not pass credentials into the box unless the operator allows it (--allow-env %s)", bad[0], name, name)
+		}
+		redact := secrets.FromContext(ctx)
+		if redact == nil {
+			redact = secrets.FromOS(bp.Credentials...)
+		}
+		ws := &Workspace{Repo: o.Repo, RunDir: runDir, RunID: filepath.Base(runDir), redact: redact}
 		if resume {
 			if b, err := os.ReadFile(filepath.Join(runDir, "base")); err == nil {
 				rev = string(b)
@@ -138,17 +156,23 @@ func Environment(o EnvOptions) runtime.Prepare {
 		}
 		policy := sandbox.FromBlueprint(bp.Sandbox)
 		policy.Limits, policy.ReadOnly, policy.Caches = o.Limits, o.ReadOnly, o.Caches
+		audit, err := os.OpenFile(filepath.Join(runDir, "commands.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
 		bo := sandbox.Options{Policy: policy, Snapshot: snap, StateDir: filepath.Join(runDir, "box"),
-			AuditPath: filepath.Join(runDir, "commands.jsonl"), AllowUnconfined: o.AllowUnconfined}
+			Audit: redact.Writer(audit), AllowUnconfined: o.AllowUnconfined}
 		var proxy *sandbox.Proxy
 		if policy.Network == sandbox.NetworkAllowlist {
-			proxy, bo.ProxySocket, err = startProxy(runDir, policy, o.OnAlert)
+			proxy, bo.ProxySocket, err = startProxy(runDir, policy, o.OnAlert, redact)
 			if err != nil {
+				audit.Close()
 				return nil, err
 			}
 		}
 		box, err := sandbox.Start(ctx, bo)
 		if err != nil {
+			audit.Close()
 			if proxy != nil {
 				proxy.Close()
 			}
@@ -161,7 +185,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 			Layers:    box.Layers(),
 			Diff:      ws.Diff,
 			Close: func() error {
-				err := box.Close()
+				err := errors.Join(box.Close(), audit.Close())
 				if proxy != nil {
 					err = errors.Join(err, proxy.Close())
 				}
@@ -171,7 +195,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 	}
 }
 
-func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert)) (*sandbox.Proxy, string, error) {
+func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert), redact *secrets.Redactor) (*sandbox.Proxy, string, error) {
 	f, err := os.OpenFile(filepath.Join(runDir, "audit.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, "", err
@@ -181,8 +205,10 @@ func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert)) (*
 		f.Close()
 		return nil, "", err
 	}
-	proxy := &sandbox.Proxy{Allow: p.AllowHosts, AuditLog: f, OnAlert: func(a sandbox.Alert) {
-		writeJSONLine(alerts, a)
+	alertLog := redact.Writer(alerts)
+	proxy := &sandbox.Proxy{Allow: p.AllowHosts, AuditLog: redact.Writer(f), OnAlert: func(a sandbox.Alert) {
+		b, _ := json.Marshal(a)
+		_, _ = alertLog.Write(append(b, '\n'))
 		if onAlert != nil {
 			onAlert(a)
 		}

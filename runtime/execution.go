@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/secrets"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -45,6 +46,8 @@ type execution struct {
 	// pendingInfo holds information events produced before the journal's
 	// first entry may be written.
 	pendingInfo []Event
+	// redact removes the harness's credentials from all the run writes.
+	redact *secrets.Redactor
 }
 
 type attempt struct {
@@ -53,11 +56,12 @@ type attempt struct {
 }
 
 func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, dir string, m meta, lastSeq int) (*execution, error) {
-	j, err := openJournal(filepath.Join(dir, "events.jsonl"), lastSeq, !rt.NoSync)
+	redact := rt.redactor(bp)
+	j, err := openJournal(filepath.Join(dir, "events.jsonl"), lastSeq, !rt.NoSync, redact)
 	if err != nil {
 		return nil, err
 	}
-	tracer, shutdown, err := rt.tracer(dir)
+	tracer, shutdown, err := rt.tracer(dir, redact)
 	if err != nil {
 		j.Close()
 		return nil, fmt.Errorf("set up tracing: %w", err)
@@ -66,7 +70,7 @@ func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, 
 	_ = os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
 	x := &execution{rt: rt, bp: bp, sched: NewScheduler(bp), journal: j, nodes: nodes, dir: dir, meta: m,
 		runCtx: ctx, stop: stop, running: map[string]*attempt{}, done: make(chan Event, 16),
-		tracer: tracer, spans: map[string]trace.Span{}, shutdown: shutdown}
+		tracer: tracer, spans: map[string]trace.Span{}, shutdown: shutdown, redact: redact}
 	x.traceCtx, x.runSpan = tracer.Start(context.Background(), "run "+bp.Name,
 		trace.WithAttributes(AttrRunID.String(m.RunID), AttrBlueprint.String(bp.Name)))
 	return x, nil
@@ -163,7 +167,7 @@ func (x *execution) launch(id string, n int, feedback string, delay time.Duratio
 	}
 	in := &Input{RunID: x.meta.RunID, NodeID: id, Attempt: n, Spec: spec, Feedback: feedback,
 		Scope: scope, Workspace: x.meta.Workspace, Dir: dir,
-		Logger: x.rt.logger().With("run", x.meta.RunID, "node", id, "attempt", n), Services: x.services}
+		Logger: x.rt.logger().With("run", x.meta.RunID, "node", id, "attempt", n), Services: x.services, Redactor: x.redact}
 	node := x.nodes[id]
 	x.wg.Add(1)
 	go func() {
@@ -230,7 +234,7 @@ func (x *execution) prepare(ctx context.Context, resume bool) error {
 		return nil
 	}
 	start := time.Now()
-	env, err := x.rt.Prepare(ctx, x.dir, x.bp, resume)
+	env, err := x.rt.Prepare(secrets.NewContext(ctx, x.redact), x.dir, x.bp, resume)
 	x.stage("workspace", start, err)
 	if err != nil {
 		return fmt.Errorf("prepare the run's environment: %w", err)

@@ -33,7 +33,7 @@ func (x *execution) writeHandoff(sum *Summary, diff string) error {
 			h.Files = append(h.Files, filepath.Join(x.dir, f))
 		}
 	}
-	return writeFiles(x.dir, map[string][]byte{"handoff.json": mustJSON(h), "handoff.md": []byte(h.Markdown())})
+	return writeFiles(x.redact, x.dir, map[string][]byte{"handoff.json": mustJSON(h), "handoff.md": []byte(h.Markdown())})
 }
 
 // Markdown renders the hand-off for a person.

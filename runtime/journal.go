@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/sandgate/sandgate/secrets"
 )
 
 // Journal appends events to events.jsonl. Writes are buffered and made
@@ -17,16 +19,19 @@ type Journal struct {
 	w    *bufio.Writer
 	seq  int
 	sync bool
+	// redact removes credentials from every event before it is written
+	// and before the run sees it back, so a live run and its replay agree.
+	redact *secrets.Redactor
 }
 
 // openJournal opens (or creates) a journal for appending; seq continues
 // from the last recorded event.
-func openJournal(path string, lastSeq int, sync bool) (*Journal, error) {
+func openJournal(path string, lastSeq int, sync bool, redact *secrets.Redactor) (*Journal, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
-	return &Journal{f: f, w: bufio.NewWriterSize(f, 64<<10), seq: lastSeq, sync: sync}, nil
+	return &Journal{f: f, w: bufio.NewWriterSize(f, 64<<10), seq: lastSeq, sync: sync, redact: redact}, nil
 }
 
 // Append numbers and writes one event and returns it as a reader of the
@@ -39,6 +44,7 @@ func (j *Journal) Append(ev Event) (Event, error) {
 	if err != nil {
 		return ev, fmt.Errorf("journal: encode %s: %w", ev.Type, err)
 	}
+	b = j.redact.JSON(b)
 	var back Event
 	if err := json.Unmarshal(b, &back); err != nil {
 		return ev, fmt.Errorf("journal: decode %s: %w", ev.Type, err)

@@ -121,7 +121,7 @@ func (x *execution) finish() (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFiles(x.dir, map[string][]byte{"run.json": mustJSON(sum)}); err != nil {
+	if err := writeFiles(x.redact, x.dir, map[string][]byte{"run.json": mustJSON(sum)}); err != nil {
 		return nil, err
 	}
 	if sum.Status == StatusHandedOff {

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/secrets"
 )
 
 // Outcome is a node's verdict.
@@ -49,6 +52,9 @@ type Input struct {
 	// idle engine does): call MkDir before writing there.
 	Dir    string
 	Logger *slog.Logger
+	// Redactor removes the harness's credentials from text; nodes pass
+	// everything they write or publish through it (WriteFile does).
+	Redactor *secrets.Redactor
 	// Services carries embedder-provided dependencies (a sandbox, a model
 	// client) keyed by name; nodes look up what they need.
 	Services map[string]any
@@ -62,6 +68,21 @@ func (in *Input) Render(field string) (string, error) {
 	}
 	s, _ := in.Spec.Config[field].(string)
 	return s, nil
+}
+
+// WriteFile writes a file into the attempt directory, creating it, with
+// credentials redacted.
+func (in *Input) WriteFile(name string, data []byte) error {
+	dir, err := in.MkDir()
+	if err != nil {
+		return err
+	}
+	if strings.HasSuffix(name, ".json") {
+		data = in.Redactor.JSON(data)
+	} else {
+		data = in.Redactor.Bytes(data)
+	}
+	return os.WriteFile(filepath.Join(dir, name), data, 0o644)
 }
 
 // MkDir creates the attempt directory and returns its path.
@@ -98,7 +119,8 @@ type Type struct {
 // Registry maps node type names to types. The embedder owns it: there is no
 // global registry.
 type Registry struct {
-	types map[string]Type
+	types    map[string]Type
+	loadOpts []blueprint.Option
 }
 
 var _ blueprint.TypeSet = (*Registry)(nil)
@@ -141,9 +163,24 @@ func (r *Registry) NodeTypeNames() []string {
 	return out
 }
 
-// Load parses and validates a blueprint file against this registry's types.
-func (r *Registry) Load(path string) (*blueprint.Blueprint, error) {
-	return blueprint.Load(path, blueprint.WithTypes(r))
+// AddLoadOptions adds options every Load uses (resumes included), such as
+// the operator's blueprint.WithAllowEnv.
+func (r *Registry) AddLoadOptions(opts ...blueprint.Option) { r.loadOpts = append(r.loadOpts, opts...) }
+
+// Load parses and validates a blueprint file against this registry's types,
+// with the registry's load options and then opts.
+func (r *Registry) Load(path string, opts ...blueprint.Option) (*blueprint.Blueprint, error) {
+	return blueprint.Load(path, r.options(opts)...)
+}
+
+// Parse is Load for a blueprint held in memory.
+func (r *Registry) Parse(name string, src []byte, opts ...blueprint.Option) (*blueprint.Blueprint, error) {
+	return blueprint.Parse(name, src, r.options(opts)...)
+}
+
+func (r *Registry) options(extra []blueprint.Option) []blueprint.Option {
+	all := append([]blueprint.Option{blueprint.WithTypes(r)}, r.loadOpts...)
+	return append(all, extra...)
 }
 
 // build instantiates every non-terminal node of a blueprint.

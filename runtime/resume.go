@@ -28,7 +28,7 @@ func (rt *Runtime) Resume(ctx context.Context, dir string) (*Summary, error) {
 	if err := readJSON(filepath.Join(dir, "meta.json"), &m); err != nil {
 		return nil, fmt.Errorf("%s: read meta.json: %w", dir, err)
 	}
-	bp, err := blueprint.Load(filepath.Join(dir, "blueprint.yaml"), blueprint.WithTypes(rt.Registry))
+	bp, err := rt.Registry.Load(filepath.Join(dir, "blueprint.yaml"))
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: the saved blueprint no longer validates: %w", dir, err)
 	}

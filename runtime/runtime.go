@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/secrets"
 )
 
 // Observer is told about every journaled event, in order, from the run's
@@ -54,6 +56,11 @@ type Runtime struct {
 	// Grace is how long finished runs wait for canceled nodes to return
 	// (default 10s).
 	Grace time.Duration
+	// Secrets names further harness environment variables whose values are
+	// credentials (an agent's key under an unusual name). Every run redacts
+	// these, the blueprint's credential variables and every variable whose
+	// name looks like a credential from all it writes (see package secrets).
+	Secrets []string
 }
 
 // RunOptions are the per-run parameters.
@@ -99,7 +106,7 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 	}
 	ws, _ := filepath.Abs(orDefault(opts.Workspace, "."))
 	m := meta{RunID: id, Blueprint: bp.File, Workspace: ws}
-	if err := writeFiles(dir, map[string][]byte{"blueprint.yaml": bp.Source, "meta.json": mustJSON(m)}); err != nil {
+	if err := writeFiles(rt.redactor(bp), dir, map[string][]byte{"blueprint.yaml": bp.Source, "meta.json": mustJSON(m)}); err != nil {
 		return nil, err
 	}
 	x, err := rt.newExecution(bp, nodes, dir, m, 0)
@@ -202,9 +209,20 @@ func mustJSON(v any) []byte {
 	return append(b, '\n')
 }
 
-// writeFiles writes each file atomically (temp file, then rename).
-func writeFiles(dir string, files map[string][]byte) error {
+// redactor builds a run's redactor from the harness environment.
+func (rt *Runtime) redactor(bp *blueprint.Blueprint) *secrets.Redactor {
+	return secrets.FromOS(append(append([]string(nil), bp.Credentials...), rt.Secrets...)...)
+}
+
+// writeFiles writes each file atomically (temp file, then rename), with
+// credentials redacted.
+func writeFiles(r *secrets.Redactor, dir string, files map[string][]byte) error {
 	for name, data := range files {
+		if strings.HasSuffix(name, ".json") {
+			data = r.JSON(data)
+		} else {
+			data = r.Bytes(data)
+		}
 		tmp := filepath.Join(dir, "."+name+".tmp")
 		if err := os.WriteFile(tmp, data, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", name, err)

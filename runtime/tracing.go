@@ -8,6 +8,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/sandgate/sandgate/secrets"
 )
 
 // Attribute keys on sandgate spans.
@@ -33,14 +35,18 @@ type Tracing func(runDir string) (tp trace.TracerProvider, shutdown func(context
 
 const tracerName = "github.com/sandgate/sandgate/runtime"
 
-// tracer sets up the run's tracer from the Tracing hook, or a no-op one.
-func (rt *Runtime) tracer(dir string) (trace.Tracer, func(context.Context) error, error) {
+// tracer sets up the run's tracer from the Tracing hook, or a no-op one;
+// what the run's spans record passes the redactor first.
+func (rt *Runtime) tracer(dir string, r *secrets.Redactor) (trace.Tracer, func(context.Context) error, error) {
 	if rt.Tracing == nil {
 		return noop.NewTracerProvider().Tracer(tracerName), func(context.Context) error { return nil }, nil
 	}
 	tp, shutdown, err := rt.Tracing(dir)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(r.Names()) > 0 {
+		tp = redactProvider{TracerProvider: tp, r: r}
 	}
 	return tp.Tracer(tracerName), shutdown, nil
 }

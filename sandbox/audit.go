@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 // outside the box.
 type auditLog struct {
 	mu sync.Mutex
+	w  io.Writer
 	f  *os.File
 }
 
@@ -19,7 +21,7 @@ func openAudit(path string) (*auditLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &auditLog{f: f}, nil
+	return &auditLog{w: f, f: f}, nil
 }
 
 type auditEntry struct {
@@ -49,7 +51,12 @@ func (a *auditLog) command(c Command, r *Result, err error, d time.Duration) {
 	b, _ := json.Marshal(e)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, _ = a.f.Write(append(b, '\n'))
+	_, _ = a.w.Write(append(b, '\n'))
 }
 
-func (a *auditLog) close() error { return a.f.Close() }
+func (a *auditLog) close() error {
+	if a.f == nil {
+		return nil
+	}
+	return a.f.Close()
+}

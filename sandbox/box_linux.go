@@ -35,6 +35,9 @@ type Options struct {
 	StateDir string
 	// AuditPath, when set, gets one JSON line per command.
 	AuditPath string
+	// Audit, when set, gets the audit lines instead of AuditPath, one
+	// Write per line (the harness wraps its file to redact credentials).
+	Audit io.Writer
 	// ProxySocket is the harness proxy's unix socket, for allowlist mode.
 	ProxySocket string
 	// AllowUnconfined permits Policy.Isolation "none". Without it such a
@@ -89,7 +92,9 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
 		return nil, err
 	}
-	if o.AuditPath != "" {
+	if o.Audit != nil {
+		b.audit = &auditLog{w: o.Audit}
+	} else if o.AuditPath != "" {
 		a, err := openAudit(o.AuditPath)
 		if err != nil {
 			return nil, err

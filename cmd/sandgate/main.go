@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/secrets"
 )
 
 // Exit codes shared by every subcommand.
@@ -57,6 +58,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
+	// Nothing the CLI prints carries a credential of the harness's
+	// environment (see package secrets for which variables count).
+	r := secrets.FromOS()
+	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return c.run(args[1:], stdout, stderr)

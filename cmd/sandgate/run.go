@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/runtime/telemetry"
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/secrets"
 )
 
 // inputFlags collects repeated --input k=v flags.
@@ -32,6 +34,16 @@ func (f inputFlags) Set(s string) error {
 	return nil
 }
 
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (f *listFlag) String() string { return strings.Join(*f, ",") }
+
+func (f *listFlag) Set(s string) error {
+	*f = append(*f, s)
+	return nil
+}
+
 // runFlags are shared by run and resume.
 type runFlags struct {
 	runsDir          string
@@ -39,27 +51,49 @@ type runFlags struct {
 	allowUnsandboxed bool
 	model            string
 	record           string
+	baseURL          string
+	apiKeyEnv        string
+	allowEnv         listFlag
+	allowEndpoints   listFlag
 }
 
-func (rf *runFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	BoolVar(*bool, string, bool, string)
-}) {
+func (rf *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&rf.runsDir, "runs-dir", filepath.Join(".sandgate", "runs"), "directory holding run directories")
 	fs.BoolVar(&rf.json, "json", false, "print the run summary as JSON")
 	fs.BoolVar(&rf.allowUnsandboxed, "allow-unsandboxed", false, "let blueprints with sandbox.isolation: none run commands unconfined")
 	fs.StringVar(&rf.model, "model", "", "model for every agent node: a model name, script:FILE or replay:FILE")
 	fs.StringVar(&rf.record, "record", "", "append every model exchange to FILE, for replay:FILE later")
+	fs.StringVar(&rf.baseURL, "base-url", "", "OpenAI-compatible endpoint of every agent node (default $OPENAI_BASE_URL, then OpenAI)")
+	fs.StringVar(&rf.apiKeyEnv, "api-key-env", "", "environment variable holding the agents' API key (default OPENAI_API_KEY)")
+	fs.Var(&rf.allowEnv, "allow-env", "let the blueprint pass this credential variable into the box via sandbox.env (repeatable)")
+	fs.Var(&rf.allowEndpoints, "allow-endpoint", "let the blueprint send agent keys to this base_url (repeatable)")
+}
+
+// redactor removes the harness's credentials (and the operator's key, and
+// the blueprint's token_env names when bp is known) from what the CLI prints.
+func (rf *runFlags) redactor(creds []string) *secrets.Redactor {
+	if rf.apiKeyEnv != "" {
+		creds = append(creds, rf.apiKeyEnv)
+	}
+	return secrets.FromOS(creds...)
 }
 
 func newRuntime(rf *runFlags, repo string, stdout, stderr io.Writer) *runtime.Runtime {
+	var extra []string
+	if rf.apiKeyEnv != "" {
+		extra = []string{rf.apiKeyEnv}
+	}
 	return &runtime.Runtime{
-		Registry: nodes.NewRegistryWith(nodes.Options{Agent: agent.Options{Model: rf.model, Record: rf.record}}),
+		Registry: nodes.NewRegistryWith(nodes.Options{
+			Agent:    agent.Options{Model: rf.model, Record: rf.record, BaseURL: rf.baseURL, APIKeyEnv: rf.apiKeyEnv},
+			AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints}),
 		RunsDir:  rf.runsDir,
 		Observer: newProgress(stdout, !rf.json),
 		Tracing:  telemetry.Tracing(),
+		Secrets:  extra,
 		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, AllowUnconfined: rf.allowUnsandboxed, Caches: nodes.GoCaches(),
-			OnAlert: func(a sandbox.Alert) { fmt.Fprintf(stderr, "ALERT egress %s %s: %s\n", a.Method, a.Target, a.Reason) }}),
+			AllowEnv: rf.allowEnv,
+			OnAlert:  func(a sandbox.Alert) { fmt.Fprintf(stderr, "ALERT egress %s %s: %s\n", a.Method, a.Target, a.Reason) }}),
 	}
 }
 
@@ -83,6 +117,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return reportLoadError(stderr, err)
 	}
+	// Now that the blueprint's credential variables are known, print
+	// through a redactor that knows them too.
+	r := rf.redactor(bp.Credentials)
+	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
+	rt = newRuntime(&rf, *repo, stdout, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: *repo})
@@ -102,6 +141,8 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}
+	r := rf.redactor(nil)
+	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
 	rt := newRuntime(&rf, prev.Workspace, stdout, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

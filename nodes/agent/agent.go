@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/secrets"
 )
 
 // GenAI semantic-convention attribute names, defined here because
@@ -49,6 +51,18 @@ type Options struct {
 	// Getenv reads the harness environment for API keys (default
 	// os.Getenv). Keys never enter the sandbox.
 	Getenv func(string) string
+	// BaseURL is the operator's model endpoint (the CLI's --base-url;
+	// default OPENAI_BASE_URL, then OpenAI).
+	BaseURL string
+	// APIKeyEnv names the variable holding the operator's key (the CLI's
+	// --api-key-env; default OPENAI_API_KEY). Name it in runtime.Runtime's
+	// Secrets too when the name does not look like a credential.
+	APIKeyEnv string
+	// AllowEndpoints lists the endpoints a blueprint may name in base_url,
+	// with its own api_key_env. A blueprint that sets either field for any
+	// other endpoint is refused before any request: a key never goes to an
+	// endpoint the operator did not name.
+	AllowEndpoints []string
 
 	models *models
 }
@@ -79,7 +93,7 @@ type Agent struct {
 var _ runtime.Node = (*Agent)(nil)
 
 func newAgent(spec *blueprint.Node, o Options) (*Agent, error) {
-	a := &Agent{o: o, model: "gpt-4.1-mini", keyEnv: "OPENAI_API_KEY", tools: DefaultTools, maxTurns: 20, reqTimeout: 2 * time.Minute, file: spec.File}
+	a := &Agent{o: o, model: "gpt-4.1-mini", tools: DefaultTools, maxTurns: 20, reqTimeout: 2 * time.Minute, file: spec.File}
 	c := spec.Config
 	if v, ok := c["model"].(string); ok && v != "" {
 		a.model = v
@@ -87,9 +101,8 @@ func newAgent(spec *blueprint.Node, o Options) (*Agent, error) {
 	if o.Model != "" {
 		a.model = o.Model
 	}
-	a.baseURL, _ = c["base_url"].(string)
-	if v, ok := c["api_key_env"].(string); ok && v != "" {
-		a.keyEnv = v
+	if err := a.endpoint(c); err != nil {
+		return nil, err
 	}
 	if v, ok := c["tools"].([]string); ok && len(v) > 0 {
 		a.tools = v
@@ -111,6 +124,31 @@ func newAgent(spec *blueprint.Node, o Options) (*Agent, error) {
 		a.reqTimeout = v
 	}
 	return a, nil
+}
+
+// endpoint decides where the key goes and which key: the operator's
+// endpoint and key, or the blueprint's when the operator allowed that
+// endpoint. The blueprint loader refuses the same blueprints with
+// positions; this check holds for blueprints that did not come through it.
+func (a *Agent) endpoint(c map[string]any) error {
+	a.baseURL, a.keyEnv = a.o.BaseURL, a.o.APIKeyEnv
+	bpURL, _ := c["base_url"].(string)
+	bpKey, _ := c["api_key_env"].(string)
+	switch {
+	case bpURL != "" && !secrets.EndpointAllowed(bpURL, a.o.AllowEndpoints):
+		return fmt.Errorf("base_url: the blueprint would send a credential to %s; credentials go only to endpoints the operator names (--base-url) or allows (--allow-endpoint %s)", bpURL, bpURL)
+	case bpURL != "":
+		a.baseURL = bpURL
+		if bpKey != "" {
+			a.keyEnv = bpKey
+		}
+	case bpKey != "":
+		return fmt.Errorf("api_key_env: the blueprint picks %s as the key for the operator's endpoint; the operator chooses the key (--api-key-env %s), or the blueprint also sets an endpoint the operator allows (--allow-endpoint URL)", bpKey, bpKey)
+	}
+	if a.keyEnv == "" {
+		a.keyEnv = "OPENAI_API_KEY"
+	}
+	return nil
 }
 
 // client builds the model client for this attempt.
@@ -297,6 +335,9 @@ func (s *session) tool(ctx context.Context, call openai.ToolCall) (string, error
 	if strings.HasPrefix(out, "error:") {
 		span.SetStatus(codes.Error, firstLine(out))
 	}
+	// A credential the operator let into the box must not travel on to
+	// the model provider or the transcript through command output.
+	out = s.in.Redactor.String(out)
 	s.tr.add("tool", map[string]any{"name": call.Function.Name, "arguments": call.Function.Arguments, "result": out})
 	return out, nil
 }
@@ -319,6 +360,7 @@ func orDefault(s, d string) string {
 // directory rather than in span attributes.
 type transcript struct {
 	f *os.File
+	w io.Writer // f, redacting credentials
 }
 
 func newTranscript(in *runtime.Input) *transcript {
@@ -330,7 +372,7 @@ func newTranscript(in *runtime.Input) *transcript {
 	if err != nil {
 		return &transcript{}
 	}
-	return &transcript{f: f}
+	return &transcript{f: f, w: in.Redactor.Writer(f)}
 }
 
 func (t *transcript) add(kind string, v any) {
@@ -338,7 +380,7 @@ func (t *transcript) add(kind string, v any) {
 		return
 	}
 	b, _ := json.Marshal(map[string]any{"time": time.Now().UTC(), "kind": kind, "data": v})
-	t.f.Write(append(b, '\n'))
+	_, _ = t.w.Write(append(b, '\n'))
 }
 
 func (t *transcript) close() {
