@@ -31,10 +31,12 @@ type goEvent struct {
 	Action, Package, Test, Output, ImportPath, FailedBuild string
 }
 
-// goTest is one test's state while the stream is read.
+// goTest is one test's state while the stream is read. With -count=N a
+// test runs N times under one name: each result counts, a failure sticks.
 type goTest struct {
-	pkg, name, result string
-	out               tailBuffer
+	pkg, name              string
+	runs, pass, fail, skip int
+	out                    tailBuffer
 }
 
 // goStream accumulates a go test -json stream. Only bounded tails of
@@ -139,12 +141,21 @@ func (s *goStream) testEvent(e goEvent) {
 		s.testOrder = append(s.testOrder, t)
 	}
 	switch e.Action {
+	case "run":
+		t.runs++
 	case "output":
 		t.out.write(e.Output)
 	case "pass", "skip":
-		t.result, t.out = e.Action, tailBuffer{} // a passing test's output is not needed
+		if e.Action == "pass" {
+			t.pass++
+		} else {
+			t.skip++
+		}
+		if t.fail == 0 {
+			t.out = tailBuffer{} // a passing test's output is not needed
+		}
 	case "fail":
-		t.result = e.Action
+		t.fail++
 	}
 }
 
@@ -152,24 +163,19 @@ func (s *goStream) report() *TestReport {
 	r := &TestReport{Format: "go-json", passedTop: map[string]bool{}}
 	for _, t := range s.testOrder {
 		p := s.pkgs[t.pkg]
-		switch t.result {
-		case "pass":
-			r.Passed++
-			p.Passed++
-			if !strings.Contains(t.name, "/") {
-				r.passedTop[t.pkg+"\x00"+t.name] = true
-			}
-		case "skip":
-			r.Skipped++
-			p.Skipped++
-		default:
+		// A test that started and never reported a result counts as failed.
+		lost := max(t.runs-t.pass-t.fail-t.skip, 0)
+		r.Passed, r.Skipped, r.Failed = r.Passed+t.pass, r.Skipped+t.skip, r.Failed+t.fail+lost
+		p.Passed, p.Skipped, p.Failed = p.Passed+t.pass, p.Skipped+t.skip, p.Failed+t.fail+lost
+		switch {
+		case t.fail+lost > 0:
 			out := t.out.String()
-			if t.result == "" {
+			if lost > 0 {
 				out += "\n[sandgate: the test started but never reported a result]"
 			}
-			r.Failed++
-			p.Failed++
 			r.Failures = append(r.Failures, TestFailure{Package: t.pkg, Name: t.name, Output: out})
+		case t.pass > 0 && !strings.Contains(t.name, "/"):
+			r.passedTop[t.pkg+"\x00"+t.name] = true
 		}
 	}
 	for _, p := range s.pkgOrder {
