@@ -2,11 +2,13 @@ package nodes
 
 import (
 	"net/mail"
+	"path"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // The checks below are the node types' blueprint.NodeType.Check hooks. They
@@ -39,7 +41,24 @@ func checkTest(n *blueprint.Node, _ *yaml.Node) []blueprint.Diagnostic {
 	if rerun > 0 && format != "go-json" && !strings.Contains(run, "go test") {
 		return []blueprint.Diagnostic{n.ErrorAt("rerun_failed", -1, "rerun_failed needs go test -json (format: go-json): failures are re-run with go test -run")}
 	}
+	report, _ := n.Config["report"].(string)
+	if report == "" {
+		return nil
+	}
+	if rerun > 0 {
+		return []blueprint.Diagnostic{n.ErrorAt("rerun_failed", -1, "rerun_failed reads go test -json output and cannot be combined with report: %s", report)}
+	}
+	if _, ok := reportPath(report); !ok {
+		return []blueprint.Diagnostic{n.ErrorAt("report", -1, "%q must name a file inside the workspace, relative to it", report)}
+	}
 	return nil
+}
+
+// reportPath is a report's path relative to the workspace, and whether it
+// stays inside it.
+func reportPath(report string) (string, bool) {
+	r := path.Clean(strings.TrimPrefix(report, sandbox.WorkDir+"/"))
+	return r, !(path.IsAbs(r) || r == "." || r == ".." || strings.HasPrefix(r, "../"))
 }
 
 // checkReview refuses a GitHub review without the repository to open the

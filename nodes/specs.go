@@ -49,9 +49,11 @@ func Specs() []blueprint.NodeType {
 			Fields: map[string]blueprint.Field{
 				"run":          {Kind: kStr, Required: true, NoTemplate: true, Doc: "test command"},
 				"format":       {Kind: kStr, Enum: []string{"auto", "go-json", "junit", "tap"}, Doc: "report format (default auto)"},
-				"report":       {Kind: kStr, NoTemplate: true, Doc: "JUnit XML file the command writes, relative to the workspace"},
+				"report":       {Kind: kStr, NoTemplate: true, Doc: "JUnit XML file the command writes, relative to the workspace; removed before each run, so the command must write it anew"},
 				"rerun_failed": {Kind: kInt, Doc: "re-run failures up to N times to tell flaky from broken"},
 				"hidden":       {Kind: kStr, NoTemplate: true, Doc: "directory of held-out tests copied in for this node only"},
+				"allow_no_tests": {Kind: kList, NoTemplate: true,
+					Doc: "Go packages (import paths, or a prefix ending in /...) allowed to have test files yet run no test; any other such package fails the gate"},
 			},
 			Outputs: map[string]blueprint.Kind{"passed": kInt, "failed": kInt, "skipped": kInt, "failures": kList, "flaky": kList},
 			Check:   checkTest},

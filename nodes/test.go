@@ -3,30 +3,56 @@ package nodes
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+const (
+	// testOutputBytes is how much output the test node captures, far above
+	// the box's default cap: every byte of it is parsed, so counts are
+	// exact and a failure late in a long stream is seen. More than this
+	// fails the gate; it never passes on part of the evidence.
+	testOutputBytes = 64 << 20
+	// storedOutputBytes caps the log kept in the attempt directory.
+	storedOutputBytes = 1 << 20
+	// shownFailures is how many failures and problems feedback names.
+	shownFailures = 10
 )
 
 // Test runs tests and judges them by the runner's structured report: zero
-// tests is a failure, an unreadable report is a failure, and a test the
-// plan announced but the output lacks is a failure.
+// tests is a failure, an unreadable report is a failure, a Go package that
+// ran no test is a failure, and a test the plan announced but the output
+// lacks is a failure.
 type Test struct {
 	run, format, report, hidden string
 	rerun                       int
+	allowNoTests                []string
 }
 
 var _ runtime.Node = (*Test)(nil)
 
 func newTest(spec *blueprint.Node) (runtime.Node, error) {
-	t := &Test{run: spec.Config["run"].(string), format: "auto"}
+	t := &Test{run: spec.Config["run"].(string)}
 	t.format, _ = spec.Config["format"].(string)
+	if t.format == "" {
+		t.format = "auto"
+	}
 	t.report, _ = spec.Config["report"].(string)
 	t.hidden, _ = spec.Config["hidden"].(string)
 	t.rerun, _ = spec.Config["rerun_failed"].(int)
+	t.allowNoTests, _ = spec.Config["allow_no_tests"].([]string)
+	if t.report != "" {
+		t.report, _ = reportPath(t.report) // checked at load by checkTest
+	}
 	return t, nil
 }
 
@@ -43,7 +69,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 		}
 		defer cleanup()
 	}
-	rep, raw, err := t.runOnce(ctx, w, in, t.run, "test.log")
+	rep, raw, err := t.runOnce(ctx, w, in, t.run, "test.log", true)
 	if err != nil {
 		return nil, err
 	}
@@ -57,73 +83,133 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	return t.verdict(in, w, fp, start, rep, raw, flaky)
 }
 
-func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd, log string) (*TestReport, string, error) {
-	res, err := w.Exec(ctx, cmd, in.Spec.Timeout)
+// exec runs a test command with the test node's larger output cap; the
+// cap travels in the request to the box, out of reach of the tests.
+func (t *Test) exec(ctx context.Context, w *Workspace, in *runtime.Input, cmd string) (*sandbox.Result, error) {
+	return w.Box.Exec(ctx, sandbox.Command{Args: []string{"sh", "-c", cmd}, Timeout: in.Spec.Timeout, OutputBytes: testOutputBytes})
+}
+
+// runOnce runs cmd and reads its report. first marks the gate's own run,
+// whose Go packages must each have run a test (re-runs select a few tests
+// on purpose).
+func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd, log string, first bool) (*TestReport, string, error) {
+	if t.report != "" {
+		return t.runWithReport(ctx, w, in, cmd, log)
+	}
+	res, err := t.exec(ctx, w, in, cmd)
 	if err != nil {
 		return nil, "", err
 	}
-	saveOutput(in, log, res)
+	saveExcerpt(in, log, res)
 	out := string(res.Output)
-	if t.report != "" {
-		rr, err := w.Exec(ctx, "cat -- "+shellQuote(t.report), time.Minute)
-		if err != nil {
-			return nil, out, err
-		}
-		if rr.ExitCode != 0 {
-			return nil, out, nil
-		}
-		rep, perr := ParseJUnit(rr.Output)
+	rep, perr := detectReport(t.format, out)
+	if res.Dropped > 0 {
 		if perr != nil {
-			return nil, out, nil
+			rep = &TestReport{Format: t.format}
 		}
+		rep.Problems = append(rep.Problems, fmt.Sprintf("test output exceeded %d MiB (%d more bytes were dropped); cannot verify", testOutputBytes>>20, res.Dropped))
 		return rep, out, nil
 	}
-	format := t.format
-	if format == "" {
-		format = "auto"
-	}
-	rep, perr := detectReport(format, out)
 	if perr != nil {
 		return nil, out, nil
 	}
-	if res.ExitCode != 0 && rep.Failed == 0 && len(rep.Problems) == 0 {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("the test command exited with %d%s although no test failed:\n%s", res.ExitCode, timedOut(res), tail(out, 2048)))
+	if first && rep.Format == "go-json" {
+		rep.CheckPackages(t.allowNoTests)
 	}
+	checkExit(rep, res, out)
 	return rep, out, nil
 }
 
-// rerunFailures runs only the failing tests again; those that pass now
-// are flaky, the rest are broken.
+// runWithReport removes the report file, runs cmd, and reads the report
+// the command wrote, through the harness's own view of the workspace. A
+// report left there before the run, or one that is not a regular file,
+// is not evidence.
+func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Input, cmd, log string) (*TestReport, string, error) {
+	rm, err := w.Box.Exec(ctx, sandbox.Command{Args: []string{"rm", "-f", "--", t.report}, Timeout: time.Minute})
+	if err != nil {
+		return nil, "", err
+	}
+	if rm.ExitCode != 0 {
+		return reportProblem(fmt.Sprintf("report %s could not be removed before the test run, so one left there earlier could pass as this run's: %s", t.report, strings.TrimSpace(string(rm.Output)))), "", nil
+	}
+	since := time.Now()
+	res, err := t.exec(ctx, w, in, cmd)
+	if err != nil {
+		return nil, "", err
+	}
+	saveExcerpt(in, log, res)
+	out := string(res.Output)
+	data, err := readReport(w, t.report, since)
+	if err != nil {
+		return reportProblem(err.Error() + timedOut(res)), out, nil
+	}
+	rep, err := ParseJUnit(data)
+	if err != nil {
+		return reportProblem(fmt.Sprintf("report %s: %v", t.report, err)), out, nil
+	}
+	checkExit(rep, res, out)
+	return rep, out, nil
+}
+
+func reportProblem(msg string) *TestReport {
+	return &TestReport{Format: "junit", Problems: []string{msg}}
+}
+
+// checkExit fails a run whose command failed although its report shows no
+// failure: the exit code is evidence too.
+func checkExit(rep *TestReport, res *sandbox.Result, out string) {
+	if res.ExitCode != 0 && rep.Failed == 0 && len(rep.Problems) == 0 {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("the test command exited with %d%s although no test failed:\n%s", res.ExitCode, timedOut(res), tail(out, 2048)))
+	}
+}
+
+// saveExcerpt keeps at most storedOutputBytes of a command's output in the
+// attempt directory: the head and the tail, where runners print failures
+// and summaries. The parse saw all of it.
+func saveExcerpt(in *runtime.Input, name string, r *sandbox.Result) {
+	dir, err := in.MkDir()
+	if err != nil {
+		return
+	}
+	data := r.Output
+	if len(data) > storedOutputBytes {
+		head, end := data[:storedOutputBytes/4], data[len(data)-storedOutputBytes*3/4:]
+		note := fmt.Sprintf("\n[sandgate: %d bytes left out of this log; the gate read all of them]\n", len(data)-len(head)-len(end))
+		data = slices.Concat(head, []byte(note), end)
+	}
+	if r.Dropped > 0 {
+		data = append(slices.Clip(data), fmt.Sprintf("\n[sandgate: %d more bytes were not captured]\n", r.Dropped)...)
+	}
+	_ = os.WriteFile(filepath.Join(dir, name), data, 0o644)
+}
+
+// rerunFailures runs only the failing tests again; a test that now
+// reports a pass (in the same package) is flaky, the rest are broken. A
+// re-run that is not clean (unreadable, cut off, a problem) clears nothing.
 func (t *Test) rerunFailures(ctx context.Context, w *Workspace, in *runtime.Input, rep *TestReport) (*TestReport, []string, error) {
-	failing := rep.topLevelFailures()
 	still := map[string]bool{}
-	for _, n := range failing {
-		still[n] = true
+	for _, k := range rep.topLevelFailures() {
+		still[k] = true
 	}
 	for i := 0; i < t.rerun && len(still) > 0; i++ {
-		var names []string
-		for n := range still {
-			names = append(names, regexp.QuoteMeta(n))
-		}
-		cmd := fmt.Sprintf("%s -run %s", t.run, shellQuote("^("+strings.Join(names, "|")+")$"))
-		again, _, err := t.runOnce(ctx, w, in, cmd, fmt.Sprintf("rerun-%d.log", i+1))
+		again, _, err := t.runOnce(ctx, w, in, rerunCommand(t.run, still), fmt.Sprintf("rerun-%d.log", i+1), false)
 		if err != nil {
 			return nil, nil, err
 		}
-		if again == nil {
+		if again == nil || len(again.Problems) > 0 {
 			break
 		}
-		now := map[string]bool{}
-		for _, n := range again.topLevelFailures() {
-			now[n] = true
+		for k := range still {
+			if again.passedTop[k] {
+				delete(still, k)
+			}
 		}
-		still = now
 	}
 	var flaky []string
 	kept := rep.Failures[:0]
 	for _, f := range rep.Failures {
 		top, _, _ := strings.Cut(f.Name, "/")
-		if still[top] {
+		if still[f.Package+"\x00"+top] {
 			kept = append(kept, f)
 		} else if !strings.Contains(f.Name, "/") {
 			flaky = append(flaky, f.Name)
@@ -132,6 +218,21 @@ func (t *Test) rerunFailures(ctx context.Context, w *Workspace, in *runtime.Inpu
 	rep.Passed += rep.Failed - len(kept)
 	rep.Failed, rep.Failures = len(kept), kept
 	return rep, flaky, nil
+}
+
+// rerunCommand selects the still-failing top-level tests by exact name.
+func rerunCommand(run string, still map[string]bool) string {
+	set := map[string]bool{}
+	for k := range still {
+		_, name, _ := strings.Cut(k, "\x00")
+		set[regexp.QuoteMeta(name)] = true
+	}
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("%s -run %s", run, shellQuote("^("+strings.Join(names, "|")+")$"))
 }
 
 func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Time, rep *TestReport, raw string, flaky []string) (*runtime.Result, error) {
@@ -145,7 +246,7 @@ func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Ti
 		g.Reason = "no test ran"
 		res.Feedback = "No test ran: a change with zero tests executed is not verified. Output:\n" + tail(raw, 2048)
 	default:
-		var names []string
+		names := []string{}
 		for _, f := range rep.Failures {
 			names = append(names, f.Name)
 		}
@@ -154,6 +255,9 @@ func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Ti
 		g.Pass = rep.Failed == 0 && len(rep.Problems) == 0
 		if !g.Pass {
 			g.Reason = fmt.Sprintf("%d failed, %d problem(s)", rep.Failed, len(rep.Problems))
+			if len(rep.Problems) > 0 {
+				g.Reason += ": " + firstLine(rep.Problems[0])
+			}
 			res.Feedback = failureFeedback(rep)
 		}
 	}
@@ -163,18 +267,31 @@ func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Ti
 	return gate(in, w, "tests", fp, start, g, res)
 }
 
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSuffix(line, ":")
+}
+
 func failureFeedback(rep *TestReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tests failed: %d passed, %d failed.\n", rep.Passed, rep.Failed)
-	for _, p := range rep.Problems {
+	for i, p := range rep.Problems {
+		if i == shownFailures {
+			fmt.Fprintf(&b, "\n… and %d more problems\n", len(rep.Problems)-shownFailures)
+			break
+		}
 		fmt.Fprintf(&b, "\n%s\n", p)
 	}
 	for i, f := range rep.Failures {
-		if i == 10 {
-			fmt.Fprintf(&b, "\n… and %d more failing tests\n", len(rep.Failures)-10)
+		if i == shownFailures {
+			fmt.Fprintf(&b, "\n… and %d more failing tests\n", len(rep.Failures)-shownFailures)
 			break
 		}
-		fmt.Fprintf(&b, "\n--- %s\n%s\n", f.Name, strings.TrimRight(f.Output, "\n"))
+		name := f.Name
+		if f.Package != "" {
+			name += " (" + f.Package + ")"
+		}
+		fmt.Fprintf(&b, "\n--- %s\n%s\n", name, strings.TrimRight(f.Output, "\n"))
 	}
 	return b.String()
 }

@@ -1,15 +1,19 @@
 package nodes
 
 import (
-	"bufio"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // TestReport is what a test run counted from the runner's own output.
@@ -21,14 +25,21 @@ type TestReport struct {
 	// Failures are failing test names with their trimmed output.
 	Failures []TestFailure
 	// Problems are failures outside any test (build errors, a plan the
-	// output fell short of).
+	// output fell short of, a package that ran no test).
 	Problems []string
+	// Packages are go test -json's packages in order of first appearance.
+	Packages []GoPackage
+
+	// passedTop holds "package\x00Test" of top-level tests that passed.
+	passedTop map[string]bool
 }
 
 // TestFailure is one failing test.
 type TestFailure struct {
-	Name   string
-	Output string
+	// Package is the Go package, for go test -json.
+	Package string
+	Name    string
+	Output  string
 }
 
 // Total counts the tests that ran.
@@ -36,77 +47,6 @@ func (r *TestReport) Total() int { return r.Passed + r.Failed + r.Skipped }
 
 // ErrNoReport means the output holds no test report this node can read.
 var ErrNoReport = errors.New("no test report in the output")
-
-// ParseGoTestJSON reads `go test -json` output.
-func ParseGoTestJSON(out string) (*TestReport, error) {
-	type event struct {
-		Action, Package, Test, Output string
-	}
-	r := &TestReport{Format: "go-json"}
-	outputs := map[string]*strings.Builder{}
-	final := map[string]string{}
-	var order []string
-	parsed := 0
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "{") {
-			continue
-		}
-		var e event
-		if json.Unmarshal([]byte(line), &e) != nil || e.Action == "" {
-			continue
-		}
-		parsed++
-		key := e.Package + "\x00" + e.Test
-		switch e.Action {
-		case "output":
-			if outputs[key] == nil {
-				outputs[key] = &strings.Builder{}
-			}
-			outputs[key].WriteString(e.Output)
-		case "pass", "fail", "skip":
-			if _, seen := final[key]; !seen {
-				order = append(order, key)
-			}
-			final[key] = e.Action
-		}
-	}
-	if parsed == 0 {
-		return nil, ErrNoReport
-	}
-	failedIn := map[string]bool{}
-	for _, key := range order {
-		pkg, test, _ := strings.Cut(key, "\x00")
-		if test != "" && final[key] == "fail" {
-			failedIn[pkg] = true
-		}
-	}
-	for _, key := range order {
-		pkg, test, _ := strings.Cut(key, "\x00")
-		out := ""
-		if b := outputs[key]; b != nil {
-			out = b.String()
-		}
-		if test == "" {
-			if final[key] == "fail" && !failedIn[pkg] {
-				r.Problems = append(r.Problems, fmt.Sprintf("package %s failed outside any test:\n%s", pkg, tail(out, 4096)))
-			}
-			continue
-		}
-		switch final[key] {
-		case "pass":
-			r.Passed++
-		case "skip":
-			r.Skipped++
-		case "fail":
-			r.Failed++
-			r.Failures = append(r.Failures, TestFailure{Name: test, Output: tail(out, 4096)})
-		}
-	}
-	return r, nil
-}
 
 // junit covers testsuites/testsuite nesting as written by pytest, jest,
 // vitest and Maven Surefire.
@@ -226,12 +166,13 @@ func detectReport(format, out string) (*TestReport, error) {
 	return ParseTAP(out)
 }
 
-// topLevelFailures lists the distinct top-level names of failing tests.
+// topLevelFailures lists the distinct "package\x00Test" keys of the
+// top-level tests that failed (a failing subtest fails its parent).
 func (r *TestReport) topLevelFailures() []string {
 	set := map[string]bool{}
 	for _, f := range r.Failures {
 		name, _, _ := strings.Cut(f.Name, "/")
-		set[name] = true
+		set[f.Package+"\x00"+name] = true
 	}
 	out := make([]string, 0, len(set))
 	for n := range set {
@@ -239,4 +180,64 @@ func (r *TestReport) topLevelFailures() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// maxReportBytes caps a report file read by the harness.
+const maxReportBytes = 64 << 20
+
+// readReport reads the report file rel through the harness's own view of
+// the workspace (the overlay's upper layer, or the private copy), never
+// through a command in the box that could lie. It must be a regular file
+// reached through real directories and written at or after since.
+func readReport(w *Workspace, rel string, since time.Time) ([]byte, error) {
+	root := w.Box.Upper()
+	if root == "" {
+		root = w.Box.Merged()
+	}
+	if root == "" {
+		return nil, fmt.Errorf("report %s: the harness has no view of this workspace to read it from", rel)
+	}
+	notWritten := fmt.Errorf("report %s: the test command did not write it", rel)
+	parts := strings.Split(rel, "/")
+	p := root
+	for _, part := range parts[:len(parts)-1] {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if err != nil {
+			return nil, notWritten
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("report %s: %s is not a directory (%s)", rel, part, st.Mode().Type())
+		}
+	}
+	p = filepath.Join(p, parts[len(parts)-1])
+	st, err := os.Lstat(p)
+	if err != nil || (st.Mode()&fs.ModeCharDevice != 0 && st.Sys().(*syscall.Stat_t).Rdev == 0) {
+		return nil, notWritten // absent, or an overlay whiteout: deleted
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("report %s is not a regular file (%s)", rel, st.Mode().Type())
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("report %s: %w", rel, err)
+	}
+	defer f.Close()
+	fst, err := f.Stat()
+	if err != nil || !fst.Mode().IsRegular() || !os.SameFile(st, fst) {
+		return nil, fmt.Errorf("report %s changed while it was read", rel)
+	}
+	// File times come from the kernel's coarse clock; allow it a second.
+	if fst.ModTime().Before(since.Add(-time.Second)) {
+		return nil, fmt.Errorf("report %s was last written at %s, before this test run started (%s): it is not this run's",
+			rel, fst.ModTime().Format(time.RFC3339), since.Format(time.RFC3339))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxReportBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("report %s: %w", rel, err)
+	}
+	if len(data) > maxReportBytes {
+		return nil, fmt.Errorf("report %s is larger than %d MiB", rel, maxReportBytes>>20)
+	}
+	return data, nil
 }

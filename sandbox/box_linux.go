@@ -55,6 +55,22 @@ type Command struct {
 	Dir     string
 	Timeout time.Duration
 	Stdin   []byte
+	// OutputBytes caps this command's captured output in place of
+	// Limits.OutputBytes, up to MaxOutputBytes; zero keeps the limit. The
+	// harness sets it per request, so nothing in the box can raise it.
+	OutputBytes int
+}
+
+// MaxOutputBytes bounds Command.OutputBytes: init holds the output in
+// memory and sends it to the harness in one message.
+const MaxOutputBytes = 256 << 20
+
+// outputBytes is the capture cap of one command.
+func (b *Box) outputBytes(c Command) int {
+	if c.OutputBytes > 0 {
+		return min(c.OutputBytes, MaxOutputBytes)
+	}
+	return b.limits.OutputBytes
 }
 
 // Box is a running sandbox. It is safe for concurrent use.
@@ -359,7 +375,7 @@ func (b *Box) Exec(ctx context.Context, c Command) (*Result, error) {
 	if b.unconfined {
 		res, err = b.execUnconfined(ctx, c, timeout)
 	} else {
-		req := request{Exec: &execReq{Args: c.Args, Dir: c.Dir, Env: b.env, Timeout: timeout, OutputBytes: b.limits.OutputBytes, Stdin: c.Stdin}}
+		req := request{Exec: &execReq{Args: c.Args, Dir: c.Dir, Env: b.env, Timeout: timeout, OutputBytes: b.outputBytes(c), Stdin: c.Stdin}}
 		var resp response
 		resp, err = b.call(ctx, req, timeout+15*time.Second)
 		if err == nil && resp.Error != "" {

@@ -20,7 +20,7 @@ func (b *Box) execUnconfined(ctx context.Context, c Command, timeout time.Durati
 	if c.Dir != "" {
 		dir = filepath.Join(dir, c.Dir)
 	}
-	out := &cappedBuffer{max: b.limits.OutputBytes}
+	out := &cappedBuffer{max: b.outputBytes(c)}
 	cmd := exec.CommandContext(ctx, c.Args[0], c.Args[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, b.env, out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

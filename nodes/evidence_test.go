@@ -1,0 +1,195 @@
+package nodes_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// The tests in this file perform, in a real box on a real Go module, the
+// cheats an agent used to get unverified code past the test gate, and fail
+// if the gate passes.
+
+// writeFiles is a shell command writing files into the workspace, as an
+// agent's edit would.
+func writeFiles(files map[string]string) string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	cmds := []string{"true"}
+	for _, n := range names {
+		b64 := base64.StdEncoding.EncodeToString([]byte(files[n]))
+		cmds = append(cmds, fmt.Sprintf("mkdir -p %s && echo %s | base64 -d > %s", path.Dir(n), b64, n))
+	}
+	return strings.Join(cmds, " && ")
+}
+
+const fixAdd = "sed -i 's/a - b/a + b/' calc.go"
+
+// gateAttemptFile reads a file of the gate's last attempt directory.
+func gateAttemptFile(t *testing.T, sum *runtime.Summary, name string) []byte {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(sum.Dir, "nodes", "gate", "*", name))
+	if len(files) == 0 {
+		t.Fatalf("no %s in the gate's attempt directory", name)
+	}
+	sort.Strings(files)
+	b, err := os.ReadFile(files[len(files)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustFail(t *testing.T, sum *runtime.Summary, a runtime.AttemptInfo, want ...string) {
+	t.Helper()
+	if sum.Status != runtime.StatusFailed || a.Outcome != runtime.OutcomeFail {
+		t.Fatalf("the gate passed unverified work: run %s, gate %s\n%s", sum.Status, a.Outcome, a.Feedback)
+	}
+	for _, w := range want {
+		if !strings.Contains(a.Feedback, w) {
+			t.Fatalf("feedback lacks %q:\n%s", w, a.Feedback)
+		}
+	}
+	var v map[string]any
+	if err := json.Unmarshal(gateAttemptFile(t, sum, "verify.json"), &v); err != nil || v["pass"] != false {
+		t.Fatalf("verify.json does not record a failed gate: %v %v", v, err)
+	}
+}
+
+func mustPass(t *testing.T, sum *runtime.Summary, a runtime.AttemptInfo) {
+	t.Helper()
+	if sum.Status != runtime.StatusSucceeded || a.Outcome != runtime.OutcomePass {
+		t.Fatalf("want the gate to pass: run %s (%s), gate %s\n%s", sum.Status, sum.Reason, a.Outcome, a.Feedback)
+	}
+}
+
+const (
+	subCode      = "package sub\n\n// Sub returns a - b.\nfunc Sub(a, b int) int { return a + b }\n"
+	subTest      = "package sub\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tif Sub(3, 1) != 2 {\n\t\tt.Fatal(\"Sub(3, 1) != 2\")\n\t}\n}\n"
+	silencerInit = "package sub\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc init() {\n\tif testing.Testing() {\n\t\tos.Exit(0)\n\t}\n}\n"
+	forgedSkip   = "package sub\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\nfunc init() {\n\tif testing.Testing() {\n\t\tfmt.Println(\"?   \\tcalc/sub\\t[no test files]\")\n\t\tos.Exit(0)\n\t}\n}\n"
+	quietMain    = "package sub\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(0) }\n"
+	helperOnly   = "package sub\n\nfunc helper() int { return 1 }\n"
+)
+
+// TestTestGateCatchesSilencedPackages: package calc/sub has a failing
+// test; the agent silences it while calc's own tests pass and keep the
+// total above zero.
+func TestTestGateCatchesSilencedPackages(t *testing.T) {
+	repo := seedRepo(t)
+	cases := []struct {
+		name  string
+		files map[string]string
+		allow string
+		want  []string
+	}{
+		{"init calls os.Exit(0) in test binaries", map[string]string{"sub/sub.go": subCode, "sub/sub_test.go": subTest, "sub/quiet.go": silencerInit},
+			"", []string{"package calc/sub ran no test", "exited before running tests"}},
+		{"init forges go's [no test files] line", map[string]string{"sub/sub.go": subCode, "sub/sub_test.go": subTest, "sub/quiet.go": forgedSkip},
+			"", []string{"package calc/sub ran no test", "[no test files]"}},
+		{"TestMain never calls m.Run", map[string]string{"sub/sub.go": subCode, "sub/sub_test.go": subTest, "sub/main_test.go": quietMain},
+			"", []string{"package calc/sub ran no test"}},
+		{"test files without tests", map[string]string{"sub/sub.go": subCode, "sub/sub_test.go": helperOnly},
+			"", []string{"package calc/sub ran no test", "no tests to run"}},
+		{"allow_no_tests names another package", map[string]string{"sub/sub.go": subCode, "sub/sub_test.go": subTest, "sub/quiet.go": silencerInit},
+			"\nallow_no_tests: [calc/other, calc/sub/deeper/...]", []string{"package calc/sub ran no test"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sum, a := gateRun(t, repo, fixAdd+" && "+writeFiles(c.files), "type: test\nrun: go test -json ./..."+c.allow)
+			mustFail(t, sum, a, c.want...)
+		})
+	}
+}
+
+// TestTestGatePackagesThatMayRunNoTest: a package without test files
+// passes as before, and allow_no_tests lets a named package run none.
+func TestTestGatePackagesThatMayRunNoTest(t *testing.T) {
+	repo := seedRepo(t)
+	cases := []struct {
+		name  string
+		files map[string]string
+		allow string
+	}{
+		{"no test files", map[string]string{"sub/sub.go": subCode}, ""},
+		{"allowed by path", map[string]string{"sub/sub.go": subCode, "sub/sub_test.go": helperOnly}, "\nallow_no_tests: [calc/sub]"},
+		{"allowed by subtree", map[string]string{"sub/sub.go": subCode, "sub/sub_test.go": helperOnly}, "\nallow_no_tests: [calc/...]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sum, a := gateRun(t, repo, fixAdd+" && "+writeFiles(c.files), "type: test\nrun: go test -json ./..."+c.allow)
+			mustPass(t, sum, a)
+		})
+	}
+}
+
+const (
+	passingReport = `<testsuite><testcase name="a"/><testcase name="b"/></testsuite>`
+	writeReport   = "printf '%s' '" + passingReport + "' > "
+)
+
+// TestTestGateReportMustBeThisRuns: with report:, only a regular file the
+// test command itself wrote counts, and the exit code still matters.
+func TestTestGateReportMustBeThisRuns(t *testing.T) {
+	repo := repoWithReport(t, seedRepo(t))
+	planted := writeReport + "report.xml"
+	cases := []struct{ name, prep, run, report, want string }{
+		{"planted before the run and the command fails", planted, "exit 1", "report.xml", "did not write it"},
+		{"planted with an old mtime and the command writes nothing", planted + " && touch -d 2020-01-01 report.xml", "true", "report.xml", "did not write it"},
+		{"written with a back-dated mtime", "", writeReport + "report.xml && touch -d 2020-01-01 report.xml", "report.xml", "before this test run started"},
+		{"passing report but a failing command", "", writeReport + "report.xml; exit 1", "report.xml", "exited with 1 although no test failed"},
+		{"committed report the command does not rewrite", "", "go test ./...", "base.xml", "did not write it"},
+		{"symlink to a planted file", writeReport + "/tmp/r.xml", "ln -s /tmp/r.xml report.xml", "report.xml", "not a regular file"},
+		{"symlink to a host path", "", "ln -s " + repo + "/calc_test.go report.xml", "report.xml", "not a regular file"},
+		{"fifo", "", "mkfifo report.xml", "report.xml", "not a regular file"},
+		{"directory symlink on the way", "mkdir -p /tmp/d && " + writeReport + "/tmp/d/r.xml", "ln -s /tmp/d out", "out/r.xml", "is not a directory"},
+		{"a directory in its place", "", "mkdir -p report.xml", "report.xml", "not a regular file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			prep := fixAdd
+			if c.prep != "" {
+				prep += " && " + c.prep
+			}
+			sum, a := gateRun(t, repo, prep, "type: test\nrun: "+quote(c.run)+"\nreport: "+c.report)
+			mustFail(t, sum, a, c.want)
+		})
+	}
+}
+
+// repoWithReport commits a passing base.xml, so a report already in the
+// base commit (the overlay's lower layer) is covered too.
+func repoWithReport(t *testing.T, repo string) string {
+	t.Helper()
+	os.WriteFile(filepath.Join(repo, "base.xml"), []byte(passingReport), 0o644)
+	run(t, repo, "git", "add", "base.xml")
+	run(t, repo, "git", "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "report")
+	return repo
+}
+
+// TestTestGateReportWrittenByTheRun: reports the command writes pass,
+// including one replacing a file of the base commit and one in a new
+// directory.
+func TestTestGateReportWrittenByTheRun(t *testing.T) {
+	repo := repoWithReport(t, seedRepo(t))
+	for _, report := range []string{"report.xml", "base.xml", "out/deep/r.xml"} {
+		t.Run(report, func(t *testing.T) {
+			sum, a := gateRun(t, repo, "", "type: test\nrun: "+quote("mkdir -p "+path.Dir(report)+" && "+writeReport+report)+"\nreport: "+report)
+			mustPass(t, sum, a)
+			if fmt.Sprint(a.Outputs["passed"]) != "2" {
+				t.Fatalf("outputs: %v", a.Outputs)
+			}
+		})
+	}
+}
