@@ -27,6 +27,12 @@ func newTest(spec *blueprint.Node) (runtime.Node, error) {
 	t.report, _ = spec.Config["report"].(string)
 	t.hidden, _ = spec.Config["hidden"].(string)
 	t.rerun, _ = spec.Config["rerun_failed"].(int)
+	if t.hidden != "" {
+		// Refused at load; quietNode runs them in a box of their own.
+		if _, err := hiddenFiles(t.hidden); err != nil {
+			return nil, fmt.Errorf("hidden: %w", err)
+		}
+	}
 	if t.rerun > 0 && t.format != "go-json" && !strings.Contains(t.run, "go test") {
 		return nil, fmt.Errorf("rerun_failed needs go test -json (format: go-json)")
 	}
@@ -38,13 +44,6 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	w, fp, start, err := beginGate(in)
 	if err != nil {
 		return nil, err
-	}
-	if t.hidden != "" {
-		cleanup, err := w.placeHidden(ctx, t.hidden)
-		if err != nil {
-			return nil, err
-		}
-		defer cleanup()
 	}
 	rep, raw, err := t.runOnce(ctx, w, in, t.run, "test.log")
 	if err != nil {
