@@ -103,9 +103,9 @@ func (q *quiesce) wake() {
 type ctxKey int
 
 const (
-	keyQuiet ctxKey = iota // the caller holds the box exclusively
-	keyBox                 // commands go to this box instead of the run's
-	keySession             // the running gate's session
+	keyQuiet   ctxKey = iota // the caller holds the box exclusively
+	keyBox                   // commands go to this box instead of the run's
+	keySession               // the running gate's session
 )
 
 // quiet marks ctx as holding the box exclusively: commands run under it do
