@@ -79,17 +79,27 @@ func (w *Workspace) observe() (wsState, error) {
 	return wsState{fp: fp, stamps: st}, err
 }
 
-// changedSince lists the entries written since before.
+// changedSince lists the entries written since before; directories end
+// in a slash (a file created and removed again shows as its directory).
 func (s wsState) changedSince(before wsState) []string {
 	var out []string
+	label := func(p string, st stamp) string {
+		switch {
+		case p == ".":
+			return "./"
+		case st.mode.IsDir():
+			return p + "/"
+		}
+		return p
+	}
 	for p, st := range s.stamps {
 		if b, ok := before.stamps[p]; !ok || b != st {
-			out = append(out, p)
+			out = append(out, label(p, st))
 		}
 	}
-	for p := range before.stamps {
+	for p, st := range before.stamps {
 		if _, ok := s.stamps[p]; !ok {
-			out = append(out, p)
+			out = append(out, label(p, st))
 		}
 	}
 	sort.Strings(out)
