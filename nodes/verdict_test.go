@@ -226,6 +226,7 @@ func TestHiddenTestsStayHidden(t *testing.T) {
 	if held.Feedback != "2 held-out tests failed." {
 		t.Fatalf("feedback says more than the count: %q", held.Feedback)
 	}
+	t.Logf("held-out run: %d ms (box start, change copy, go test)", held.DurationMS)
 	snoop := lastAttempt(sum, "snoop")
 	out, _ := snoop.Outputs["output"].(string)
 	if strings.Contains(out, "stolen") || strings.Contains(out, "calc_hidden_test.go") || !strings.Contains(out, "go.mod") {
