@@ -148,7 +148,7 @@ func (w *Workspace) applyFile(ctx context.Context, f *gitdiff.File) (*runtime.Re
 	oldP, newP := sandbox.WorkDir+"/"+path.Clean(f.OldName), sandbox.WorkDir+"/"+path.Clean(f.NewName)
 	var src []byte
 	if !f.IsNew {
-		res, err := w.Box.Exec(ctx, sandbox.Command{Args: []string{"sh", "-c", pathGuard + `cat -- "$1"`, "sh", oldP}, Timeout: time.Minute})
+		res, err := w.Command(ctx, sandbox.Command{Args: []string{"sh", "-c", pathGuard + `cat -- "$1"`, "sh", oldP}, Timeout: time.Minute})
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +158,7 @@ func (w *Workspace) applyFile(ctx context.Context, f *gitdiff.File) (*runtime.Re
 		src = res.Output
 	}
 	if f.IsDelete {
-		res, err := w.Box.Exec(ctx, sandbox.Command{Args: []string{"sh", "-c", pathGuard + `rm -f -- "$1"`, "sh", oldP}, Timeout: time.Minute})
+		res, err := w.Command(ctx, sandbox.Command{Args: []string{"sh", "-c", pathGuard + `rm -f -- "$1"`, "sh", oldP}, Timeout: time.Minute})
 		if err != nil || res.ExitCode != 0 {
 			return reject(fmt.Sprintf("%s: cannot delete", f.OldName)), err
 		}
@@ -181,7 +181,7 @@ func (w *Workspace) applyFile(ctx context.Context, f *gitdiff.File) (*runtime.Re
 	if f.IsRename {
 		script += ` && rm -f -- "$1"`
 	}
-	res, err := w.Box.Exec(ctx, sandbox.Command{Args: []string{"sh", "-c", script, "sh", oldP, newP}, Stdin: out.Bytes(), Timeout: time.Minute})
+	res, err := w.Command(ctx, sandbox.Command{Args: []string{"sh", "-c", script, "sh", oldP, newP}, Stdin: out.Bytes(), Timeout: time.Minute})
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,11 @@ func checkTest(n *blueprint.Node, _ *yaml.Node) []blueprint.Diagnostic {
 	if rerun > 0 && format != "go-json" && !strings.Contains(run, "go test") {
 		return []blueprint.Diagnostic{n.ErrorAt("rerun_failed", -1, "rerun_failed needs go test -json (format: go-json): failures are re-run with go test -run")}
 	}
+	if hidden, _ := n.Config["hidden"].(string); hidden != "" {
+		if _, err := hiddenFiles(hidden); err != nil {
+			return []blueprint.Diagnostic{n.ErrorAt("hidden", -1, "%v", err)}
+		}
+	}
 	report, _ := n.Config["report"].(string)
 	if report == "" {
 		return nil
@@ -49,16 +54,16 @@ func checkTest(n *blueprint.Node, _ *yaml.Node) []blueprint.Diagnostic {
 		return []blueprint.Diagnostic{n.ErrorAt("rerun_failed", -1, "rerun_failed reads go test -json output and cannot be combined with report: %s", report)}
 	}
 	if _, ok := reportPath(report); !ok {
-		return []blueprint.Diagnostic{n.ErrorAt("report", -1, "%q must name a file inside the workspace, relative to it", report)}
+		return []blueprint.Diagnostic{n.ErrorAt("report", -1, "%q must be a file under %s/: a gate may not write in the workspace it judges", report, sandbox.TmpDir)}
 	}
 	return nil
 }
 
-// reportPath is a report's path relative to the workspace, and whether it
-// stays inside it.
+// reportPath is a report's cleaned path, and whether it is a file in the
+// box's scratch directory.
 func reportPath(report string) (string, bool) {
-	r := path.Clean(strings.TrimPrefix(report, sandbox.WorkDir+"/"))
-	return r, !(path.IsAbs(r) || r == "." || r == ".." || strings.HasPrefix(r, "../"))
+	r := path.Clean(report)
+	return r, strings.HasPrefix(r, sandbox.TmpDir+"/")
 }
 
 // checkReview refuses a GitHub review without the repository to open the

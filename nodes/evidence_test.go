@@ -143,18 +143,18 @@ const (
 // test command itself wrote counts, and the exit code still matters.
 func TestTestGateReportMustBeThisRuns(t *testing.T) {
 	repo := repoWithReport(t, seedRepo(t))
-	planted := writeReport + "report.xml"
+	const r = "/tmp/report.xml"
+	planted := writeReport + r
 	cases := []struct{ name, prep, run, report, want string }{
-		{"planted before the run and the command fails", planted, "exit 1", "report.xml", "did not write it"},
-		{"planted with an old mtime and the command writes nothing", planted + " && touch -d 2020-01-01 report.xml", "true", "report.xml", "did not write it"},
-		{"written with a back-dated mtime", "", writeReport + "report.xml && touch -d 2020-01-01 report.xml", "report.xml", "before this test run started"},
-		{"passing report but a failing command", "", writeReport + "report.xml; exit 1", "report.xml", "exited with 1 although no test failed"},
-		{"committed report the command does not rewrite", "", "go test ./...", "base.xml", "did not write it"},
-		{"symlink to a planted file", writeReport + "/tmp/r.xml", "ln -s /tmp/r.xml report.xml", "report.xml", "not a regular file"},
-		{"symlink to a host path", "", "ln -s " + repo + "/calc_test.go report.xml", "report.xml", "not a regular file"},
-		{"fifo", "", "mkfifo report.xml", "report.xml", "not a regular file"},
-		{"directory symlink on the way", "mkdir -p /tmp/d && " + writeReport + "/tmp/d/r.xml", "ln -s /tmp/d out", "out/r.xml", "is not a directory"},
-		{"a directory in its place", "", "mkdir -p report.xml", "report.xml", "not a regular file"},
+		{"planted before the run and the command fails", planted, "exit 1", r, "did not write it"},
+		{"planted with an old mtime and the command writes nothing", planted + " && touch -d 2020-01-01 " + r, "true", r, "did not write it"},
+		{"written with a back-dated mtime", "", writeReport + r + " && touch -d 2020-01-01 " + r, r, "before this test run started"},
+		{"passing report but a failing command", "", writeReport + r + "; exit 1", r, "exited with 1 although no test failed"},
+		{"symlink to a planted file", writeReport + "/tmp/r.xml", "ln -s /tmp/r.xml " + r, r, "not a regular file"},
+		{"symlink to a workspace file", "", "ln -s /work/base.xml " + r, r, "not a regular file"},
+		{"fifo", "", "mkfifo " + r, r, "not a regular file"},
+		{"a directory in its place", "", "mkdir -p " + r, r, "not a regular file"},
+		{"written into the workspace through a directory link", "mkdir -p /work/out", "ln -s /work/out /tmp/out && " + writeReport + "/tmp/out/r.xml", "/tmp/out/r.xml", "workspace changed while the gate ran"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -179,11 +179,11 @@ func repoWithReport(t *testing.T, repo string) string {
 }
 
 // TestTestGateReportWrittenByTheRun: reports the command writes pass,
-// including one replacing a file of the base commit and one in a new
-// directory.
+// including one in a new directory. (A report in the workspace is refused
+// at load: nodes/testdata/invalid.)
 func TestTestGateReportWrittenByTheRun(t *testing.T) {
 	repo := repoWithReport(t, seedRepo(t))
-	for _, report := range []string{"report.xml", "base.xml", "out/deep/r.xml"} {
+	for _, report := range []string{"/tmp/report.xml", "/tmp/out/deep/r.xml"} {
 		t.Run(report, func(t *testing.T) {
 			sum, a := gateRun(t, repo, "", "type: test\nrun: "+quote("mkdir -p "+path.Dir(report)+" && "+writeReport+report)+"\nreport: "+report)
 			mustPass(t, sum, a)

@@ -70,7 +70,7 @@ func TestTestGateFormats(t *testing.T) {
 	js := "const test = require('node:test');\nconst assert = require('node:assert');\ntest('adds', () => assert.strictEqual(1 + 1, 2));\ntest('skipped', { skip: true }, () => {});\n"
 	cases := []struct{ name, prep, gate string }{
 		{"go test -json", "sed -i 's/a - b/a + b/' calc.go", "type: test\nrun: go test -json ./..."},
-		{"junit from node --test", "printf " + shellArg(js) + " > add.test.js", "type: test\nrun: node --test --test-reporter=junit --test-reporter-destination=report.xml add.test.js\nreport: report.xml"},
+		{"junit from node --test", "printf " + shellArg(js) + " > add.test.js", "type: test\nrun: node --test --test-reporter=junit --test-reporter-destination=/tmp/report.xml add.test.js\nreport: /tmp/report.xml"},
 		{"tap from prove", "mkdir -p t && printf 'print \"1..2\\\\nok 1 - one\\\\nok 2 - two\\\\n\";' > t/a.t", "type: test\nformat: tap\nrun: prove -v t/a.t"},
 	}
 	if _, err := exec.LookPath("node"); err != nil {

@@ -1,56 +1,234 @@
 package nodes
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// placeHidden copies held-out tests from a host directory into the
-// workspace for one test run and returns the function that removes them,
-// so agent nodes never see them.
-func (w *Workspace) placeHidden(ctx context.Context, dir string) (func(), error) {
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+// Held-out tests never enter the run's box: the run's /tmp and home last
+// the whole run, so code under test could copy them there for the agent's
+// next command. They run in a short-lived box of their own whose workspace
+// is the run's change over the base snapshot plus the tests; the box and
+// everything written in it are deleted when the gate ends. Their output
+// stays out of the run's records and, unless the blueprint opts in with
+// hidden_feedback: names, the agent learns only how many failed.
+
+// hiddenFiles lists a held-out test directory's files as slash paths.
+func hiddenFiles(dir string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		files = append(files, shellQuote(filepath.ToSlash(rel)))
-		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(data)), ModTime: time.Unix(0, 0)}); err != nil {
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s: only regular files can be held-out tests", p)
+		}
+		files = append(files, filepath.ToSlash(rel))
+		return nil
+	})
+	return files, err
+}
+
+// checkHidden refuses, before anything runs, a held-out test that has the
+// path of a file in the repository: placing it would replace that file.
+func checkHidden(bp *blueprint.Blueprint, snapshot string) error {
+	for _, id := range bp.Order {
+		n := bp.Nodes[id]
+		dir, _ := n.Config["hidden"].(string)
+		if n.Type != "test" || dir == "" {
+			continue
+		}
+		files, err := hiddenFiles(dir)
+		if err != nil {
+			return fmt.Errorf("%s: nodes.%s.hidden: %w", bp.File, id, err)
+		}
+		for _, f := range files {
+			if _, err := os.Lstat(filepath.Join(snapshot, filepath.FromSlash(f))); err == nil {
+				return fmt.Errorf("%s: nodes.%s.hidden: %s collides with the repository's %s: held-out tests must not replace repository files; rename it",
+					bp.File, id, filepath.Join(dir, filepath.FromSlash(f)), f)
+			}
+		}
+	}
+	return nil
+}
+
+// hiddenBox starts the throwaway box for one held-out test run. The caller
+// holds the run's box exclusively, so the change copied is the one judged.
+func (w *Workspace) hiddenBox(ctx context.Context, dir string) (*sandbox.Box, func(), error) {
+	if w.boxOpts.StateDir == "" {
+		return nil, nil, errors.New("hidden tests: the workspace was not built by nodes.Environment")
+	}
+	files, err := hiddenFiles(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("hidden tests: %w", err)
+	}
+	state, err := os.MkdirTemp("", "sg-hidden-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { removeAll(state) }
+	opts := w.boxOpts
+	opts.StateDir, opts.AuditPath, opts.NoOverlay = state, "", false
+	root := filepath.Join(state, "upper")
+	if up := w.Box.Upper(); up != "" {
+		err = copyTree(ctx, up, root)
+	} else {
+		// The run's workspace is a copy: bind a copy of it instead.
+		root = filepath.Join(state, "ws")
+		opts.Snapshot, opts.Workspace = "", root
+		err = copyTree(ctx, w.Box.Merged(), root)
+	}
+	if err == nil {
+		err = w.placeHidden(dir, files, root)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("hidden tests: %w", err)
+	}
+	box, err := sandbox.Start(ctx, opts)
+	if err == nil && opts.Snapshot != "" && box.Upper() == "" {
+		// The box fell back to copying the base snapshot, which lacks the
+		// change: judging there would vouch for the wrong code.
+		box.Close()
+		err = errors.New("the kernel refused the overlay, so the change cannot be shown to the held-out tests")
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("hidden tests: start their box: %w", err)
+	}
+	return box, func() { box.Close(); cleanup() }, nil
+}
+
+// placeHidden writes the held-out tests into the throwaway box's layer.
+func (w *Workspace) placeHidden(dir string, files []string, root string) error {
+	for _, f := range files {
+		if _, err := os.Lstat(filepath.Join(w.Snapshot, filepath.FromSlash(f))); err == nil {
+			return fmt.Errorf("%s collides with the repository's %s", filepath.Join(dir, f), f)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
 			return err
 		}
-		_, err = tw.Write(data)
+		dst := filepath.Join(root, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		_ = os.Remove(dst) // a file the agent created there loses to the test
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyTree copies a directory with its special files (overlay whiteouts)
+// and extended attributes (opaque directories).
+func copyTree(ctx context.Context, src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
+	}
+	out, err := exec.CommandContext(ctx, "cp", "-a", "--", src+"/.", dst).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("copy the change: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// removeAll deletes a tree even where read-only directories (a Go module
+// cache) would stop os.RemoveAll.
+func removeAll(dir string) {
+	if os.RemoveAll(dir) == nil {
+		return
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o755)
+		}
+		return nil
 	})
+	_ = os.RemoveAll(dir)
+}
+
+// runHidden runs a test gate against held-out tests. The inner node writes
+// its logs into a scratch directory that is deleted; only the verdict's
+// counts reach the attempt directory, the events and the agent.
+func (q *quietNode) runHidden(ctx context.Context, w *Workspace, in *runtime.Input) (*runtime.Result, error) {
+	dir, _ := in.Spec.Config["hidden"].(string)
+	box, closeBox, err := w.hiddenBox(ctx, dir)
 	if err != nil {
-		return nil, fmt.Errorf("hidden tests: %w", err)
-	}
-	if err := tw.Close(); err != nil {
 		return nil, err
 	}
-	res, err := w.Box.Exec(ctx, sandbox.Command{Args: []string{"tar", "-x", "-f", "-", "-C", sandbox.WorkDir}, Stdin: buf.Bytes(), Timeout: time.Minute})
+	defer closeBox()
+	scratch, err := os.MkdirTemp("", "sg-hidden-out-")
 	if err != nil {
 		return nil, err
 	}
-	if res.ExitCode != 0 {
-		return nil, fmt.Errorf("hidden tests: unpack failed: %s", res.Output)
+	defer removeAll(scratch)
+	inner := *in
+	inner.Dir = scratch
+	res, err := q.inner.Run(context.WithValue(ctx, keyBox, box), &inner)
+	if err != nil {
+		// The error may quote the tests' output.
+		return nil, errors.New("the held-out test run broke (details withheld: they may quote the held-out tests)")
 	}
-	return func() {
-		_, _ = w.Exec(context.Background(), "rm -f -- "+strings.Join(files, " "), time.Minute)
-	}, nil
+	if res == nil {
+		return nil, errors.New("the held-out test run returned no result")
+	}
+	return w.hiddenResult(in, res)
+}
+
+// hiddenResult strips a held-out test result down to what the agent and
+// the records may see.
+func (w *Workspace) hiddenResult(in *runtime.Input, res *runtime.Result) (*runtime.Result, error) {
+	names := in.Spec.Config["hidden_feedback"] == "names"
+	failed, _ := res.Outputs["failed"].(int)
+	failures, _ := res.Outputs["failures"].([]string)
+	flaky, _ := res.Outputs["flaky"].([]string)
+	out := &runtime.Result{Outcome: res.Outcome, Tokens: res.Tokens, Outputs: map[string]any{
+		"passed": res.Outputs["passed"], "failed": res.Outputs["failed"], "skipped": res.Outputs["skipped"],
+		"failures": []string{}, "flaky": []string{}}}
+	if names {
+		out.Outputs["failures"], out.Outputs["flaky"] = failures, flaky
+	}
+	why := ""
+	switch {
+	case res.Outcome == runtime.OutcomePass:
+	case failed > 0:
+		why = fmt.Sprintf("%d held-out tests failed", failed)
+	default:
+		why = "the held-out tests did not pass (no test ran, the report was unreadable, or they did not build)"
+	}
+	if why != "" {
+		out.Reason = why
+		out.Feedback = strings.ToUpper(why[:1]) + why[1:] + "."
+		if names && len(failures) > 0 {
+			out.Feedback += "\nFailing held-out tests: " + strings.Join(failures, ", ")
+		}
+	}
+	w.mu.Lock()
+	g, ok := w.verdict.Gates[in.NodeID]
+	w.mu.Unlock()
+	if !ok {
+		return nil, errors.New("the held-out test run recorded no verdict")
+	}
+	g.Reason = why
+	if err := w.recordAttempt(in, g); err != nil {
+		return nil, err
+	}
+	out.Artifacts = []string{"verify.json"}
+	return out, nil
 }

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 }
 
 // seedRepo makes a Go module with a bug (Add subtracts) and a failing test.
-func seedRepo(t *testing.T) string {
+func seedRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -38,7 +38,7 @@ func seedRepo(t *testing.T) string {
 	return dir
 }
 
-func run(t *testing.T, dir string, name string, args ...string) string {
+func run(t testing.TB, dir string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
@@ -54,7 +54,7 @@ type harness struct {
 	repo string
 }
 
-func newHarness(t *testing.T, repo string) *harness {
+func newHarness(t testing.TB, repo string) *harness {
 	return &harness{repo: repo, rt: &runtime.Runtime{
 		Registry: nodes.NewRegistry(),
 		RunsDir:  t.TempDir(),

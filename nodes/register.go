@@ -26,14 +26,14 @@ func factories(o Options) map[string]runtime.Factory {
 	return map[string]runtime.Factory{
 		"agent":       agent.Factory(o.Agent),
 		"shell":       newShell,
-		"lint":        newLint,
-		"test":        newTest,
-		"diff_cap":    newDiffCap,
-		"protect":     newProtect,
-		"git_commit":  newGitCommit,
-		"git_push":    newGitPush,
-		"review":      newReview,
-		"parity":      newParity,
+		"lint":        quietly(newLint, true),
+		"test":        quietly(newTest, true),
+		"diff_cap":    quietly(newDiffCap, true),
+		"protect":     quietly(newProtect, true),
+		"git_commit":  quietly(newGitCommit, false),
+		"git_push":    quietly(newGitPush, false),
+		"review":      quietly(newReview, false),
+		"parity":      quietly(newParity, true),
 		"apply_patch": newApplyPatch,
 	}
 }

@@ -70,19 +70,18 @@ func saveOutput(in *runtime.Input, name string, r *sandbox.Result) {
 	_ = in.WriteFile(name, data)
 }
 
-// gate finishes a gate node: it records the result in the run's verdict,
-// writes the attempt's verify.json and sets the outcome.
+// gate finishes a gate node: it records the result as the node's verdict,
+// writes the attempt's verify.json and sets the outcome. name is the kind
+// the run's summary aggregates it under.
 // fp is the change's fingerprint taken before the gate ran: the verdict
-// vouches for what the gate saw.
+// vouches for what the gate saw. The gate runs on a quiesced box
+// (quietNode), which also checks that nothing changed until it ended.
 func gate(in *runtime.Input, w *Workspace, name, fp string, start time.Time, r GateResult, res *runtime.Result) (*runtime.Result, error) {
-	r.Node, r.DurationMS, r.Fingerprint = in.NodeID, time.Since(start).Milliseconds(), fp
-	one, err := w.record(name, r)
-	if err != nil {
+	r.Node, r.Kind, r.DurationMS, r.Fingerprint = in.NodeID, name, time.Since(start).Milliseconds(), fp
+	if err := w.recordAttempt(in, r); err != nil {
 		return nil, err
 	}
-	if err := in.WriteFile("verify.json", one); err == nil {
-		res.Artifacts = append(res.Artifacts, "verify.json")
-	}
+	res.Artifacts = append(res.Artifacts, "verify.json")
 	res.Outcome = runtime.OutcomeFail
 	if r.Pass {
 		res.Outcome = runtime.OutcomePass

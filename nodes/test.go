@@ -62,13 +62,6 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	if err != nil {
 		return nil, err
 	}
-	if t.hidden != "" {
-		cleanup, err := w.placeHidden(ctx, t.hidden)
-		if err != nil {
-			return nil, err
-		}
-		defer cleanup()
-	}
 	rep, raw, err := t.runOnce(ctx, w, in, t.run, "test.log", true)
 	if err != nil {
 		return nil, err
@@ -86,7 +79,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 // exec runs a test command with the test node's larger output cap; the
 // cap travels in the request to the box, out of reach of the tests.
 func (t *Test) exec(ctx context.Context, w *Workspace, in *runtime.Input, cmd string) (*sandbox.Result, error) {
-	return w.Box.Exec(ctx, sandbox.Command{Args: []string{"sh", "-c", cmd}, Timeout: in.Spec.Timeout, OutputBytes: testOutputBytes})
+	return w.Command(ctx, sandbox.Command{Args: []string{"sh", "-c", cmd}, Timeout: in.Spec.Timeout, OutputBytes: testOutputBytes})
 }
 
 // runOnce runs cmd and reads its report. first marks the gate's own run,
@@ -125,7 +118,7 @@ func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd
 // report left there before the run, or one that is not a regular file,
 // is not evidence.
 func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Input, cmd, log string) (*TestReport, string, error) {
-	rm, err := w.Box.Exec(ctx, sandbox.Command{Args: []string{"rm", "-f", "--", t.report}, Timeout: time.Minute})
+	rm, err := w.Command(ctx, sandbox.Command{Args: []string{"rm", "-f", "--", t.report}, Timeout: time.Minute})
 	if err != nil {
 		return nil, "", err
 	}
@@ -139,7 +132,7 @@ func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Inpu
 	}
 	saveExcerpt(in, log, res)
 	out := string(res.Output)
-	data, err := readReport(w, t.report, since)
+	data, err := readReport(ctx, w, t.report, since)
 	if err != nil {
 		return reportProblem(err.Error() + timedOut(res)), out, nil
 	}

@@ -1,19 +1,17 @@
 package nodes
 
 import (
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // TestReport is what a test run counted from the runner's own output.
@@ -185,59 +183,44 @@ func (r *TestReport) topLevelFailures() []string {
 // maxReportBytes caps a report file read by the harness.
 const maxReportBytes = 64 << 20
 
-// readReport reads the report file rel through the harness's own view of
-// the workspace (the overlay's upper layer, or the private copy), never
-// through a command in the box that could lie. It must be a regular file
-// reached through real directories and written at or after since.
-func readReport(w *Workspace, rel string, since time.Time) ([]byte, error) {
-	root := w.Box.Upper()
-	if root == "" {
-		root = w.Box.Merged()
-	}
-	if root == "" {
-		return nil, fmt.Errorf("report %s: the harness has no view of this workspace to read it from", rel)
-	}
-	notWritten := fmt.Errorf("report %s: the test command did not write it", rel)
-	parts := strings.Split(rel, "/")
-	p := root
-	for _, part := range parts[:len(parts)-1] {
-		p = filepath.Join(p, part)
-		st, err := os.Lstat(p)
-		if err != nil {
-			return nil, notWritten
-		}
-		if !st.IsDir() {
-			return nil, fmt.Errorf("report %s: %s is not a directory (%s)", rel, part, st.Mode().Type())
-		}
-	}
-	p = filepath.Join(p, parts[len(parts)-1])
-	st, err := os.Lstat(p)
-	if err != nil || (st.Mode()&fs.ModeCharDevice != 0 && st.Sys().(*syscall.Stat_t).Rdev == 0) {
-		return nil, notWritten // absent, or an overlay whiteout: deleted
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("report %s is not a regular file (%s)", rel, st.Mode().Type())
-	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// readReport reads the report file at path (under /tmp in the box) once
+// the test command has ended. A gate may not write in the workspace it
+// judges, so reports live in the box's scratch space, which only the box
+// sees; they are read with the system's own stat and cat, run by init
+// while the gate holds the box alone and no process of the test command is
+// left (its PID namespace died with it), so nothing can swap the file
+// between the two. It must be a regular file written at or after since.
+func readReport(ctx context.Context, w *Workspace, path string, since time.Time) ([]byte, error) {
+	st, err := w.Command(ctx, sandbox.Command{Args: []string{"stat", "-c", "%F|%Y|%s", "--", path}, Timeout: time.Minute})
 	if err != nil {
-		return nil, fmt.Errorf("report %s: %w", rel, err)
+		return nil, err
 	}
-	defer f.Close()
-	fst, err := f.Stat()
-	if err != nil || !fst.Mode().IsRegular() || !os.SameFile(st, fst) {
-		return nil, fmt.Errorf("report %s changed while it was read", rel)
+	if st.ExitCode != 0 {
+		return nil, fmt.Errorf("report %s: the test command did not write it", path)
+	}
+	f := strings.Split(strings.TrimSpace(string(st.Output)), "|")
+	if len(f) != 3 || !strings.HasPrefix(f[0], "regular") {
+		return nil, fmt.Errorf("report %s is not a regular file (%s)", path, f[0])
+	}
+	mtime, err1 := strconv.ParseInt(f[1], 10, 64)
+	size, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("report %s: unreadable stat output %q", path, st.Output)
 	}
 	// File times come from the kernel's coarse clock; allow it a second.
-	if fst.ModTime().Before(since.Add(-time.Second)) {
+	if written := time.Unix(mtime, 0); written.Before(since.Add(-time.Second).Truncate(time.Second)) {
 		return nil, fmt.Errorf("report %s was last written at %s, before this test run started (%s): it is not this run's",
-			rel, fst.ModTime().Format(time.RFC3339), since.Format(time.RFC3339))
+			path, written.Format(time.RFC3339), since.Format(time.RFC3339))
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxReportBytes+1))
+	if size > maxReportBytes {
+		return nil, fmt.Errorf("report %s is larger than %d MiB", path, maxReportBytes>>20)
+	}
+	cat, err := w.Command(ctx, sandbox.Command{Args: []string{"cat", "--", path}, Timeout: time.Minute, OutputBytes: maxReportBytes + 1})
 	if err != nil {
-		return nil, fmt.Errorf("report %s: %w", rel, err)
+		return nil, err
 	}
-	if len(data) > maxReportBytes {
-		return nil, fmt.Errorf("report %s is larger than %d MiB", rel, maxReportBytes>>20)
+	if cat.ExitCode != 0 || cat.Dropped > 0 || int64(len(cat.Output)) != size {
+		return nil, fmt.Errorf("report %s changed while it was read", path)
 	}
-	return data, nil
+	return cat.Output, nil
 }

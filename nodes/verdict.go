@@ -8,18 +8,24 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// Verdict is the latest result of every gate in a run, each tied to the
-// exact change it judged.
+// Verdict is the latest result of every gate node in a run, each tied to
+// the exact change it judged. It is keyed by node id: two lint nodes are
+// two verdicts, and a passing one never hides a failing one.
 type Verdict struct {
 	Gates map[string]GateResult `json:"gates"`
 }
 
-// GateResult is one gate's latest judgement.
+// GateResult is one gate node's latest judgement.
 type GateResult struct {
-	Node        string      `json:"node"`
+	Node string `json:"node"`
+	// Kind is the summary key the node reports under: lint, tests, diff,
+	// protect or parity.
+	Kind        string      `json:"kind"`
 	Pass        bool        `json:"pass"`
 	Reason      string      `json:"reason,omitempty"`
 	Tests       *TestCounts `json:"tests,omitempty"`
@@ -34,35 +40,66 @@ type TestCounts struct {
 	Skipped int `json:"skipped"`
 }
 
-// record stores a gate's result and rewrites the run's verify.json; it
-// returns the JSON of this single gate attempt for the attempt directory.
-func (w *Workspace) record(gate string, r GateResult) ([]byte, error) {
+// record stores a gate node's result and rewrites the run's verify.json;
+// it returns the JSON of this single gate attempt for the attempt directory.
+func (w *Workspace) record(node string, r GateResult) ([]byte, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.verdict.Gates == nil {
 		w.verdict.Gates = map[string]GateResult{}
 	}
-	w.verdict.Gates[gate] = r
+	w.verdict.Gates[node] = r
 	all := verifyJSON(w.verdict.Gates)
 	if err := writeFileAtomic(filepath.Join(w.RunDir, "verify.json"), w.redact.JSON(all)); err != nil {
 		return nil, err
 	}
-	return verifyJSON(map[string]GateResult{gate: r}), nil
+	return verifyJSON(map[string]GateResult{node: r}), nil
 }
 
-// verifyJSON renders gates in the verdict format:
+// recordAttempt records r as the node's verdict and writes the attempt's
+// verify.json.
+func (w *Workspace) recordAttempt(in *runtime.Input, r GateResult) error {
+	one, err := w.record(in.NodeID, r)
+	if err != nil {
+		return err
+	}
+	return in.WriteFile("verify.json", one)
+}
+
+// verifyJSON renders gates in the verdict format, one summary key per kind
+// and the nodes under "gates":
 // {"lint":"pass","tests":{"passed":12,"failed":0},"duration_ms":4200,...}.
+// A kind passes only when every node of that kind passed; test counts add
+// up across test nodes.
 func verifyJSON(gates map[string]GateResult) []byte {
 	out := map[string]any{}
+	kindPass := map[string]bool{}
+	tests := map[string]*TestCounts{}
 	var total int64
 	pass := len(gates) > 0
-	for name, g := range gates {
+	for node, g := range gates {
+		kind := g.Kind
+		if kind == "" {
+			kind = node
+		}
 		total += g.DurationMS
 		pass = pass && g.Pass
+		if p, seen := kindPass[kind]; !seen || p {
+			kindPass[kind] = g.Pass
+		}
 		if g.Tests != nil {
-			out[name] = map[string]any{"passed": g.Tests.Passed, "failed": g.Tests.Failed, "skipped": g.Tests.Skipped, "pass": g.Pass}
+			if tests[kind] == nil {
+				tests[kind] = &TestCounts{}
+			}
+			t := tests[kind]
+			t.Passed, t.Failed, t.Skipped = t.Passed+g.Tests.Passed, t.Failed+g.Tests.Failed, t.Skipped+g.Tests.Skipped
+		}
+	}
+	for kind, p := range kindPass {
+		if t := tests[kind]; t != nil {
+			out[kind] = map[string]any{"passed": t.Passed, "failed": t.Failed, "skipped": t.Skipped, "pass": p}
 		} else {
-			out[name] = verdictWord(g.Pass)
+			out[kind] = verdictWord(p)
 		}
 	}
 	out["duration_ms"] = total
@@ -83,10 +120,50 @@ func verdictWord(pass bool) string {
 // (tool parity), so it stays valid when the code changes afterwards.
 const anyChange = "*"
 
+// requiredGates lists the gate nodes promotion waits for: every gate node
+// from which a promotion node can be reached. A gate that only runs after
+// the change has left (a post-push check) cannot hold it back.
+func requiredGates(bp *blueprint.Blueprint) []string {
+	into := map[string][]string{}
+	for _, id := range bp.Order {
+		n := bp.Nodes[id]
+		for _, e := range n.Edges {
+			into[e.To] = append(into[e.To], id)
+			if e.OnExhausted != "" {
+				into[e.OnExhausted] = append(into[e.OnExhausted], id)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var walk func(id string)
+	walk = func(id string) {
+		for _, from := range into[id] {
+			if !seen[from] {
+				seen[from] = true
+				walk(from)
+			}
+		}
+	}
+	for _, id := range bp.Order {
+		if promoteKinds[bp.Nodes[id].Type] {
+			walk(id)
+		}
+	}
+	var out []string
+	for _, id := range bp.Order {
+		if seen[id] && gateKinds[bp.Nodes[id].Type] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // requirePassed is the check promotion nodes make before anything leaves:
-// at least one gate ran, every gate's latest result passed, and every gate
-// judged the change as it is now. It returns that change, so the caller
-// promotes exactly what was checked.
+// every gate node the blueprint puts before promotion, and every gate node
+// that ran, has a latest verdict that passed on the change as it is now.
+// It returns that change, so the caller promotes exactly what was checked.
+// Callers hold the box exclusively (quietNode), so the change cannot move
+// between this check and the commit.
 func (w *Workspace) requirePassed() ([]sandbox.Change, error) {
 	changes, err := w.Changes()
 	if err != nil {
@@ -95,22 +172,31 @@ func (w *Workspace) requirePassed() ([]sandbox.Change, error) {
 	fp := fingerprint(changes)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.verdict.Gates) == 0 {
+	nodes := map[string]bool{}
+	for _, n := range w.required {
+		nodes[n] = true
+	}
+	for n := range w.verdict.Gates {
+		nodes[n] = true
+	}
+	if len(nodes) == 0 {
 		return nil, fmt.Errorf("no gate has judged this change: promotion needs a passing verdict")
 	}
-	var problems []string
-	names := make([]string, 0, len(w.verdict.Gates))
-	for n := range w.verdict.Gates {
+	names := make([]string, 0, len(nodes))
+	for n := range nodes {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	var problems []string
 	for _, n := range names {
-		g := w.verdict.Gates[n]
+		g, ran := w.verdict.Gates[n]
 		switch {
+		case !ran:
+			problems = append(problems, fmt.Sprintf("gate %s has not judged this change", n))
 		case !g.Pass:
-			problems = append(problems, fmt.Sprintf("%s failed (%s)", n, g.Reason))
+			problems = append(problems, fmt.Sprintf("gate %s failed (%s)", n, g.Reason))
 		case g.Fingerprint != anyChange && g.Fingerprint != fp:
-			problems = append(problems, fmt.Sprintf("%s judged an earlier version of the change", n))
+			problems = append(problems, fmt.Sprintf("gate %s judged an earlier version of the change", n))
 		}
 	}
 	if len(problems) > 0 {

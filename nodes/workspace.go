@@ -42,11 +42,17 @@ type Workspace struct {
 	// redact removes the harness's credentials from what the built-in
 	// nodes write outside the attempt directory (verdict, review queue).
 	redact *secrets.Redactor
+	// quiet keeps writers out while a gate judges (see quiesce.go).
+	quiet quiesce
+	// required are the gate nodes promotion waits for.
+	required []string
+	// boxOpts rebuild a box like Box, for held-out tests.
+	boxOpts sandbox.Options
 }
 
-// Exec runs a shell command line in the box.
+// Exec runs a shell command line in the box (see Command).
 func (w *Workspace) Exec(ctx context.Context, script string, timeout time.Duration) (*sandbox.Result, error) {
-	return w.Box.Exec(ctx, sandbox.Command{Args: []string{"sh", "-c", script}, Timeout: timeout})
+	return w.Command(ctx, sandbox.Command{Args: []string{"sh", "-c", script}, Timeout: timeout})
 }
 
 // Changes lists what the run changed against the base commit.
@@ -150,7 +156,10 @@ func Environment(o EnvOptions) runtime.Prepare {
 		if err != nil {
 			return nil, err
 		}
-		ws.Snapshot, ws.Base = snap, commit
+		ws.Snapshot, ws.Base, ws.required = snap, commit, requiredGates(bp)
+		if err := checkHidden(bp, snap); err != nil {
+			return nil, err
+		}
 		if err := os.WriteFile(filepath.Join(runDir, "base"), []byte(commit), 0o644); err != nil {
 			return nil, err
 		}
@@ -178,10 +187,10 @@ func Environment(o EnvOptions) runtime.Prepare {
 			}
 			return nil, err
 		}
-		ws.Box = box
+		ws.Box, ws.boxOpts = box, bo
 		return &runtime.Environment{
 			Workspace: o.Repo,
-			Services:  map[string]any{ServiceWorkspace: ws, agent.ServiceExecutor: box},
+			Services:  map[string]any{ServiceWorkspace: ws, agent.ServiceExecutor: executor{ws}},
 			Layers:    box.Layers(),
 			Diff:      ws.Diff,
 			Close: func() error {

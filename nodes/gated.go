@@ -1,0 +1,214 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// gateKinds are the node types whose verdicts promotion depends on.
+var gateKinds = map[string]bool{"lint": true, "test": true, "diff_cap": true, "protect": true, "parity": true}
+
+// promoteKinds are the node types that let a change leave the box.
+var promoteKinds = map[string]bool{"git_commit": true, "git_push": true, "review": true}
+
+// stamp is what the kernel says about one workspace entry. The inode
+// change time cannot be set from user space, so a file rewritten and put
+// back during a gate still shows up, which comparing contents would miss.
+type stamp struct {
+	ino, size uint64
+	ctime     int64
+	mode      fs.FileMode
+}
+
+// stamps records every entry the run has written: the overlay's upper
+// layer, or the whole copy when the workspace is one. Paths under .git are
+// left out, as Changes leaves them out.
+func (w *Workspace) stamps() (map[string]stamp, error) {
+	root := w.Box.Upper()
+	if root == "" {
+		root = w.Box.Merged()
+	}
+	out := map[string]stamp{}
+	if root == "" {
+		return out, nil
+	}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if rel == ".git" {
+			return filepath.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		st, _ := info.Sys().(*syscall.Stat_t)
+		if st == nil {
+			return fmt.Errorf("stat %s: no inode data", p)
+		}
+		out[rel] = stamp{ino: st.Ino, size: uint64(st.Size), ctime: st.Ctim.Nano(), mode: info.Mode()}
+		return nil
+	})
+	return out, err
+}
+
+// wsState is the workspace as a gate found it.
+type wsState struct {
+	fp     string
+	stamps map[string]stamp
+}
+
+func (w *Workspace) observe() (wsState, error) {
+	st, err := w.stamps()
+	if err != nil {
+		return wsState{}, fmt.Errorf("read the workspace's state: %w", err)
+	}
+	fp, err := w.currentFingerprint()
+	return wsState{fp: fp, stamps: st}, err
+}
+
+// changedSince lists the entries written since before; directories end
+// in a slash (a file created and removed again shows as its directory).
+func (s wsState) changedSince(before wsState) []string {
+	var out []string
+	label := func(p string, st stamp) string {
+		switch {
+		case p == ".":
+			return "./"
+		case st.mode.IsDir():
+			return p + "/"
+		}
+		return p
+	}
+	for p, st := range s.stamps {
+		if b, ok := before.stamps[p]; !ok || b != st {
+			out = append(out, label(p, st))
+		}
+	}
+	for p, st := range before.stamps {
+		if _, ok := s.stamps[p]; !ok {
+			out = append(out, label(p, st))
+		}
+	}
+	sort.Strings(out)
+	if len(out) == 0 && s.fp != before.fp {
+		out = []string{"(the change's content differs)"}
+	}
+	return out
+}
+
+// session is a running gate; w.revert moves its baseline, because a revert
+// by the harness (protect's action: revert) is not the gate's command
+// writing.
+type session struct {
+	w      *Workspace
+	before wsState
+}
+
+func (s *session) rebase() error {
+	st, err := s.w.observe()
+	if err == nil {
+		s.before = st
+	}
+	return err
+}
+
+// quietNode runs a gate or promotion node with the box held exclusively:
+// no other node changes the workspace while it judges or commits.
+type quietNode struct {
+	inner runtime.Node
+	gate  bool
+}
+
+// quietly wraps a factory so its nodes run on a quiesced box; gates are
+// also checked for writes made while they ran.
+func quietly(f runtime.Factory, gate bool) runtime.Factory {
+	return func(spec *blueprint.Node) (runtime.Node, error) {
+		n, err := f(spec)
+		if err != nil {
+			return nil, err
+		}
+		return &quietNode{inner: n, gate: gate}, nil
+	}
+}
+
+// Run implements runtime.Node.
+func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
+	w, err := workspaceOf(in)
+	if err != nil {
+		return nil, err
+	}
+	release, err := w.quiet.acquire(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx = quiet(ctx)
+	if !q.gate {
+		return q.inner.Run(ctx, in)
+	}
+	before, err := w.observe()
+	if err != nil {
+		return nil, err
+	}
+	s := &session{w: w, before: before}
+	ctx = context.WithValue(ctx, keySession, s)
+	hidden, _ := in.Spec.Config["hidden"].(string)
+	var res *runtime.Result
+	if hidden != "" {
+		res, err = q.runHidden(ctx, w, in)
+	} else {
+		res, err = q.inner.Run(ctx, in)
+	}
+	if err != nil || res == nil {
+		return res, err
+	}
+	after, err := w.observe()
+	if err != nil {
+		return nil, err
+	}
+	if changed := after.changedSince(s.before); len(changed) > 0 {
+		return w.changedDuring(in, changed, res)
+	}
+	return res, nil
+}
+
+// changedDuring fails a gate whose workspace changed while it ran. Only
+// its own commands could have written (the box was held exclusively), so
+// what they wrote stays in the workspace, unvouched for: this verdict is a
+// failure, and the next run of the gate judges the change with it.
+func (w *Workspace) changedDuring(in *runtime.Input, paths []string, res *runtime.Result) (*runtime.Result, error) {
+	list := paths
+	if len(list) > 20 {
+		list = append(append([]string(nil), list[:20]...), fmt.Sprintf("… and %d more", len(paths)-20))
+	}
+	why := "the workspace changed while the gate ran: " + strings.Join(list, ", ")
+	w.mu.Lock()
+	g, ok := w.verdict.Gates[in.NodeID]
+	w.mu.Unlock()
+	if !ok {
+		g = GateResult{Node: in.NodeID, Kind: in.Spec.Type}
+	}
+	g.Pass, g.Reason = false, why
+	if err := w.recordAttempt(in, g); err != nil {
+		return nil, err
+	}
+	res.Outcome, res.Reason = runtime.OutcomeFail, why
+	res.Feedback = "The gate's verdict does not count: " + why + ".\nA gate's commands must not write in the workspace (write reports, caches and scratch files under /tmp); nothing may change the code while it is judged.\n\n" + res.Feedback
+	if dir, err := in.MkDir(); err == nil {
+		_ = os.WriteFile(filepath.Join(dir, "changed-during-gate.txt"), []byte(strings.Join(paths, "\n")+"\n"), 0o644)
+	}
+	return res, nil
+}
