@@ -63,6 +63,9 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 		return nil, err
 	}
 	changes, err := w.requirePassed()
+	if err == nil {
+		err = w.checkPromotable(changes)
+	}
 	if err != nil {
 		return refuse(err), nil
 	}
