@@ -45,7 +45,7 @@ func TestAttackPromoteSparseFiles(t *testing.T) {
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 512<<20 {
 		t.Errorf("BREACH: the harness allocated %d MiB handling sparse files", alloc>>20)
 	}
-	t.Logf("harness allocated %d MiB during the run", (after.TotalAlloc-before.TotalAlloc)>>20)
+	t.Logf("harness allocated %d KiB during the run", (after.TotalAlloc-before.TotalAlloc)>>10)
 }
 
 // TestAttackPromoteGitDirectories: files under .git in any spelling, at
