@@ -19,17 +19,18 @@ import (
 
 // checkDiffCap refuses a diff_cap without a cap: it would pass any change.
 func checkDiffCap(n *blueprint.Node, _ *yaml.Node) []blueprint.Diagnostic {
-	lines, _ := n.Config["max_lines"].(int)
-	files, _ := n.Config["max_files"].(int)
-	if lines > 0 || files > 0 {
-		return nil
-	}
-	for _, f := range []string{"max_lines", "max_files"} {
-		if _, set := n.Config[f]; set {
-			return []blueprint.Diagnostic{n.ErrorAt(f, -1, "diff_cap needs a positive max_lines or max_files: a zero cap checks nothing")}
+	caps := []string{"max_lines", "max_files", "max_bytes"}
+	for _, f := range caps {
+		if v, _ := n.Config[f].(int); v > 0 {
+			return nil
 		}
 	}
-	return []blueprint.Diagnostic{n.ErrorAt("", -1, "diff_cap needs max_lines or max_files: without a cap it passes any change")}
+	for _, f := range caps {
+		if _, set := n.Config[f]; set {
+			return []blueprint.Diagnostic{n.ErrorAt(f, -1, "diff_cap needs a positive max_lines, max_files or max_bytes: a zero cap checks nothing")}
+		}
+	}
+	return []blueprint.Diagnostic{n.ErrorAt("", -1, "diff_cap needs max_lines, max_files or max_bytes: without a cap it passes any change")}
 }
 
 // checkTest refuses rerun_failed where the harness cannot re-run single

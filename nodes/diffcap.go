@@ -6,15 +6,17 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // DiffCap fails when the change against the base commit is too large.
 type DiffCap struct {
-	maxLines, maxFiles int
-	exclude            []string
+	maxLines, maxFiles, maxBytes int
+	exclude                      []string
 }
 
 var _ runtime.Node = (*DiffCap)(nil)
@@ -23,6 +25,7 @@ func newDiffCap(spec *blueprint.Node) (runtime.Node, error) {
 	d := &DiffCap{}
 	d.maxLines, _ = spec.Config["max_lines"].(int)
 	d.maxFiles, _ = spec.Config["max_files"].(int)
+	d.maxBytes, _ = spec.Config["max_bytes"].(int)
 	d.exclude, _ = spec.Config["exclude"].([]string)
 	return d, nil
 }
@@ -63,57 +66,125 @@ func matchAny(patterns []string, p string) bool {
 	return false
 }
 
-type fileSize struct {
-	name     string
-	add, del int
-	lines    int
-}
-
-// Run implements runtime.Node.
+// Run implements runtime.Node. It sizes the change from the change list
+// and the base blobs, so binary files count too.
 func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, fp, start, err := beginGate(in)
+	w, err := workspaceOf(in)
 	if err != nil {
 		return nil, err
 	}
-	p, c, err := w.candidate()
+	start := time.Now()
+	changes, err := w.Changes()
 	if err != nil {
 		return nil, err
 	}
-	patch, err := p.base.PatchContext(ctx, c)
+	// The fingerprint reads (and pins) the very listing measured below.
+	fp, err := w.fingerprint(changes)
 	if err != nil {
 		return nil, err
 	}
-	var files []fileSize
-	added, deleted := 0, 0
-	for _, s := range patch.Stats() {
-		if matchAny(d.exclude, s.Name) {
-			continue
-		}
-		files = append(files, fileSize{s.Name, s.Addition, s.Deletion, s.Addition + s.Deletion})
-		added, deleted = added+s.Addition, deleted+s.Deletion
+	files, err := d.measure(ctx, w, changes)
+	if err != nil {
+		return nil, err
 	}
-	lines := added + deleted
-	res := &runtime.Result{Outputs: map[string]any{"lines": lines, "added": added, "deleted": deleted, "files": len(files)}}
-	var over []string
-	if d.maxLines > 0 && lines > d.maxLines {
-		over = append(over, fmt.Sprintf("%d changed lines, cap %d", lines, d.maxLines))
-	}
-	if d.maxFiles > 0 && len(files) > d.maxFiles {
-		over = append(over, fmt.Sprintf("%d changed files, cap %d", len(files), d.maxFiles))
+	t := diffTotals(files)
+	res := &runtime.Result{Outputs: map[string]any{"lines": t.add + t.del, "added": t.add, "deleted": t.del,
+		"files": len(files), "bytes": t.bytes, "binary": t.binary}}
+	over := d.over(t, len(files))
+	if total, max := changeBytes(changes), w.maxChangeBytes(); total > max {
+		over = append(over, fmt.Sprintf("the change holds %s, over the harness cap of %s that promotion enforces", humanBytes(total), humanBytes(max)))
 	}
 	g := GateResult{Pass: len(over) == 0}
 	if !g.Pass {
 		g.Reason = strings.Join(over, "; ")
-		sort.Slice(files, func(i, j int) bool { return files[i].lines > files[j].lines })
-		var b strings.Builder
-		fmt.Fprintf(&b, "The change is too large: %s (%d added, %d deleted). Make a smaller change: edit only what the task needs, prefer exact small edits to rewriting files.\nLargest files:\n", g.Reason, added, deleted)
-		for i, f := range files {
-			if i == 5 {
-				break
-			}
-			fmt.Fprintf(&b, "  %s: +%d -%d\n", f.name, f.add, f.del)
-		}
-		res.Feedback = b.String()
+		res.Feedback = diffFeedback(g.Reason, t, files)
 	}
 	return gate(in, w, "diff", fp, start, g, res)
+}
+
+// measure sizes every change not excluded. Over the harness's cap nothing
+// is read (the sizes alone fail the gate).
+func (d *DiffCap) measure(ctx context.Context, w *Workspace, changes []sandbox.Change) ([]fileSize, error) {
+	p, err := w.promotion()
+	if err != nil {
+		return nil, err
+	}
+	base, err := p.base.Tree()
+	if err != nil {
+		return nil, err
+	}
+	read := changeBytes(changes) <= w.maxChangeBytes()
+	var files []fileSize
+	for _, c := range changes {
+		if matchAny(d.exclude, c.Path) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		f := fileSize{name: c.Path, bytes: c.Size}
+		if read {
+			if f, err = measureFile(p.repo, base, c); err != nil {
+				return nil, err
+			}
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// diffTotal sums the measured files.
+type diffTotal struct {
+	add, del, binary int
+	bytes            int64
+}
+
+func diffTotals(files []fileSize) diffTotal {
+	var t diffTotal
+	for _, f := range files {
+		t.add, t.del, t.bytes = t.add+f.add, t.del+f.del, t.bytes+f.bytes
+		if f.binary {
+			t.binary++
+		}
+	}
+	return t
+}
+
+// over lists the caps the change exceeds, with the numbers.
+func (d *DiffCap) over(t diffTotal, files int) []string {
+	var over []string
+	if lines := t.add + t.del; d.maxLines > 0 && lines > d.maxLines {
+		over = append(over, fmt.Sprintf("%d changed lines, cap %d", lines, d.maxLines))
+	}
+	if d.maxFiles > 0 && files > d.maxFiles {
+		over = append(over, fmt.Sprintf("%d changed files (%d binary), cap %d", files, t.binary, d.maxFiles))
+	}
+	if d.maxBytes > 0 && t.bytes > int64(d.maxBytes) {
+		over = append(over, fmt.Sprintf("%d changed bytes (%s), cap %d", t.bytes, humanBytes(t.bytes), d.maxBytes))
+	}
+	return over
+}
+
+// diffFeedback tells the agent what is too large and where.
+func diffFeedback(reason string, t diffTotal, files []fileSize) string {
+	sort.SliceStable(files, func(i, j int) bool {
+		if files[i].lines() != files[j].lines() {
+			return files[i].lines() > files[j].lines()
+		}
+		return files[i].bytes > files[j].bytes
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "The change is too large: %s (%d lines added, %d deleted, %d binary files, %s). Make a smaller change: edit only what the task needs, prefer exact small edits to rewriting files, and do not add build outputs or binaries.\nLargest files:\n",
+		reason, t.add, t.del, t.binary, humanBytes(t.bytes))
+	for i, f := range files {
+		if i == 5 {
+			break
+		}
+		if f.binary {
+			fmt.Fprintf(&b, "  %s: binary, %s\n", f.name, humanBytes(f.bytes))
+		} else {
+			fmt.Fprintf(&b, "  %s: +%d -%d (%s)\n", f.name, f.add, f.del, humanBytes(f.bytes))
+		}
+	}
+	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/mail"
 	"os"
 	"path/filepath"
@@ -68,6 +69,9 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 		return nil, err
 	}
 	changes, err := w.requirePassed()
+	if err == nil {
+		err = w.checkPromotable(changes)
+	}
 	if err != nil {
 		return refuse(err), nil
 	}
@@ -133,13 +137,54 @@ func (w *Workspace) holdsCredential(changes []sandbox.Change, msg string) error 
 		return fmt.Errorf("the commit message holds the value of %s; credentials never leave the box in a commit", name)
 	}
 	for _, c := range changes {
-		for _, b := range [][]byte{c.Content, []byte(c.Path), []byte(c.Link)} {
+		for _, b := range [][]byte{[]byte(c.Path), []byte(c.Link)} {
 			if name, ok := w.redact.Find(b); ok {
 				return fmt.Errorf("%s holds the value of %s; credentials never leave the box in a commit", w.redact.String(c.Path), name)
 			}
 		}
+		if c.Deleted || c.Link != "" || !c.Mode.IsRegular() {
+			continue
+		}
+		name, err := w.findCredential(c)
+		if err != nil {
+			return err
+		}
+		if name != "" {
+			return fmt.Errorf("%s holds the value of %s; credentials never leave the box in a commit", w.redact.String(c.Path), name)
+		}
 	}
 	return nil
+}
+
+// credentialOverlap is how much of one chunk is searched again with the
+// next, so a value split across two reads is still found.
+const credentialOverlap = 64 << 10
+
+// findCredential streams a changed file looking for a credential's value.
+func (w *Workspace) findCredential(c sandbox.Change) (string, error) {
+	r, err := c.Open()
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", c.Path, err)
+	}
+	defer r.Close()
+	buf := make([]byte, 0, 1<<20+credentialOverlap)
+	chunk := make([]byte, 1<<20)
+	for {
+		n, err := r.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if name, ok := w.redact.Find(buf); ok {
+			return name, nil
+		}
+		if len(buf) > credentialOverlap {
+			buf = append(buf[:0], buf[len(buf)-credentialOverlap:]...)
+		}
+		if err == io.EOF {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", c.Path, err)
+		}
+	}
 }
 
 // refuse is what a promotion node returns when the verdict does not allow

@@ -1,7 +1,9 @@
 package nodes
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,6 +29,8 @@ type promotion struct {
 	repo *git.Repository
 	base *object.Commit
 	dir  string
+	// check is the workspace's checkPromotable.
+	check func([]sandbox.Change) error
 }
 
 func (w *Workspace) promotion() (*promotion, error) {
@@ -54,12 +58,16 @@ func (w *Workspace) promotion() (*promotion, error) {
 	if err != nil {
 		return nil, fmt.Errorf("base commit %s: %w", w.Base, err)
 	}
-	w.promo = &promotion{repo: repo, base: base, dir: dir}
+	w.promo = &promotion{repo: repo, base: base, dir: dir, check: w.checkPromotable}
 	return w.promo, nil
 }
 
 // commit builds a commit of changes on top of the base commit.
+// It refuses a change that must not leave the run (see checkPromotable).
 func (p *promotion) commit(changes []sandbox.Change, msg string, author object.Signature) (*object.Commit, error) {
+	if err := p.check(changes); err != nil {
+		return nil, err
+	}
 	baseTree, err := p.base.Tree()
 	if err != nil {
 		return nil, err
@@ -158,28 +166,56 @@ func (p *promotion) rebuild(tree *object.Tree, d *dirChange) (plumbing.Hash, boo
 	return h, len(list) == 0, err
 }
 
+// blob stores a change's content as a blob. The content is streamed
+// from the workspace once, into a spool file the harness owns, hashing as
+// it goes; only then is it written as an object, so a file that changes
+// mid-read fails the commit instead of leaving a half-written object.
 func (p *promotion) blob(c *sandbox.Change) (plumbing.Hash, filemode.FileMode, error) {
-	data, mode := c.Content, filemode.Regular
+	mode := filemode.Regular
 	switch {
-	case c.Link != "":
-		data, mode = []byte(c.Link), filemode.Symlink
+	case c.Mode&os.ModeSymlink != 0:
+		mode = filemode.Symlink
 	case c.Mode&0o100 != 0:
 		mode = filemode.Executable
 	}
-	obj := p.repo.Storer.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
-	wr, err := obj.Writer()
+	spool, err := os.CreateTemp(p.dir, "spool-")
 	if err != nil {
 		return plumbing.ZeroHash, 0, err
 	}
-	if _, err := wr.Write(data); err != nil {
+	defer os.Remove(spool.Name())
+	defer spool.Close()
+	h := plumbing.NewHasher(plumbing.BlobObject, c.Size)
+	if err := copyContent(io.MultiWriter(spool, h), *c); err != nil {
 		return plumbing.ZeroHash, 0, err
 	}
-	if err := wr.Close(); err != nil {
-		return plumbing.ZeroHash, 0, err
+	sum := h.Sum()
+	if p.repo.Storer.HasEncodedObject(sum) == nil {
+		return sum, mode, nil
 	}
-	h, err := p.repo.Storer.SetEncodedObject(obj)
-	return h, mode, err
+	got, err := p.repo.Storer.SetEncodedObject(&spooledBlob{f: spool, size: c.Size, hash: sum})
+	if err == nil && got != sum {
+		err = fmt.Errorf("%s: stored blob %s, expected %s", c.Path, got, sum)
+	}
+	return sum, mode, err
+}
+
+// spooledBlob is a blob whose content sits in a harness-owned file.
+type spooledBlob struct {
+	f    *os.File
+	size int64
+	hash plumbing.Hash
+}
+
+func (b *spooledBlob) Hash() plumbing.Hash         { return b.hash }
+func (b *spooledBlob) Type() plumbing.ObjectType   { return plumbing.BlobObject }
+func (b *spooledBlob) SetType(plumbing.ObjectType) {}
+func (b *spooledBlob) Size() int64                 { return b.size }
+func (b *spooledBlob) SetSize(int64)               {}
+func (b *spooledBlob) Writer() (io.WriteCloser, error) {
+	return nil, errors.New("spooled blobs are read-only")
+}
+func (b *spooledBlob) Reader() (io.ReadCloser, error) {
+	return io.NopCloser(io.NewSectionReader(b.f, 0, b.size)), nil
 }
 
 // candidate builds a throwaway commit of the current change, for stats

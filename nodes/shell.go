@@ -95,7 +95,7 @@ func (w *Workspace) currentFingerprint() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fingerprint(changes), nil
+	return w.fingerprint(changes)
 }
 
 // beginGate is how every gate starts: find the workspace and fingerprint

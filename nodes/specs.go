@@ -61,10 +61,11 @@ func Specs() []blueprint.NodeType {
 		{Name: "diff_cap", Stage: "verify", Doc: "fails when the change against the base commit is too large",
 			Fields: map[string]blueprint.Field{
 				"max_lines": {Kind: kInt, Doc: "lines added plus deleted"},
-				"max_files": {Kind: kInt, Doc: "files changed"},
+				"max_files": {Kind: kInt, Doc: "files changed, binary files included"},
+				"max_bytes": {Kind: kInt, Doc: "bytes of added or modified files (apparent size) plus deleted files' size"},
 				"exclude":   {Kind: kList, NoTemplate: true, Doc: "globs not counted (lock files, generated code)"},
 			},
-			Outputs: map[string]blueprint.Kind{"lines": kInt, "added": kInt, "deleted": kInt, "files": kInt},
+			Outputs: map[string]blueprint.Kind{"lines": kInt, "added": kInt, "deleted": kInt, "files": kInt, "bytes": kInt, "binary": kInt},
 			Check:   checkDiffCap},
 		{Name: "protect", Stage: "verify", Doc: "fails (or reverts) when protected paths changed",
 			Fields: map[string]blueprint.Field{

@@ -169,7 +169,10 @@ func (w *Workspace) requirePassed() ([]sandbox.Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	fp := fingerprint(changes)
+	fp, err := w.fingerprint(changes)
+	if err != nil {
+		return nil, err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	nodes := map[string]bool{}

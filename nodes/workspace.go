@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,9 @@ type Workspace struct {
 	Snapshot string
 	RunDir   string
 	RunID    string
+	// MaxChangeBytes caps what a change may hold (DefaultMaxChangeBytes
+	// when zero); see EnvOptions.
+	MaxChangeBytes int64
 
 	mu      sync.Mutex
 	verdict Verdict
@@ -61,14 +65,42 @@ func (w *Workspace) Changes() ([]sandbox.Change, error) {
 }
 
 // fingerprint identifies the current change, so a verdict can be tied to
-// exactly the content it judged.
-func fingerprint(changes []sandbox.Change) string {
+// exactly the content it judged. Content is streamed, never held; reading
+// it pins each file (see sandbox.Change.Open), so a promotion that reads
+// the same changes again fails rather than commit other bytes.
+//
+// A change over the size cap is not read at all (a sparse file can claim
+// terabytes): its fingerprint binds names and sizes only, in a separate
+// domain, and no promotion accepts such a change.
+func (w *Workspace) fingerprint(changes []sandbox.Change) (string, error) {
 	h := sha256.New()
-	for _, c := range changes {
-		fmt.Fprintf(h, "%s\x00%v\x00%o\x00%s\x00%d\x00", c.Path, c.Deleted, c.Mode, c.Link, len(c.Content))
-		h.Write(c.Content)
+	over := changeBytes(changes) > w.maxChangeBytes()
+	if over {
+		h.Write([]byte("oversize\x00"))
+	} else {
+		h.Write([]byte("content\x00"))
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	for _, c := range changes {
+		fmt.Fprintf(h, "%s\x00%v\x00%o\x00%s\x00%d\x00", c.Path, c.Deleted, c.Mode, c.Link, c.Size)
+		if over || c.Deleted {
+			continue
+		}
+		if err := copyContent(h, c); err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// copyContent streams one change's content into dst.
+func copyContent(dst io.Writer, c sandbox.Change) error {
+	r, err := c.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	_, err = io.Copy(dst, r)
+	return err
 }
 
 // workspaceOf fetches the run's workspace from a node's input.
@@ -104,6 +136,11 @@ type EnvOptions struct {
 	ReadOnly []string
 	// Caches are host caches shown copy-on-write in the box (see GoCaches).
 	Caches []sandbox.Cache
+	// MaxChangeBytes caps the bytes a change may hold: every added or
+	// modified file at its apparent size (sparse files count in full)
+	// plus link targets. Promotion fails beyond it, naming the biggest
+	// paths. Zero means DefaultMaxChangeBytes.
+	MaxChangeBytes int64
 }
 
 // GoCaches returns the host's Go build and module caches as copy-on-write
@@ -146,7 +183,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 		if redact == nil {
 			redact = secrets.FromOS(bp.Credentials...)
 		}
-		ws := &Workspace{Repo: o.Repo, RunDir: runDir, RunID: filepath.Base(runDir), redact: redact}
+		ws := &Workspace{Repo: o.Repo, RunDir: runDir, RunID: filepath.Base(runDir), redact: redact, MaxChangeBytes: o.MaxChangeBytes}
 		if resume {
 			if b, err := os.ReadFile(filepath.Join(runDir, "base")); err == nil {
 				rev = string(b)

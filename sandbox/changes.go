@@ -2,35 +2,41 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strings"
-	"syscall"
 )
 
 // Change is one path that differs between the base snapshot and the
 // workspace. Paths are slash-separated and relative to the workspace.
+//
+// A Change holds no content: Open streams it from the workspace when
+// needed, so the harness's memory does not grow with the change.
 type Change struct {
 	Path    string      `json:"path"`
 	Deleted bool        `json:"deleted,omitempty"`
 	Mode    fs.FileMode `json:"mode,omitempty"`
 	// Link is the target of a symbolic link; links are recorded, never
 	// followed.
-	Link    string `json:"link,omitempty"`
-	Content []byte `json:"-"`
+	Link string `json:"link,omitempty"`
+	// Size is the length of the content Open yields: a file's apparent
+	// size (a sparse file counts in full) or a link target's length.
+	Size int64 `json:"size,omitempty"`
+	src  *source
 }
-
-// maxChangeBytes caps a single changed file read by the harness.
-const maxChangeBytes = 64 << 20
 
 // Changes lists what differs between the snapshot (lower) and the
 // workspace. With an overlay, only the upper layer is walked, so the cost
-// follows the size of the change, not of the repository. Paths under .git
-// are ignored: the repository's history is not the agent's to change.
+// follows the size of the change, not of the repository. Changes inside
+// .git are listed like any other path: the repository's history is not
+// the agent's to change, and the promotion refuses such a change by name
+// instead of silently dropping it.
+//
+// Commands in the box may run while this reads: nothing is followed out
+// of the layers and nothing is opened in a way that can block (see
+// openBeneath); a file swapped after it was listed fails Open with
+// ErrChanged.
 func Changes(lower, upper, merged string) ([]Change, error) {
 	var cands map[string]bool
 	var err error
@@ -49,172 +55,208 @@ func Changes(lower, upper, merged string) ([]Change, error) {
 	sort.Strings(paths)
 	var out []Change
 	for _, p := range paths {
-		var now entry
+		now := located{root: merged}
 		if upper != "" {
 			now, err = overlayEntry(lower, upper, p)
 		} else {
-			now, err = readEntry(filepath.Join(merged, p))
+			now.node, err = statBeneath(merged, p)
 		}
 		if err != nil {
 			return nil, err
 		}
-		before, err := readEntry(filepath.Join(lower, p))
+		before := located{root: lower}
+		if before.node, err = statBeneath(lower, p); err != nil {
+			return nil, err
+		}
+		same, err := sameEntry(now, before, p)
 		if err != nil {
 			return nil, err
 		}
-		if now.equal(before) || now.isDir || (now.missing && before.isDir) {
+		if same || now.isDir() || (now.gone() && before.isDir()) {
 			continue
 		}
-		c := Change{Path: filepath.ToSlash(p), Deleted: now.missing, Mode: now.mode, Link: now.link, Content: now.data}
-		out = append(out, c)
+		out = append(out, now.change(p))
 	}
 	return out, nil
 }
 
-// entry is what a path holds: nothing, a directory, a file or a link.
-type entry struct {
-	missing bool
-	isDir   bool
-	mode    fs.FileMode
-	link    string
-	data    []byte
+// located is a path's node and the layer root it was found in.
+type located struct {
+	node
+	root string
 }
 
-func (e entry) equal(o entry) bool {
-	return e.missing == o.missing && e.isDir == o.isDir && e.link == o.link &&
-		e.mode.Perm()&0o100 == o.mode.Perm()&0o100 && string(e.data) == string(o.data)
-}
+// gone: devices, fifos and sockets never leave the box, so to the change
+// they are as good as absent.
+func (l located) gone() bool { return l.missing || l.special() }
 
-// readEntry reads a path without following symbolic links.
-func readEntry(p string) (entry, error) {
-	st, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return entry{missing: true}, nil
-	}
-	if err != nil {
-		return entry{}, err
-	}
+func (l located) change(rel string) Change {
 	switch {
-	case st.IsDir():
-		return entry{isDir: true}, nil
-	case st.Mode()&fs.ModeSymlink != 0:
-		l, err := os.Readlink(p)
-		return entry{link: l, mode: fs.ModeSymlink}, err
-	case !st.Mode().IsRegular():
-		return entry{missing: true}, nil // devices, fifos, sockets never leave
+	case l.gone():
+		return Change{Path: rel, Deleted: true}
+	case l.isLink():
+		return Change{Path: rel, Mode: fs.ModeSymlink, Link: l.link, Size: int64(len(l.link))}
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return entry{}, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxChangeBytes+1))
-	if err != nil {
-		return entry{}, err
-	}
-	if len(data) > maxChangeBytes {
-		return entry{}, fmt.Errorf("%s: changed file larger than %d MiB", p, maxChangeBytes>>20)
-	}
-	return entry{mode: st.Mode() & (fs.ModePerm), data: data}, nil
+	return Change{Path: rel, Mode: fs.FileMode(l.st.Mode) & fs.ModePerm, Size: l.st.Size,
+		src: &source{root: l.root, rel: rel, want: l.node}}
 }
 
-func skipGit(rel string) bool {
-	return rel == ".git" || strings.HasPrefix(rel, ".git"+string(filepath.Separator))
+// sameEntry reports whether two layers hold the same thing at rel. Files
+// of equal size are compared byte by byte, streaming.
+func sameEntry(a, b located, rel string) (bool, error) {
+	switch {
+	case a.gone() || b.gone():
+		return a.gone() && b.gone(), nil
+	case a.isDir() || b.isDir():
+		return a.isDir() && b.isDir(), nil
+	case a.isLink() || b.isLink():
+		return a.isLink() && b.isLink() && a.link == b.link, nil
+	case a.exec() != b.exec() || a.st.Size != b.st.Size:
+		return false, nil
+	}
+	same, err := sameBytes(a, b, rel)
+	if errors.Is(err, ErrChanged) {
+		return false, nil // listed as changed; Open re-checks and refuses
+	}
+	return same, err
 }
 
-// treeCandidates lists every path of both trees (copy mode).
-func treeCandidates(a, b string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, root := range []string{a, b} {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+// walk visits every path below dir rel of root, parents first; visit
+// says whether to descend into a path.
+func walk(root, rel string, visit func(rel string) (bool, error)) error {
+	stack := []string{rel}
+	for len(stack) > 0 {
+		dir := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		names, err := readDirBeneath(root, dir)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			child := path.Join(dir, name)
+			descend, err := visit(child)
 			if err != nil {
 				return err
 			}
-			rel, _ := filepath.Rel(root, p)
-			if rel == "." {
-				return nil
+			if descend {
+				stack = append(stack, child)
 			}
-			if skipGit(rel) {
-				return filepath.SkipDir
+		}
+	}
+	return nil
+}
+
+// isTopGit reports the snapshot's own repository directory.
+func isTopGit(rel string) bool { return rel == ".git" || strings.HasPrefix(rel, ".git/") }
+
+// treeCandidates lists every path of both trees (copy mode). The top-level
+// .git is compared by metadata only (it is mounted read-only in the box,
+// and reading all of history on every listing would be slow): any
+// difference there is listed.
+func treeCandidates(a, b string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, root := range []string{a, b} {
+		err := walk(root, "", func(rel string) (bool, error) {
+			if rel == ".git" {
+				return false, nil
 			}
 			out[rel] = true
-			return nil
+			n, err := statBeneath(root, rel)
+			return n.isDir(), err
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
+	meta := [2]map[string]node{{}, {}}
+	for i, root := range []string{a, b} {
+		if n, err := statBeneath(root, ".git"); err != nil || !n.isDir() {
+			meta[i][".git"] = n
+			continue
+		}
+		err := walk(root, ".git", func(rel string) (bool, error) {
+			n, err := statBeneath(root, rel)
+			meta[i][rel] = n
+			return n.isDir(), err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i := range meta {
+		for rel, n := range meta[i] {
+			if o, ok := meta[1-i][rel]; !ok || !sameMeta(n, o) {
+				out[rel] = true
+			}
+		}
+	}
 	return out, nil
 }
 
-// isWhiteout reports an overlayfs whiteout: a 0/0 character device.
-func isWhiteout(st fs.FileInfo) bool {
-	if st.Mode()&fs.ModeCharDevice == 0 {
-		return false
-	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && sys.Rdev == 0
+func sameMeta(a, b node) bool {
+	return a.missing == b.missing && a.st.Mode == b.st.Mode && (a.isDir() ||
+		a.st.Size == b.st.Size && a.st.Mtim == b.st.Mtim && a.link == b.link)
 }
 
 // overlayCandidates lists the paths the upper layer touches, expanding
 // deleted or replaced directories into the lower paths they hide.
 func overlayCandidates(lower, upper string) (map[string]bool, error) {
 	out := map[string]bool{}
-	err := filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(upper, p)
-		if rel == "." {
-			return nil
-		}
-		if skipGit(rel) {
-			return filepath.SkipDir
-		}
+	err := walk(upper, "", func(rel string) (bool, error) {
 		out[rel] = true
-		st, err := os.Lstat(p)
+		n, err := statBeneath(upper, rel)
 		if err != nil {
-			return err
+			return false, err
 		}
-		if isWhiteout(st) || (st.IsDir() && isOpaque(p)) {
-			addLowerTree(lower, rel, out)
+		if n.whiteout() || (n.isDir() && opaqueBeneath(upper, rel)) || (!n.missing && !n.isDir()) {
+			if err := addLowerTree(lower, rel, out); err != nil {
+				return false, err
+			}
 		}
-		return nil
+		return n.isDir(), nil
 	})
 	return out, err
 }
 
-func addLowerTree(lower, rel string, out map[string]bool) {
-	_ = filepath.WalkDir(filepath.Join(lower, rel), func(p string, d fs.DirEntry, err error) error {
-		if err == nil {
-			r, _ := filepath.Rel(lower, p)
-			out[r] = true
-		}
-		return nil
+// addLowerTree adds every lower path below rel.
+func addLowerTree(lower, rel string, out map[string]bool) error {
+	if n, err := statBeneath(lower, rel); err != nil || !n.isDir() {
+		return err
+	}
+	return walk(lower, rel, func(r string) (bool, error) {
+		out[r] = true
+		n, err := statBeneath(lower, r)
+		return n.isDir(), err
 	})
 }
 
 // overlayEntry resolves a path in the merged view from its layers.
-func overlayEntry(lower, upper, rel string) (entry, error) {
-	parts := strings.Split(rel, string(filepath.Separator))
+func overlayEntry(lower, upper, rel string) (located, error) {
+	parts := strings.Split(rel, "/")
 	for i := 1; i < len(parts); i++ {
-		anc := filepath.Join(append([]string{upper}, parts[:i]...)...)
-		st, err := os.Lstat(anc)
-		if err == nil && (isWhiteout(st) || !st.IsDir()) {
-			return entry{missing: true}, nil
+		anc := strings.Join(parts[:i], "/")
+		n, err := statBeneath(upper, anc)
+		if err != nil {
+			return located{}, err
 		}
-		if err == nil && isOpaque(anc) {
-			e, err := readEntry(filepath.Join(upper, rel))
-			return e, err
+		if !n.missing && !n.isDir() {
+			return located{node: node{missing: true}}, nil
+		}
+		if n.isDir() && opaqueBeneath(upper, anc) {
+			n, err := statBeneath(upper, rel)
+			return located{node: n, root: upper}, err
 		}
 	}
-	up := filepath.Join(upper, rel)
-	st, err := os.Lstat(up)
-	if err == nil {
-		if isWhiteout(st) {
-			return entry{missing: true}, nil
-		}
-		return readEntry(up)
+	n, err := statBeneath(upper, rel)
+	if err != nil {
+		return located{}, err
 	}
-	return readEntry(filepath.Join(lower, rel))
+	if n.whiteout() {
+		return located{node: node{missing: true}}, nil
+	}
+	if !n.missing {
+		return located{node: n, root: upper}, nil
+	}
+	n, err = statBeneath(lower, rel)
+	return located{node: n, root: lower}, err
 }

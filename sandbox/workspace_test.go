@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -67,6 +68,21 @@ func treeHash(t *testing.T, dir string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// readChange streams a change's content.
+func readChange(t *testing.T, c sandbox.Change) string {
+	t.Helper()
+	r, err := c.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func TestOverlayWorkspaceAndChanges(t *testing.T) { testWorkspace(t, false) }
 
 // TestCopyWorkspaceAndChanges covers the fallback for kernels that refuse
@@ -115,7 +131,8 @@ git log --oneline | wc -l`)
 		case c.Link != "":
 			s += " -> " + c.Link
 		default:
-			s += " " + strings.TrimSpace(string(c.Content))[:min(3, len(strings.TrimSpace(string(c.Content))))]
+			body := strings.TrimSpace(readChange(t, c))
+			s += " " + body[:min(3, len(body))]
 		}
 		got = append(got, s)
 	}

@@ -1,0 +1,81 @@
+package nodes
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// DefaultMaxChangeBytes is the default cap on what a change may hold.
+const DefaultMaxChangeBytes = 64 << 20
+
+func (w *Workspace) maxChangeBytes() int64 {
+	if w.MaxChangeBytes > 0 {
+		return w.MaxChangeBytes
+	}
+	return DefaultMaxChangeBytes
+}
+
+// changeBytes is what a change holds: added or modified files at their
+// apparent size, plus link targets.
+func changeBytes(changes []sandbox.Change) int64 {
+	var n int64
+	for _, c := range changes {
+		if !c.Deleted {
+			n += c.Size
+		}
+	}
+	return n
+}
+
+// checkPromotable refuses a change that must not leave the run: one over
+// the size cap, or one that touches paths git itself refuses or that
+// would configure the repository of whoever checks it out.
+func (w *Workspace) checkPromotable(changes []sandbox.Change) error {
+	if err := checkChangeSize(changes, w.maxChangeBytes()); err != nil {
+		return err
+	}
+	return checkGitPaths(changes)
+}
+
+// checkChangeSize fails when the change holds more than max bytes,
+// naming the numbers and the biggest paths.
+func checkChangeSize(changes []sandbox.Change, max int64) error {
+	total := changeBytes(changes)
+	if total <= max {
+		return nil
+	}
+	big := make([]sandbox.Change, 0, len(changes))
+	for _, c := range changes {
+		if !c.Deleted {
+			big = append(big, c)
+		}
+	}
+	sort.SliceStable(big, func(i, j int) bool { return big[i].Size > big[j].Size })
+	var names []string
+	for i, c := range big {
+		if i == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(big)-5))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", c.Path, humanBytes(c.Size)))
+	}
+	return fmt.Errorf("the change holds %s (%d bytes) in %d files, over the cap of %s (%d bytes, EnvOptions.MaxChangeBytes); biggest: %s",
+		humanBytes(total), total, len(big), humanBytes(max), max, strings.Join(names, ", "))
+}
+
+// humanBytes renders a byte count for people.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}
