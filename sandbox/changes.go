@@ -31,13 +31,31 @@ const maxChangeBytes = 64 << 20
 // workspace. With an overlay, only the upper layer is walked, so the cost
 // follows the size of the change, not of the repository. Paths under .git
 // are ignored: the repository's history is not the agent's to change.
+//
+// The harness reads what commands wrote, on the host, possibly while a
+// command still runs and renames things under it: every path is resolved
+// inside its layer (os.Root), so a directory swapped for a link to a host
+// directory is refused, never followed; and only regular files are read.
 func Changes(lower, upper, merged string) ([]Change, error) {
-	var cands map[string]bool
-	var err error
+	view := merged
 	if upper != "" {
-		cands, err = overlayCandidates(lower, upper)
+		view = upper
+	}
+	lr, err := os.OpenRoot(lower)
+	if err != nil {
+		return nil, err
+	}
+	defer lr.Close()
+	vr, err := os.OpenRoot(view)
+	if err != nil {
+		return nil, err
+	}
+	defer vr.Close()
+	var cands map[string]bool
+	if upper != "" {
+		cands, err = overlayCandidates(lr, vr)
 	} else {
-		cands, err = treeCandidates(lower, merged)
+		cands, err = treeCandidates(lr, vr)
 	}
 	if err != nil {
 		return nil, err
@@ -51,14 +69,14 @@ func Changes(lower, upper, merged string) ([]Change, error) {
 	for _, p := range paths {
 		var now entry
 		if upper != "" {
-			now, err = overlayEntry(lower, upper, p)
+			now, err = overlayEntry(lr, vr, p)
 		} else {
-			now, err = readEntry(filepath.Join(merged, p))
+			now, err = readEntry(vr, p)
 		}
 		if err != nil {
 			return nil, err
 		}
-		before, err := readEntry(filepath.Join(lower, p))
+		before, err := readEntry(lr, p)
 		if err != nil {
 			return nil, err
 		}
@@ -85,35 +103,40 @@ func (e entry) equal(o entry) bool {
 		e.mode.Perm()&0o100 == o.mode.Perm()&0o100 && string(e.data) == string(o.data)
 }
 
-// readEntry reads a path without following symbolic links.
-func readEntry(p string) (entry, error) {
-	st, err := os.Lstat(p)
+// readEntry reads a path inside root without following a final symbolic
+// link. The file is checked again once open: a regular file swapped for a
+// fifo or a device in between is neither waited on nor read.
+func readEntry(root *os.Root, rel string) (entry, error) {
+	st, err := root.Lstat(rel)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return entry{missing: true}, nil
 	}
 	if err != nil {
-		return entry{}, err
+		return entry{}, fmt.Errorf("%s: %w", filepath.Join(root.Name(), rel), err)
 	}
 	switch {
 	case st.IsDir():
 		return entry{isDir: true}, nil
 	case st.Mode()&fs.ModeSymlink != 0:
-		l, err := os.Readlink(p)
+		l, err := root.Readlink(rel)
 		return entry{link: l, mode: fs.ModeSymlink}, err
 	case !st.Mode().IsRegular():
 		return entry{missing: true}, nil // devices, fifos, sockets never leave
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return entry{}, err
+		return entry{}, fmt.Errorf("%s: %w", filepath.Join(root.Name(), rel), err)
 	}
 	defer f.Close()
+	if st, err = f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return entry{}, fmt.Errorf("%s: changed while it was read (not a regular file any more)", filepath.Join(root.Name(), rel))
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxChangeBytes+1))
 	if err != nil {
 		return entry{}, err
 	}
 	if len(data) > maxChangeBytes {
-		return entry{}, fmt.Errorf("%s: changed file larger than %d MiB", p, maxChangeBytes>>20)
+		return entry{}, fmt.Errorf("%s: changed file larger than %d MiB", filepath.Join(root.Name(), rel), maxChangeBytes>>20)
 	}
 	return entry{mode: st.Mode() & (fs.ModePerm), data: data}, nil
 }
@@ -123,14 +146,13 @@ func skipGit(rel string) bool {
 }
 
 // treeCandidates lists every path of both trees (copy mode).
-func treeCandidates(a, b string) (map[string]bool, error) {
+func treeCandidates(roots ...*os.Root) (map[string]bool, error) {
 	out := map[string]bool{}
-	for _, root := range []string{a, b} {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	for _, root := range roots {
+		err := fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			rel, _ := filepath.Rel(root, p)
 			if rel == "." {
 				return nil
 			}
@@ -158,13 +180,12 @@ func isWhiteout(st fs.FileInfo) bool {
 
 // overlayCandidates lists the paths the upper layer touches, expanding
 // deleted or replaced directories into the lower paths they hide.
-func overlayCandidates(lower, upper string) (map[string]bool, error) {
+func overlayCandidates(lower, upper *os.Root) (map[string]bool, error) {
 	out := map[string]bool{}
-	err := filepath.WalkDir(upper, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(upper.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(upper, p)
 		if rel == "." {
 			return nil
 		}
@@ -172,11 +193,11 @@ func overlayCandidates(lower, upper string) (map[string]bool, error) {
 			return filepath.SkipDir
 		}
 		out[rel] = true
-		st, err := os.Lstat(p)
+		st, err := upper.Lstat(rel)
 		if err != nil {
 			return err
 		}
-		if isWhiteout(st) || (st.IsDir() && isOpaque(p)) {
+		if isWhiteout(st) || (st.IsDir() && isOpaque(upper, rel)) {
 			addLowerTree(lower, rel, out)
 		}
 		return nil
@@ -184,10 +205,9 @@ func overlayCandidates(lower, upper string) (map[string]bool, error) {
 	return out, err
 }
 
-func addLowerTree(lower, rel string, out map[string]bool) {
-	_ = filepath.WalkDir(filepath.Join(lower, rel), func(p string, d fs.DirEntry, err error) error {
+func addLowerTree(lower *os.Root, rel string, out map[string]bool) {
+	_ = fs.WalkDir(lower.FS(), rel, func(r string, d fs.DirEntry, err error) error {
 		if err == nil {
-			r, _ := filepath.Rel(lower, p)
 			out[r] = true
 		}
 		return nil
@@ -195,26 +215,24 @@ func addLowerTree(lower, rel string, out map[string]bool) {
 }
 
 // overlayEntry resolves a path in the merged view from its layers.
-func overlayEntry(lower, upper, rel string) (entry, error) {
+func overlayEntry(lower, upper *os.Root, rel string) (entry, error) {
 	parts := strings.Split(rel, string(filepath.Separator))
 	for i := 1; i < len(parts); i++ {
-		anc := filepath.Join(append([]string{upper}, parts[:i]...)...)
-		st, err := os.Lstat(anc)
+		anc := filepath.Join(parts[:i]...)
+		st, err := upper.Lstat(anc)
 		if err == nil && (isWhiteout(st) || !st.IsDir()) {
 			return entry{missing: true}, nil
 		}
-		if err == nil && isOpaque(anc) {
-			e, err := readEntry(filepath.Join(upper, rel))
-			return e, err
+		if err == nil && isOpaque(upper, anc) {
+			return readEntry(upper, rel)
 		}
 	}
-	up := filepath.Join(upper, rel)
-	st, err := os.Lstat(up)
+	st, err := upper.Lstat(rel)
 	if err == nil {
 		if isWhiteout(st) {
 			return entry{missing: true}, nil
 		}
-		return readEntry(up)
+		return readEntry(upper, rel)
 	}
-	return readEntry(filepath.Join(lower, rel))
+	return readEntry(lower, rel)
 }
