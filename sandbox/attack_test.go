@@ -211,6 +211,29 @@ func TestAttackResourceExhaustion(t *testing.T) {
 	}
 }
 
+// TestAttackMemoryKillsInit: a command fills the box's memory with tmpfs
+// pages (/tmp), which belong to no process, so the OOM killer's largest
+// process in the box is init: the box dies and every other node's command
+// with it. The box must survive and keep running commands.
+func TestAttackMemoryKillsInit(t *testing.T) {
+	b, err := sandbox.Start(context.Background(), sandbox.Options{Workspace: t.TempDir(), StateDir: t.TempDir(),
+		Policy: sandbox.Policy{Limits: sandbox.Limits{MemoryBytes: 256 << 20, Pids: 64}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, dir := range []string{"/tmp", "/dev/shm", "/home/sandbox"} {
+		res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", "head -c 300000000 /dev/zero > " + dir + "/fill; rm -f " + dir + "/fill"}, Timeout: time.Minute})
+		if err != nil {
+			t.Fatalf("BREACH: filling %s with 300 MB under a 256 MiB limit killed the box: %v", dir, err)
+		}
+		t.Logf("fill %s: exit %d %s", dir, res.ExitCode, res.Signal)
+		if res := sh(t, b, "echo alive"); !strings.Contains(string(res.Output), "alive") {
+			t.Fatalf("box unusable after filling %s: %+v", dir, res)
+		}
+	}
+}
+
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
