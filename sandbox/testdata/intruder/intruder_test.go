@@ -28,6 +28,8 @@ func init() {
 			attackSiblings()
 		case "secrets":
 			attackSecrets()
+		case "swap":
+			attackSwap()
 		}
 	}
 	os.Exit(0)
@@ -187,4 +189,47 @@ func attackSecrets() {
 			report(len(f) == 2 && strings.Trim(f[1], "0") != "", "capability set %s", l)
 		}
 	}
+}
+
+// attackSwap races the harness while it reads the workspace's changes:
+// /work/swap is, in turn, a directory holding a file named like a host
+// secret and a symbolic link to the host directory holding that secret
+// (SANDGATE_SWAP_DIR, SANDGATE_SWAP_FILE). A harness that follows the link
+// on the host reads the secret as part of the change. It runs until
+// /work/swap-stop appears.
+func attackSwap() {
+	dir, file := os.Getenv("SANDGATE_SWAP_DIR"), os.Getenv("SANDGATE_SWAP_FILE")
+	if err := os.MkdirAll("/work/swap", 0o755); err != nil {
+		report(true, "setup: %v", err)
+		return
+	}
+	if err := os.WriteFile("/work/swap/"+file, []byte("decoy"), 0o644); err != nil {
+		report(true, "setup: %v", err)
+		return
+	}
+	if err := os.Symlink(dir, "/work/swap-link"); err != nil {
+		report(true, "setup: %v", err)
+		return
+	}
+	os.WriteFile("/work/swap-up", nil, 0o644)
+	a, _ := syscall.BytePtrFromString("/work/swap")
+	b, _ := syscall.BytePtrFromString("/work/swap-link")
+	for n := 0; ; n++ {
+		_, _, errno := syscall.Syscall6(316 /* renameat2 */, ^uintptr(99) /* AT_FDCWD */, uintptr(unsafe.Pointer(a)),
+			^uintptr(99), uintptr(unsafe.Pointer(b)), 2 /* RENAME_EXCHANGE */, 0)
+		if errno != 0 {
+			report(true, "setup: renameat2: %v", errno)
+			return
+		}
+		if n%1024 == 0 {
+			if _, err := os.Stat("/work/swap-stop"); err == nil {
+				break
+			}
+		}
+	}
+	// Leave the directory in place, so the change list has something.
+	if st, _ := os.Lstat("/work/swap"); st.Mode()&os.ModeSymlink != 0 {
+		syscall.Syscall6(316, ^uintptr(99), uintptr(unsafe.Pointer(a)), ^uintptr(99), uintptr(unsafe.Pointer(b)), 2, 0)
+	}
+	report(false, "swapped until told to stop")
 }
