@@ -137,7 +137,11 @@ func Environment(o EnvOptions) runtime.Prepare {
 			return nil, err
 		}
 		policy := sandbox.FromBlueprint(bp.Sandbox)
+		disk := policy.Limits.DiskBytes // the blueprint's sandbox.disk
 		policy.Limits, policy.ReadOnly, policy.Caches = o.Limits, o.ReadOnly, o.Caches
+		if policy.Limits.DiskBytes == 0 {
+			policy.Limits.DiskBytes = disk
+		}
 		bo := sandbox.Options{Policy: policy, Snapshot: snap, StateDir: filepath.Join(runDir, "box"),
 			AuditPath: filepath.Join(runDir, "commands.jsonl"), AllowUnconfined: o.AllowUnconfined}
 		var proxy *sandbox.Proxy

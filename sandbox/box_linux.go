@@ -75,6 +75,8 @@ type Box struct {
 	unconfined bool
 	// copyDir is the private workspace copy when no overlay is used.
 	copyDir string
+	// disk holds everything the box writes, within the disk limit.
+	disk *disk
 }
 
 // Start builds a box. It fails, and runs nothing, if any layer of isolation
@@ -103,12 +105,18 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		b.layers = []string{"NONE: commands run unconfined on the host (isolation: none)"}
 		return b, nil
 	}
+	d, err := openDisk(o.StateDir, b.limits.DiskBytes)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.disk = d
 	if o.Snapshot != "" && o.NoOverlay {
 		if err := b.useCopy(ctx); err != nil {
 			return nil, err
 		}
 	}
-	err := b.startInit(ctx)
+	err = b.startInit(ctx)
 	if err != nil && b.opts.Snapshot != "" && b.copyDir == "" && strings.Contains(err.Error(), "mount overlay workspace") {
 		// The kernel refused an overlay in a user namespace: copy the
 		// snapshot instead. Slower (one file created per file), same result.
@@ -127,7 +135,7 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 
 // useCopy switches the workspace to a private copy of the snapshot.
 func (b *Box) useCopy(ctx context.Context) error {
-	dst := filepath.Join(b.opts.StateDir, "copy")
+	dst := b.disk.path(diskCopy)
 	if _, err := os.Stat(dst); err != nil {
 		out, err := exec.CommandContext(ctx, "cp", "-a", b.opts.Snapshot, dst).CombinedOutput()
 		if err != nil {
@@ -164,8 +172,12 @@ func (b *Box) startInit(ctx context.Context) error {
 	b.sock = os.NewFile(uintptr(fds[0]), "box")
 	child := os.NewFile(uintptr(fds[1]), "box-child")
 	defer child.Close()
+	// Relative paths are on the box's disk (see attachDisk).
 	s := &setup{Root: filepath.Join(b.opts.StateDir, "root"), Workspace: b.opts.Workspace,
-		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: filepath.Join(b.opts.StateDir, "caches")}
+		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: diskCaches}
+	if b.copyDir != "" {
+		s.Workspace = diskCopy
+	}
 	for _, c := range b.opts.Policy.Caches {
 		if st, err := os.Stat(c.Host); err == nil && st.IsDir() {
 			s.Caches = append(s.Caches, c)
@@ -175,12 +187,7 @@ func (b *Box) startInit(ctx context.Context) error {
 		return err
 	}
 	if b.opts.Snapshot != "" && b.copyDir == "" {
-		s.Lower, s.Upper, s.OvlWork = b.opts.Snapshot, filepath.Join(b.opts.StateDir, "upper"), filepath.Join(b.opts.StateDir, "ovlwork")
-		for _, d := range []string{s.Upper, s.OvlWork} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return err
-			}
-		}
+		s.Lower, s.Upper, s.OvlWork = b.opts.Snapshot, diskUpper, diskOvlWork
 	}
 	if b.opts.Policy.Network == NetworkAllowlist {
 		if b.opts.ProxySocket == "" {
@@ -206,7 +213,12 @@ func (b *Box) startInit(ctx context.Context) error {
 	b.cmd = exec.Command(self)
 	b.cmd.Args = []string{"sandgate-box-init"}
 	b.cmd.Env = []string{roleEnv + "=init"}
-	b.cmd.ExtraFiles = []*os.File{child, procs}
+	boxDisk, err := b.disk.forBox()
+	if err != nil {
+		return err
+	}
+	defer boxDisk.Close()
+	b.cmd.ExtraFiles = []*os.File{child, procs, boxDisk} // fds 3, 4 and diskFD
 	b.initLog = &lockedWriter{}
 	b.cmd.Stderr = b.initLog
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{
@@ -315,6 +327,7 @@ func (b *Box) Exec(ctx context.Context, c Command) (*Result, error) {
 			err = errors.New(resp.Error)
 		}
 		res = resp.Result
+		b.noteDiskFull(res)
 	}
 	if err == nil && ctx.Err() != nil && res != nil && res.ExitCode != 0 {
 		err = ctx.Err()
@@ -335,7 +348,7 @@ func (b *Box) Upper() string {
 	if b.opts.Snapshot == "" || b.copyDir != "" {
 		return ""
 	}
-	return filepath.Join(b.opts.StateDir, "upper")
+	return b.disk.path(diskUpper)
 }
 
 // Merged returns the host directory holding the whole workspace when it
@@ -354,7 +367,7 @@ func (b *Box) Close() error {
 	}
 	b.closed = true
 	b.mu.Unlock()
-	errs := []error{b.stop()}
+	errs := []error{b.stop(), b.disk.close()}
 	if b.audit != nil {
 		errs = append(errs, b.audit.close())
 	}

@@ -31,6 +31,10 @@ func buildBox(s *setup) ([]string, error) {
 	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m"); err != nil {
 		return nil, fmt.Errorf("mount new root: %w", err)
 	}
+	disk, err := attachDisk(s, root)
+	if err != nil {
+		return nil, err
+	}
 	for _, d := range append(append([]string(nil), systemDirs...), s.ReadOnly...) {
 		if _, err := os.Stat(d); err != nil {
 			continue
@@ -55,7 +59,7 @@ func buildBox(s *setup) ([]string, error) {
 		return nil, err
 	}
 	layers = append(layers, ws)
-	if err := mountScratch(root); err != nil {
+	if err := mountScratch(root, disk); err != nil {
 		return nil, err
 	}
 	for i, c := range s.Caches {
@@ -72,6 +76,9 @@ func buildBox(s *setup) ([]string, error) {
 		if err := unix.Mount(s.ProxySock, dst, "", unix.MS_BIND, ""); err != nil {
 			return nil, fmt.Errorf("bind proxy socket: %w", err)
 		}
+	}
+	if err := detachDisk(disk); err != nil {
+		return nil, err
 	}
 	if err := pivot(root); err != nil {
 		return nil, err
@@ -123,16 +130,11 @@ func mountWorkspace(s *setup, root string) (string, error) {
 	return "workspace copy", nil
 }
 
-// mountScratch creates /tmp, the home directory, /dev and /proc.
-func mountScratch(root string) error {
-	for _, d := range []string{TmpDir, HomeDir} {
-		p := filepath.Join(root, d)
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			return err
-		}
-		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=4g"); err != nil {
-			return fmt.Errorf("mount %s: %w", d, err)
-		}
+// mountScratch creates /tmp and the home directory (on the box's disk),
+// /dev and /proc.
+func mountScratch(root, disk string) error {
+	if err := mountDiskScratch(root, disk); err != nil {
+		return err
 	}
 	dev := filepath.Join(root, "dev")
 	if err := os.MkdirAll(dev, 0o755); err != nil {

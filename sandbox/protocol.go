@@ -54,4 +54,8 @@ type Result struct {
 	Output   []byte        `json:"output"`
 	Dropped  int64         `json:"dropped,omitempty"`
 	Duration time.Duration `json:"duration"`
+	// DiskFull, set by the harness, says the command failed with the box's
+	// disk limit reached; DiskNote says so in words for feedback.
+	DiskFull bool   `json:"disk_full,omitempty"`
+	DiskNote string `json:"disk_note,omitempty"`
 }
