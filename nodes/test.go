@@ -92,6 +92,9 @@ func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd
 	if res.ExitCode != 0 && rep.Failed == 0 && len(rep.Problems) == 0 {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("the test command exited with %d%s although no test failed:\n%s", res.ExitCode, timedOut(res), tail(out, 2048)))
 	}
+	if res.DiskFull {
+		rep.Problems = append(rep.Problems, res.DiskNote)
+	}
 	return rep, out, nil
 }
 

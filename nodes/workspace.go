@@ -171,6 +171,8 @@ func Environment(o EnvOptions) runtime.Prepare {
 				}
 				return err
 			},
+			// Close has stopped the box; a finished run never resumes.
+			Discard: box.Discard,
 		}, nil
 	}
 }

@@ -23,8 +23,9 @@ import (
 // Options configure a box.
 type Options struct {
 	Policy Policy
-	// Workspace is a host directory mounted read-write at /work. Leave it
-	// empty and set Snapshot to get a copy-on-write overlay instead.
+	// Workspace is a host directory mounted read-write at /work; writes
+	// to it are not under the disk limit. Leave it empty and set Snapshot
+	// to get a copy-on-write overlay instead.
 	Workspace string
 	// Snapshot is a read-only directory (a checkout of the base commit)
 	// used as the overlay's lower layer; changes land in StateDir/upper.
@@ -130,6 +131,7 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		b.Close()
 		return nil, err
 	}
+	b.layers = append(b.layers, b.disk.describe(b.opts.Snapshot != ""))
 	return b, nil
 }
 

@@ -243,6 +243,34 @@ func (d *disk) forBox() (*os.File, error) {
 	return os.NewFile(uintptr(fd), "sandgate-disk-box"), nil
 }
 
+// describe names the limit for Layers. A workspace bound from the host
+// (Options.Workspace) is the caller's directory and not on the disk.
+func (d *disk) describe(workspaceOnDisk bool) string {
+	if !workspaceOnDisk {
+		return fmt.Sprintf("disk limit %s (ext4 image shared by /tmp, home and caches; the bound workspace is not limited)", FormatBytes(d.limit))
+	}
+	return fmt.Sprintf("disk limit %s (ext4 image shared by /work, /tmp, home and caches)", FormatBytes(d.limit))
+}
+
+// diskToolsPresent reports what the disk limit needs and this machine
+// lacks, for the doctor.
+func diskToolsPresent() error {
+	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
+		return fmt.Errorf("mkfs.ext4 missing (Debian package e2fsprogs): %w", err)
+	}
+	if _, err := os.Stat("/dev/loop-control"); err != nil {
+		return fmt.Errorf("no loop devices: %w", err)
+	}
+	return nil
+}
+
+func orOK(err error) any {
+	if err == nil {
+		return "mkfs.ext4 and loop devices present"
+	}
+	return err
+}
+
 func (d *disk) close() error {
 	if d == nil || d.mnt == nil {
 		return nil

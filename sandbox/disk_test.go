@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +142,19 @@ func TestDiskLeavesNothingMounted(t *testing.T) {
 	}
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Errorf("Discard left the box's state: %v", err)
+	}
+}
+
+// TestDiskFailsClosed: without mkfs.ext4 the disk limit cannot be set up,
+// and the box refuses to start rather than run without it.
+func TestDiskFailsClosed(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	b, err := sandbox.Start(context.Background(), sandbox.Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
+	if err == nil {
+		b.Close()
+		t.Fatal("the box started without a disk limit")
+	}
+	if !strings.Contains(err.Error(), "mkfs.ext4") || !errors.Is(err, sandbox.ErrUnavailable) {
+		t.Fatalf("the error does not name what is missing: %v", err)
 	}
 }
