@@ -74,11 +74,21 @@ func openDisk(stateDir string, limit int64) (*disk, error) {
 		return nil, fmt.Errorf("%w: the disk limit mounts a filesystem image through a loop device, which needs root", ErrUnavailable)
 	}
 	d := &disk{image: filepath.Join(stateDir, "disk.img"), limit: limit}
-	if _, err := os.Stat(d.image); errors.Is(err, fs.ErrNotExist) {
+	if st, err := os.Stat(d.image); errors.Is(err, fs.ErrNotExist) {
+		if err := d.hostHasRoom(); err != nil {
+			return nil, err
+		}
 		if err := makeImage(d.image, limit); err != nil {
 			return nil, err
 		}
 	} else if err != nil {
+		return nil, err
+	} else {
+		// A resumed run keeps the disk it was made with: its content is
+		// the run's state, and shrinking it could lose some.
+		d.limit = st.Size()
+	}
+	if err := d.hostHasRoom(); err != nil {
 		return nil, err
 	}
 	loop, err := attachLoop(d.image)
@@ -97,6 +107,26 @@ func openDisk(stateDir string, limit int64) (*disk, error) {
 		return nil, fmt.Errorf("disk limit: %w", err)
 	}
 	return d, nil
+}
+
+// hostHasRoom refuses a disk the host could not hold: the image is
+// sparse, and a box filling it on a host without the room would fill the
+// host's disk instead of its own.
+func (d *disk) hostHasRoom() error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(filepath.Dir(d.image), &st); err != nil {
+		return err
+	}
+	var used int64
+	var ist unix.Stat_t
+	if err := unix.Stat(d.image, &ist); err == nil {
+		used = ist.Blocks * 512
+	}
+	if free := int64(st.Bavail) * st.Bsize; free < d.limit-used {
+		return fmt.Errorf("%w: the disk limit of %s is more than the host has free at %s (%s): free some space or lower sandbox.disk",
+			ErrUnavailable, FormatBytes(d.limit), filepath.Dir(d.image), FormatBytes(free&^(1<<20-1)))
+	}
+	return nil
 }
 
 // makeImage formats a sparse ext4 image of exactly size bytes. It is

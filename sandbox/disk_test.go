@@ -145,11 +145,21 @@ func TestDiskLeavesNothingMounted(t *testing.T) {
 	}
 }
 
-// TestDiskFailsClosed: without mkfs.ext4 the disk limit cannot be set up,
-// and the box refuses to start rather than run without it.
+// TestDiskFailsClosed: a disk the host has no room for is refused (the
+// box would fill the host's disk instead of its own), and so is a box
+// without mkfs.ext4: it refuses to start rather than run without a limit.
 func TestDiskFailsClosed(t *testing.T) {
+	huge := sandbox.Policy{Limits: sandbox.Limits{DiskBytes: 1 << 50}}
+	b, err := sandbox.Start(context.Background(), sandbox.Options{Policy: huge, Workspace: t.TempDir(), StateDir: t.TempDir()})
+	if err == nil {
+		b.Close()
+		t.Fatal("the box started with a 1 PiB disk limit the host cannot hold")
+	}
+	if !strings.Contains(err.Error(), "more than the host has free") {
+		t.Fatalf("the error does not say the host lacks room: %v", err)
+	}
 	t.Setenv("PATH", t.TempDir())
-	b, err := sandbox.Start(context.Background(), sandbox.Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
+	b, err = sandbox.Start(context.Background(), sandbox.Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
 	if err == nil {
 		b.Close()
 		t.Fatal("the box started without a disk limit")
