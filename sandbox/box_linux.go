@@ -350,6 +350,9 @@ func (b *Box) Upper() string {
 	if b.opts.Snapshot == "" || b.copyDir != "" {
 		return ""
 	}
+	if b.disk == nil {
+		return filepath.Join(b.opts.StateDir, "upper") // unconfined: nothing is written there
+	}
 	return b.disk.path(diskUpper)
 }
 
