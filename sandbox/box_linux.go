@@ -28,7 +28,8 @@ type Options struct {
 	// to get a copy-on-write overlay instead.
 	Workspace string
 	// Snapshot is a read-only directory (a checkout of the base commit)
-	// used as the overlay's lower layer; changes land in StateDir/upper.
+	// used as the overlay's lower layer; changes land in the upper layer
+	// on the box's disk (StateDir/disk.img; see Upper).
 	Snapshot string
 	// StateDir holds the box's private files (mount point, overlay upper
 	// layer, init log). It must not be inside Workspace.
@@ -114,6 +115,7 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 	b.disk = d
 	if o.Snapshot != "" && o.NoOverlay {
 		if err := b.useCopy(ctx); err != nil {
+			b.Close()
 			return nil, err
 		}
 	}
