@@ -26,18 +26,21 @@ import (
 // limit, whatever the box does (1 TiB sparse files included).
 //
 // Why an image, by measurement on the development machine (Linux 6.18,
-// ext4 root, 2 cores; BenchmarkExecTrue/sandgate-box-start):
-//   - project quotas: the host's ext4 is mounted without prjquota and
-//     enabling it needs tune2fs on the unmounted filesystem; not available
-//     on the machines sandgate targets without reformatting.
-//   - a tmpfs for every upper layer, charged to the memory cgroup: starts
-//     fastest, but a tmpfs lives only as long as the box's mount namespace,
-//     and a resumed run (after the harness was SIGKILLed) must find the
-//     change it had made; it also spends RAM on build caches.
-//   - an ext4 image: mkfs.ext4 of a 4 GiB sparse image takes ~30 ms once per
-//     run (e2fsprogs is Priority: required in Debian), attaching a loop
-//     device and mounting ~10 ms per box start; it survives a crash of the
-//     harness, and its content is the resume state.
+// ext4 root, 2 shared cores; go test -bench 'BenchmarkExecTrue/sandgate-box'):
+//   - project quotas: the host's ext4 is mounted without prjquota, and
+//     turning it on needs tune2fs on the unmounted filesystem: not
+//     available without reformatting the host, so not measurable here.
+//   - a tmpfs for every upper layer, charged to the memory cgroup: costs
+//     what today's /tmp and home tmpfs cost (box start 10-16 ms), but a
+//     tmpfs lives only as long as the box's mount namespace, and a resumed
+//     run (after the harness was SIGKILLed) must find the change it had
+//     made; it would also spend the box's RAM on build caches.
+//   - an ext4 image: mkfs.ext4 of a 4 GiB sparse image takes 7-28 ms once
+//     per run (e2fsprogs is Priority: required in Debian), attaching the
+//     loop device and mounting 1-10 ms, unmounting 2-15 ms; box start
+//     28-80 ms on a fresh run and 10-50 ms on a resumed one, on a loaded
+//     machine. It survives a crash of the harness: its content is the
+//     resume state.
 //
 // The harness mounts the image with the new mount API into a detached
 // mount that appears in no mount table on the host: init moves it into the
