@@ -228,3 +228,41 @@ func TestAliasBomb(t *testing.T) {
 		t.Fatal("an alias bomb hung the parser")
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"512MiB", 512 << 20, ""},
+		{"4GiB", 4 << 30, ""},
+		{"1TiB", 1 << 40, ""},
+		{"100B", 100, ""},
+		{"12XB", 0, `got "12XB"`},
+		{"4GB", 0, "did you mean 4GiB?"},
+		{"4g", 0, "did you mean 4GiB?"},
+		{"-1MiB", 0, "expected a size"},
+		{"MiB", 0, "expected a size"},
+		{"99999999TiB", 0, "too large"},
+	} {
+		got, err := blueprint.ParseSize(c.in)
+		if c.err == "" && (err != nil || got != c.want) {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", c.in, got, err, c.want)
+		}
+		if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("ParseSize(%q) error = %v; want one containing %q", c.in, err, c.err)
+		}
+	}
+}
+
+func TestSandboxDisk(t *testing.T) {
+	bp, err := blueprint.Parse("d.yaml", []byte("version: 1\nname: t\nsandbox: {disk: 512MiB}\nstart: a\nnodes:\n  a: {type: succeed}\n"))
+	if err != nil || bp.Sandbox.Disk != 512<<20 {
+		t.Fatalf("disk = %v, %v; want 512 MiB", bp.Sandbox.Disk, err)
+	}
+	_, err = blueprint.Parse("d.yaml", []byte("version: 1\nname: t\nsandbox: {disk: 1MiB}\nstart: a\nnodes:\n  a: {type: succeed}\n"))
+	if err == nil || !strings.Contains(err.Error(), "d.yaml:3:17: sandbox.disk: 1MiB is outside 16MiB..16TiB") {
+		t.Fatalf("a 1 MiB disk loaded: %v", err)
+	}
+}

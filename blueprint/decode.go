@@ -12,7 +12,7 @@ var (
 	topKeys     = []string{"version", "name", "description", "inputs", "budget", "sandbox", "start", "nodes"}
 	inputKeys   = []string{"description", "required", "type", "default"}
 	budgetKeys  = []string{"max_node_runs", "timeout", "tokens"}
-	sandboxKeys = []string{"network", "allow_hosts", "env", "isolation"}
+	sandboxKeys = []string{"network", "allow_hosts", "env", "isolation", "disk"}
 	retryKeys   = []string{"max", "backoff"}
 	edgeKeys    = []string{"to", "when", "max", "on_exhausted"}
 	// commonNodeKeys are accepted on every node, whatever its type.
@@ -207,6 +207,8 @@ func (d *decoder) sandbox(n *yaml.Node) {
 			s.Network = d.enum(p.value, path, []string{"none", "allowlist"})
 		case "isolation":
 			s.Isolation = d.enum(p.value, path, []string{"full", "none"})
+		case "disk":
+			s.Disk, _ = d.size(p.value, path)
 		case "allow_hosts":
 			hostsNode = p.value
 			s.AllowHosts, _ = d.strList(p.value, path)

@@ -7,6 +7,9 @@ import (
 // durationPattern matches Go durations such as 90s, 20m or 1h30m.
 const durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 
+// sizePattern matches byte sizes such as 512MiB or 4GiB (see parseSize).
+const sizePattern = `^[0-9]+(B|KiB|MiB|GiB|TiB)$`
+
 type obj = map[string]any
 
 // JSONSchema returns a JSON Schema (draft 2020-12) of the blueprint format
@@ -66,6 +69,7 @@ func JSONSchema(ts TypeSet) []byte {
 				"allow_hosts": obj{"type": "array", "items": obj{"type": "string", "pattern": hostRE.String()}},
 				"env":         obj{"type": "array", "items": obj{"type": "string", "pattern": envRE.String()}},
 				"isolation":   obj{"enum": []string{"full", "none"}},
+				"disk":        obj{"type": "string", "pattern": sizePattern},
 			}},
 			"nodes": obj{"type": "object", "minProperties": 1, "propertyNames": obj{"pattern": identRE.String()},
 				"additionalProperties": obj{"$ref": "#/$defs/node"}},

@@ -79,7 +79,10 @@ type Sandbox struct {
 	// Isolation is "full" (the default) or "none"; "none" must also be
 	// allowed explicitly by whoever runs the blueprint.
 	Isolation string
-	Pos       Pos
+	// Disk caps, in bytes, what the box may write across its workspace,
+	// home, /tmp and caches; zero means the sandbox's default (4 GiB).
+	Disk int64
+	Pos  Pos
 }
 
 // Node is one step of a blueprint.

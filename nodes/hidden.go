@@ -83,8 +83,9 @@ func (w *Workspace) hiddenBox(ctx context.Context, dir string) (*sandbox.Box, fu
 	cleanup := func() { removeAll(state) }
 	opts := w.boxOpts
 	opts.StateDir, opts.AuditPath, opts.NoOverlay = state, "", false
-	root := filepath.Join(state, "upper")
+	root := filepath.Join(state, "seed")
 	if up := w.Box.Upper(); up != "" {
+		opts.Seed = root
 		err = copyTree(ctx, up, root)
 	} else {
 		// The run's workspace is a copy: bind a copy of it instead.

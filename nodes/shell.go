@@ -37,7 +37,7 @@ func (s *Shell) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 		Outputs: map[string]any{"exit_code": res.ExitCode, "output": tail(string(res.Output), 4096)}}
 	if res.ExitCode != 0 {
 		out.Outcome = runtime.OutcomeFail
-		out.Feedback = fmt.Sprintf("`%s` exited with %d%s:\n%s", s.run, res.ExitCode, timedOut(res), tail(string(res.Output), 8192))
+		out.Feedback = fmt.Sprintf("`%s` exited with %d%s:\n%s", s.run, res.ExitCode, timedOut(res), tail(string(res.Output), 8192)) + diskNote(res)
 	}
 	return out, nil
 }
@@ -47,6 +47,15 @@ func timedOut(r *sandbox.Result) string {
 		return " (timed out)"
 	}
 	return ""
+}
+
+// diskNote tells the agent when a command failed because the box's disk
+// limit was reached, which its output alone (ENOSPC) does not explain.
+func diskNote(r *sandbox.Result) string {
+	if !r.DiskFull {
+		return ""
+	}
+	return "\nNote: " + r.DiskNote + "."
 }
 
 // tail keeps the last n bytes of s, on a line boundary when possible.

@@ -110,6 +110,9 @@ func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd
 		rep.CheckPackages(t.allowNoTests)
 	}
 	checkExit(rep, res, out)
+	if res.DiskFull {
+		rep.Problems = append(rep.Problems, res.DiskNote)
+	}
 	return rep, out, nil
 }
 

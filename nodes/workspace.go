@@ -201,7 +201,11 @@ func Environment(o EnvOptions) runtime.Prepare {
 			return nil, err
 		}
 		policy := sandbox.FromBlueprint(bp.Sandbox)
+		disk := policy.Limits.DiskBytes // the blueprint's sandbox.disk
 		policy.Limits, policy.ReadOnly, policy.Caches = o.Limits, o.ReadOnly, o.Caches
+		if policy.Limits.DiskBytes == 0 {
+			policy.Limits.DiskBytes = disk
+		}
 		audit, err := os.OpenFile(filepath.Join(runDir, "commands.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return nil, err
@@ -237,6 +241,8 @@ func Environment(o EnvOptions) runtime.Prepare {
 				}
 				return err
 			},
+			// Close has stopped the box; a finished run never resumes.
+			Discard: box.Discard,
 		}, nil
 	}
 }

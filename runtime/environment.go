@@ -18,6 +18,10 @@ type Environment struct {
 	Layers []string
 	// Close tears the environment down when the run ends.
 	Close func() error
+	// Discard, when set, runs after Close once the run has finished for
+	// good; it removes state only a resume would need (the sandbox's disk
+	// image). A run that aborts keeps that state.
+	Discard func() error
 }
 
 // Prepare builds a run's environment. runDir is the run's directory; the

@@ -112,6 +112,9 @@ func (x *execution) finish() (*Summary, error) {
 		}
 	}
 	stopErr = errors.Join(stopErr, x.closeEnv())
+	if x.env != nil && x.env.Discard != nil {
+		stopErr = errors.Join(stopErr, x.env.Discard())
+	}
 	if err := x.journal.Close(); err != nil {
 		return nil, err
 	}

@@ -78,11 +78,12 @@ func TestFeedbackReachesRetriedNode(t *testing.T) {
 
 func TestHandoffReport(t *testing.T) {
 	f := newFixture(t, retryLoop("[fail]", ""))
-	closed := false
+	closed, discarded := false, false
 	f.rt.Prepare = func(_ context.Context, dir string, _ *blueprint.Blueprint, resume bool) (*runtime.Environment, error) {
 		return &runtime.Environment{Workspace: f.ws,
-			Diff:  func() (string, error) { return "--- a/calc.go\n+++ b/calc.go\n", nil },
-			Close: func() error { closed = true; return nil }}, nil
+			Diff:    func() (string, error) { return "--- a/calc.go\n+++ b/calc.go\n", nil },
+			Close:   func() error { closed = true; return nil },
+			Discard: func() error { discarded = closed; return nil }}, nil
 	}
 	sum := f.run(t, context.Background(), map[string]any{"task": "x"})
 	md, err := os.ReadFile(filepath.Join(sum.Dir, "handoff.md"))
@@ -99,6 +100,9 @@ func TestHandoffReport(t *testing.T) {
 	}
 	if !closed {
 		t.Error("the run's environment was not closed")
+	}
+	if !discarded {
+		t.Error("the finished run's state was not discarded after Close")
 	}
 }
 

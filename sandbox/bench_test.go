@@ -69,6 +69,17 @@ func BenchmarkExecTrue(b *testing.B) {
 			box.Close()
 		}
 	})
+	// A resumed run's box: its disk image exists already.
+	b.Run("sandgate-box-restart", func(b *testing.B) {
+		state := b.TempDir()
+		for i := 0; i < b.N; i++ {
+			box, err := sandbox.Start(context.Background(), sandbox.Options{Workspace: b.TempDir(), StateDir: state})
+			if err != nil {
+				b.Fatal(err)
+			}
+			box.Close()
+		}
+	})
 }
 
 // makeBenchRepo builds a committed repository of n small files in 100

@@ -24,11 +24,13 @@ import (
 // Options configure a box.
 type Options struct {
 	Policy Policy
-	// Workspace is a host directory mounted read-write at /work. Leave it
-	// empty and set Snapshot to get a copy-on-write overlay instead.
+	// Workspace is a host directory mounted read-write at /work; writes
+	// to it are not under the disk limit. Leave it empty and set Snapshot
+	// to get a copy-on-write overlay instead.
 	Workspace string
 	// Snapshot is a read-only directory (a checkout of the base commit)
-	// used as the overlay's lower layer; changes land in StateDir/upper.
+	// used as the overlay's lower layer; changes land in the upper layer
+	// on the box's disk (StateDir/disk.img; see Upper).
 	Snapshot string
 	// StateDir holds the box's private files (mount point, overlay upper
 	// layer, init log). It must not be inside Workspace.
@@ -46,6 +48,11 @@ type Options struct {
 	// NoOverlay copies the snapshot instead of mounting an overlay. Start
 	// falls back to this by itself when the kernel refuses the overlay.
 	NoOverlay bool
+	// Seed is a host directory in the overlay upper layer's format (a
+	// copy of another box's Upper, whiteouts included) that the new box's
+	// workspace starts from, on top of Snapshot: a box built from a
+	// run's change, for held-out tests. Only with an overlay.
+	Seed string
 }
 
 // Command is one command to run in the box.
@@ -95,6 +102,8 @@ type Box struct {
 	unconfined bool
 	// copyDir is the private workspace copy when no overlay is used.
 	copyDir string
+	// disk holds everything the box writes, within the disk limit.
+	disk *disk
 }
 
 // Start builds a box. It fails, and runs nothing, if any layer of isolation
@@ -125,12 +134,29 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		b.layers = []string{"NONE: commands run unconfined on the host (isolation: none)"}
 		return b, nil
 	}
+	d, err := openDisk(o.StateDir, b.limits.DiskBytes)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.disk = d
+	if o.Seed != "" {
+		if o.Snapshot == "" || o.NoOverlay {
+			b.Close()
+			return nil, errors.New("sandbox: Options.Seed needs a Snapshot and an overlay")
+		}
+		if out, err := exec.CommandContext(ctx, "cp", "-a", "--", o.Seed+"/.", d.path(diskUpper)).CombinedOutput(); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("sandbox: seed the workspace: %v: %s", err, strings.TrimSpace(string(out)))
+		}
+	}
 	if o.Snapshot != "" && o.NoOverlay {
 		if err := b.useCopy(ctx); err != nil {
+			b.Close()
 			return nil, err
 		}
 	}
-	err := b.startInit(ctx)
+	err = b.startInit(ctx)
 	if err != nil && b.opts.Snapshot != "" && b.copyDir == "" && strings.Contains(err.Error(), "mount overlay workspace") {
 		// The kernel refused an overlay in a user namespace: copy the
 		// snapshot instead. Slower (one file created per file), same result.
@@ -144,12 +170,13 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		b.Close()
 		return nil, err
 	}
+	b.layers = append(b.layers, b.disk.describe(b.opts.Snapshot != ""))
 	return b, nil
 }
 
 // useCopy switches the workspace to a private copy of the snapshot.
 func (b *Box) useCopy(ctx context.Context) error {
-	dst := filepath.Join(b.opts.StateDir, "copy")
+	dst := b.disk.path(diskCopy)
 	if _, err := os.Stat(dst); err != nil {
 		out, err := exec.CommandContext(ctx, "cp", "-a", b.opts.Snapshot, dst).CombinedOutput()
 		if err != nil {
@@ -185,9 +212,12 @@ func (b *Box) startInit(ctx context.Context) error {
 	}
 	b.sock = sock
 	defer child.Close()
+	// Relative paths are on the box's disk (see attachDisk).
 	s := &setup{Root: filepath.Join(b.opts.StateDir, "root"), Workspace: b.opts.Workspace,
-		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: filepath.Join(b.opts.StateDir, "caches"),
-		NestedUser: !rootHarness()}
+		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: diskCaches, NestedUser: !rootHarness()}
+	if b.copyDir != "" {
+		s.Workspace = diskCopy
+	}
 	for _, c := range b.opts.Policy.Caches {
 		if st, err := os.Stat(c.Host); err == nil && st.IsDir() {
 			s.Caches = append(s.Caches, c)
@@ -197,18 +227,13 @@ func (b *Box) startInit(ctx context.Context) error {
 		return err
 	}
 	if b.opts.Snapshot != "" && b.copyDir == "" {
-		s.Lower, s.Upper, s.OvlWork = b.opts.Snapshot, filepath.Join(b.opts.StateDir, "upper"), filepath.Join(b.opts.StateDir, "ovlwork")
-		for _, d := range []string{s.Upper, s.OvlWork} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return err
-			}
-		}
+		s.Lower, s.Upper, s.OvlWork = b.opts.Snapshot, diskUpper, diskOvlWork
 		// The overlay's root takes its owner from the upper directory.
-		if err := handOver(s.Upper); err != nil {
+		if err := handOver(b.disk.path(diskUpper)); err != nil {
 			return err
 		}
 	}
-	ws := s.Workspace
+	ws := b.opts.Workspace
 	if s.Lower != "" {
 		ws = s.Lower
 	}
@@ -249,7 +274,12 @@ func (b *Box) startInit(ctx context.Context) error {
 	b.cmd = exec.Command(self)
 	b.cmd.Args = []string{"sandgate-box-init"}
 	b.cmd.Env = []string{roleEnv + "=init"}
-	b.cmd.ExtraFiles = []*os.File{child, procs, tasks}
+	boxDisk, err := b.disk.forBox()
+	if err != nil {
+		return err
+	}
+	defer boxDisk.Close()
+	b.cmd.ExtraFiles = []*os.File{child, procs, boxDisk, tasks} // fds 3, 4, diskFD and tasksFD
 	b.initLog = &lockedWriter{}
 	b.cmd.Stderr = b.initLog
 	uids, gids := boxIDMaps()
@@ -382,6 +412,7 @@ func (b *Box) Exec(ctx context.Context, c Command) (*Result, error) {
 			err = errors.New(resp.Error)
 		}
 		res = resp.Result
+		b.noteDiskFull(res)
 	}
 	if err == nil && ctx.Err() != nil && res != nil && res.ExitCode != 0 {
 		err = ctx.Err()
@@ -402,7 +433,10 @@ func (b *Box) Upper() string {
 	if b.opts.Snapshot == "" || b.copyDir != "" {
 		return ""
 	}
-	return filepath.Join(b.opts.StateDir, "upper")
+	if b.disk == nil {
+		return filepath.Join(b.opts.StateDir, "upper") // unconfined: nothing is written there
+	}
+	return b.disk.path(diskUpper)
 }
 
 // Merged returns the host directory holding the whole workspace when it
@@ -421,7 +455,7 @@ func (b *Box) Close() error {
 	}
 	b.closed = true
 	b.mu.Unlock()
-	errs := []error{b.stop()}
+	errs := []error{b.stop(), b.disk.close()}
 	if b.audit != nil {
 		errs = append(errs, b.audit.close())
 	}

@@ -31,7 +31,8 @@ func Check(ctx context.Context) []Layer {
 	_, errV1 := os.Stat(filepath.Join(cgroupRoot, "pids"))
 	_, errV2 := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers"))
 	add("cgroups", errV1 == nil || errV2 == nil, fmt.Sprintf("v1 pids: %v, v2: %v", errV1 == nil, errV2 == nil))
-	add("running as root", os.Geteuid() == 0, "cgroup limits need root (or a delegated cgroup)")
+	add("running as root", os.Geteuid() == 0, "cgroup limits and the disk limit's loop device need root")
+	add("disk limit", diskToolsPresent() == nil, fmt.Sprint(orOK(diskToolsPresent())))
 
 	tmp, err := os.MkdirTemp("", "sandgate-check-")
 	if err != nil {

@@ -103,8 +103,11 @@ func commandAttr(nestedUser bool) *syscall.SysProcAttr {
 // nestedUser and cgroupV1 are the box's Setup values, for init.
 var nestedUser, cgroupV1 bool
 
-// cmdTasks is init's handle on the commands' cgroup tasks file (fd 5, v1).
+// cmdTasks is init's handle on the commands' cgroup tasks file (v1).
 var cmdTasks *os.File
+
+// tasksFD is where init finds cmdTasks (after the disk's diskFD).
+const tasksFD = 6
 
 // cmdCgroup is init's handle on the commands' cgroup.procs (fd 4).
 var cmdCgroup *os.File

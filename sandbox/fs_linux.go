@@ -37,6 +37,10 @@ func buildBox(s *setup) ([]string, error) {
 		return nil, err
 	}
 	layers = append(layers, "minimal /etc: "+strings.Join(etc, " "))
+	disk, err := attachDisk(s, root)
+	if err != nil {
+		return nil, err
+	}
 	for _, d := range append(append([]string(nil), systemDirs...), s.ReadOnly...) {
 		if _, err := os.Stat(d); err != nil {
 			continue
@@ -61,7 +65,7 @@ func buildBox(s *setup) ([]string, error) {
 		return nil, err
 	}
 	layers = append(layers, ws)
-	if err := mountScratch(root, s.NestedUser); err != nil {
+	if err := mountScratch(root, disk, s.NestedUser); err != nil {
 		return nil, err
 	}
 	for i, c := range s.Caches {
@@ -78,6 +82,9 @@ func buildBox(s *setup) ([]string, error) {
 		if err := unix.Mount(s.ProxySock, dst, "", unix.MS_BIND, ""); err != nil {
 			return nil, fmt.Errorf("bind proxy socket: %w", err)
 		}
+	}
+	if err := detachDisk(disk); err != nil {
+		return nil, err
 	}
 	if err := pivot(root); err != nil {
 		return nil, err
@@ -129,18 +136,11 @@ func mountWorkspace(s *setup, root string) (string, error) {
 	return "workspace copy", nil
 }
 
-// mountScratch creates /tmp, the home directory (the commands' own),
-// /dev and /proc.
-func mountScratch(root string, nestedUser bool) error {
-	uid, gid := cmdOwner(nestedUser)
-	for d, opts := range map[string]string{TmpDir: "mode=1777", HomeDir: fmt.Sprintf("mode=0755,uid=%d,gid=%d", uid, gid)} {
-		p := filepath.Join(root, d)
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			return err
-		}
-		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts+",size=4g"); err != nil {
-			return fmt.Errorf("mount %s: %w", d, err)
-		}
+// mountScratch creates /tmp and the home directory (on the box's disk;
+// the home is the commands' own), /dev and /proc.
+func mountScratch(root, disk string, nestedUser bool) error {
+	if err := mountDiskScratch(root, disk, nestedUser); err != nil {
+		return err
 	}
 	dev := filepath.Join(root, "dev")
 	if err := os.MkdirAll(dev, 0o755); err != nil {

@@ -55,7 +55,14 @@ type Limits struct {
 	MemoryBytes int64
 	// Pids caps the number of processes in the box (default 512).
 	Pids int
+	// DiskBytes caps what the box may write across /work, /tmp, the home
+	// directory and the caches, together (default 4 GiB); going over fails
+	// the writing command with ENOSPC.
+	DiskBytes int64
 }
+
+// DefaultDiskBytes is the disk limit when the policy sets none.
+const DefaultDiskBytes = 4 << 30
 
 func (l Limits) withDefaults() Limits {
 	if l.Timeout <= 0 {
@@ -70,12 +77,27 @@ func (l Limits) withDefaults() Limits {
 	if l.Pids <= 0 {
 		l.Pids = 512
 	}
+	if l.DiskBytes <= 0 {
+		l.DiskBytes = DefaultDiskBytes
+	}
 	return l
+}
+
+// FormatBytes writes a byte count in binary units: 4 GiB, 512 MiB.
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for n >= 1024 && n%1024 == 0 && i < len(units)-1 {
+		n /= 1024
+		i++
+	}
+	return fmt.Sprintf("%d %s", n, units[i])
 }
 
 // FromBlueprint turns a blueprint's sandbox section into a policy.
 func FromBlueprint(s blueprint.Sandbox) Policy {
-	return Policy{Network: s.Network, AllowHosts: s.AllowHosts, Env: s.Env, Isolation: s.Isolation}
+	return Policy{Network: s.Network, AllowHosts: s.AllowHosts, Env: s.Env, Isolation: s.Isolation,
+		Limits: Limits{DiskBytes: s.Disk}}
 }
 
 // Paths inside the box.

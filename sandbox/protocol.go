@@ -31,7 +31,7 @@ type setup struct {
 	// NestedUser runs each command in a user namespace of its own (a
 	// harness that is not root has no second host uid to map).
 	NestedUser bool `json:"nested_user,omitempty"`
-	// CgroupV1: command threads join the commands' cgroup through fd 5
+	// CgroupV1: command threads join the commands' cgroup through tasksFD
 	// (its tasks file) before they fork.
 	CgroupV1 bool `json:"cgroup_v1,omitempty"`
 }
@@ -64,4 +64,8 @@ type Result struct {
 	Output   []byte        `json:"output"`
 	Dropped  int64         `json:"dropped,omitempty"`
 	Duration time.Duration `json:"duration"`
+	// DiskFull, set by the harness, says the command failed with the box's
+	// disk limit reached; DiskNote says so in words for feedback.
+	DiskFull bool   `json:"disk_full,omitempty"`
+	DiskNote string `json:"disk_note,omitempty"`
 }

@@ -174,6 +174,9 @@ nodes:
 	if b, _ := exec.Command("pgrep", "-f", "sleep 987691").Output(); len(b) > 0 {
 		t.Fatalf("a process of the killed run's box survived: %s", b)
 	}
+	if held := loopsHolding(filepath.Join(dir, "box", "disk.img")); len(held) > 0 {
+		t.Fatalf("the killed run's disk is still attached to %v", held)
+	}
 	// Make the resumed slow node quick: the blueprint was saved with the run.
 	saved := filepath.Join(dir, "blueprint.yaml")
 	b, _ := os.ReadFile(saved)
@@ -185,4 +188,24 @@ nodes:
 	if _, err := os.Stat(filepath.Join(dir, "commit.json")); err != nil {
 		t.Fatal("the resumed run did not commit the change made before the crash")
 	}
+}
+
+// loopsHolding lists loop devices backed by file, waiting a little for
+// the kernel to detach autoclear devices whose last user is gone.
+func loopsHolding(file string) []string {
+	var held []string
+	for i := 0; i < 50; i++ {
+		held = held[:0]
+		files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+		for _, f := range files {
+			if b, _ := os.ReadFile(f); strings.TrimSpace(string(b)) == file {
+				held = append(held, f)
+			}
+		}
+		if len(held) == 0 {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return held
 }

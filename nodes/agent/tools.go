@@ -261,6 +261,9 @@ func (tb *toolbox) write(ctx context.Context, full, content string) error {
 	if err != nil {
 		return err
 	}
+	if res.ExitCode != 0 && res.DiskFull {
+		return fmt.Errorf("%s (%s)", strings.TrimSpace(string(res.Output)), res.DiskNote)
+	}
 	if res.ExitCode != 0 {
 		return fmt.Errorf("%s", strings.TrimSpace(string(res.Output)))
 	}
@@ -310,6 +313,9 @@ func (tb *toolbox) run(ctx context.Context, a map[string]any) (string, error) {
 	note := ""
 	if res.TimedOut {
 		note = " (timed out)"
+	}
+	if res.DiskFull {
+		out += "\n[sandgate: " + res.DiskNote + "]"
 	}
 	return fmt.Sprintf("exit code %d%s\n%s", res.ExitCode, note, out), nil
 }
