@@ -2,14 +2,10 @@ package nodes
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net/url"
 	"os"
-
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing/transport"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
@@ -17,8 +13,17 @@ import (
 
 // GitPush pushes the committed branch from the harness, with credentials
 // that never enter the sandbox. Pushing the same commit again is a no-op.
+//
+// It runs the git CLI rather than go-git: go-git's push from the promotion
+// repository (whose objects live behind alternates) to an empty or
+// unrelated remote hung waiting on git-receive-pack and ignored the
+// context, so a node timeout could not stop it.
 type GitPush struct {
 	tokenEnv string
+	// routed: the blueprint names where a failed push goes (on_fail or
+	// edges), so a refusal is an outcome. Behind a plain next edge it is
+	// an error instead, so the run cannot carry on as if the push landed.
+	routed bool
 }
 
 var _ runtime.Node = (*GitPush)(nil)
@@ -26,6 +31,9 @@ var _ runtime.Node = (*GitPush)(nil)
 func newGitPush(spec *blueprint.Node) (runtime.Node, error) {
 	p := &GitPush{}
 	p.tokenEnv, _ = spec.Config["token_env"].(string)
+	for _, e := range spec.Edges {
+		p.routed = p.routed || e.Kind == blueprint.EdgeOnFail || e.Kind == blueprint.EdgeWhen
+	}
 	return p, nil
 }
 
@@ -43,24 +51,40 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	if err != nil {
 		return nil, err
 	}
-	var auth transport.AuthMethod
+	if remoteURL == "" || strings.HasPrefix(remoteURL, "-") {
+		return nil, fmt.Errorf("remote %q: want a URL or a path", remoteURL)
+	}
+	var tok string
 	if g.tokenEnv != "" {
-		tok := os.Getenv(g.tokenEnv)
-		if tok == "" {
+		if tok = os.Getenv(g.tokenEnv); tok == "" {
 			return nil, fmt.Errorf("token_env %s is not set in the harness environment", g.tokenEnv)
 		}
-		auth = &githttp.BasicAuth{Username: "x-access-token", Password: tok}
 	}
-	remote := git.NewRemote(p.repo.Storer, &config.RemoteConfig{Name: "sandgate-target", URLs: []string{remoteURL}})
 	ref := "refs/heads/" + c.Branch
-	err = remote.PushContext(ctx, &git.PushOptions{RemoteName: "sandgate-target", Auth: auth,
-		RefSpecs: []config.RefSpec{config.RefSpec(ref + ":" + ref)}})
-	pushed := true
-	switch {
-	case errors.Is(err, git.NoErrAlreadyUpToDate):
-		pushed = false
-	case err != nil:
-		return nil, fmt.Errorf("push %s to %s: %w", c.Branch, remoteURL, err)
+	pushed, err := gitPush(ctx, pushSpec{gitDir: p.dir, remote: remoteURL, commit: c.Commit, ref: ref, token: tok})
+	if err != nil {
+		msg := fmt.Sprintf("push %s to %s: %v", c.Branch, redactURL(remoteURL), err)
+		if ctx.Err() != nil {
+			// The runtime names a node timeout itself; this covers a
+			// canceled run.
+			return nil, fmt.Errorf("%s (%w)", msg, ctx.Err())
+		}
+		if g.routed {
+			return &runtime.Result{Outcome: runtime.OutcomeFail, Reason: msg, Feedback: msg}, nil
+		}
+		return nil, fmt.Errorf("%s", msg)
 	}
 	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"ref": ref, "pushed": pushed}}, nil
+}
+
+// redactURL hides a password written into a remote URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }

@@ -32,8 +32,10 @@ type Proxy struct {
 	// Allow lists host patterns: "example.com", "*.example.com" (any
 	// subdomain) or "example.com:8443". Without a port, 80 and 443 pass.
 	Allow []string
-	// PermitAddrs exempts address ranges from the block on loopback,
-	// private, link-local and metadata addresses (an internal mirror).
+	// PermitAddrs exempts address ranges from the block on special-purpose
+	// addresses (loopback, private, link-local, documentation, ...; see
+	// blockedAddr), e.g. for an internal mirror. An address of the harness
+	// host itself is exempted only by an entry naming exactly it (/32, /128).
 	PermitAddrs []netip.Prefix
 	// Resolve looks names up (default: the system resolver). Every
 	// resolved address is checked, and the connection goes to the checked
@@ -44,10 +46,16 @@ type Proxy struct {
 	// OnAlert is called for every alert.
 	OnAlert func(Alert)
 
-	ln   net.Listener
-	mu   sync.Mutex
-	wg   sync.WaitGroup
-	done chan struct{}
+	// dial and ifaceAddrs replace the dialer and net.InterfaceAddrs in
+	// tests, so refusals can be shown to happen before any dial.
+	dial       func(ctx context.Context, network, addr string) (net.Conn, error)
+	ifaceAddrs func() ([]netip.Addr, error)
+
+	ln        net.Listener
+	mu        sync.Mutex
+	wg        sync.WaitGroup
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 // Listen starts serving on a unix socket at path.
@@ -73,13 +81,17 @@ func (p *Proxy) Listen(path string) error {
 	return nil
 }
 
-// Close stops the proxy and waits for open tunnels to end.
+// Close stops the proxy and waits for open tunnels to end. Closing twice
+// is harmless.
 func (p *Proxy) Close() error {
 	if p.ln == nil {
 		return nil
 	}
-	close(p.done)
-	err := p.ln.Close()
+	var err error
+	p.closeOnce.Do(func() {
+		close(p.done)
+		err = p.ln.Close()
+	})
 	p.wg.Wait()
 	return err
 }
@@ -102,33 +114,57 @@ func (p *Proxy) serve(c net.Conn) {
 }
 
 // decide checks a target against the allowlist and the address policy and
-// returns the address to dial.
+// returns the address to dial: an IP literal is checked as itself, a name
+// by every address it resolves to, and the dial goes to the checked
+// address so a second lookup cannot rebind the name elsewhere.
 func (p *Proxy) decide(ctx context.Context, hostport string, defaultPort string) (netip.AddrPort, string) {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
 		host, port = hostport, defaultPort
 	}
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	host = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), "."))
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || n == 0 {
+		return netip.AddrPort{}, "bad port"
+	}
 	if !p.allowed(host, port) {
 		return netip.AddrPort{}, "host not in allowlist"
 	}
-	resolve := p.Resolve
-	if resolve == nil {
-		resolve = func(ctx context.Context, h string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", h)
-		}
+	mine, err := p.hostAddrs()
+	if err != nil {
+		return netip.AddrPort{}, "cannot list the harness host's addresses"
 	}
-	addrs, err := resolve(ctx, host)
+	if lit, err := netip.ParseAddr(host); err == nil {
+		if why := p.blockedAddr(lit, mine); why != "" {
+			return netip.AddrPort{}, fmt.Sprintf("%s is a %s address", lit, why)
+		}
+		return netip.AddrPortFrom(lit.Unmap(), uint16(n)), ""
+	}
+	addrs, err := p.resolve(ctx, host)
 	if err != nil || len(addrs) == 0 {
 		return netip.AddrPort{}, "name does not resolve"
 	}
 	for _, a := range addrs {
-		if why := p.blockedAddr(a.Unmap()); why != "" {
+		if why := p.blockedAddr(a, mine); why != "" {
 			return netip.AddrPort{}, fmt.Sprintf("%s resolves to %s address %s", host, why, a)
 		}
 	}
-	n, _ := strconv.Atoi(port)
 	return netip.AddrPortFrom(addrs[0].Unmap(), uint16(n)), ""
+}
+
+func (p *Proxy) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if p.Resolve != nil {
+		return p.Resolve(ctx, host)
+	}
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// dialTo connects to an address decide checked.
+func (p *Proxy) dialTo(ctx context.Context, dst netip.AddrPort) (net.Conn, error) {
+	if p.dial != nil {
+		return p.dial(ctx, "tcp", dst.String())
+	}
+	return (&net.Dialer{}).DialContext(ctx, "tcp", dst.String())
 }
 
 func (p *Proxy) allowed(host, port string) bool {
@@ -137,7 +173,7 @@ func (p *Proxy) allowed(host, port string) bool {
 		if err != nil {
 			ph, pp = pat, ""
 		}
-		ph = strings.ToLower(ph)
+		ph = strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(ph, "["), "]"), "."))
 		if pp == "" && port != "443" && port != "80" || pp != "" && pp != port {
 			continue
 		}
@@ -146,33 +182,6 @@ func (p *Proxy) allowed(host, port string) bool {
 		}
 	}
 	return false
-}
-
-var metadataAddrs = []netip.Addr{netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("100.100.100.200")}
-
-// blockedAddr names the class of an address no allowlisted name may use.
-func (p *Proxy) blockedAddr(a netip.Addr) string {
-	for _, pfx := range p.PermitAddrs {
-		if pfx.Contains(a) {
-			return ""
-		}
-	}
-	for _, m := range metadataAddrs {
-		if a == m {
-			return "cloud metadata"
-		}
-	}
-	switch {
-	case a.IsLoopback():
-		return "loopback"
-	case a.IsPrivate(), netip.MustParsePrefix("100.64.0.0/10").Contains(a):
-		return "private"
-	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
-		return "link-local"
-	case a.IsUnspecified(), a.IsMulticast():
-		return "unroutable"
-	}
-	return ""
 }
 
 func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request, start time.Time) {
@@ -184,7 +193,7 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request, start ti
 		p.deny(c, "CONNECT", target, why, start)
 		return
 	}
-	up, err := (&net.Dialer{}).DialContext(ctx, "tcp", dst.String())
+	up, err := p.dialTo(ctx, dst)
 	if err != nil {
 		p.deny(c, "CONNECT", target, "upstream unreachable", start)
 		return
@@ -222,7 +231,7 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, start time.Time) {
 	}
 	p.alertIfSuspicious(req.Method, req.URL.Host, req.URL.Path)
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "tcp", dst.String())
+		return p.dialTo(ctx, dst)
 	}}
 	defer tr.CloseIdleConnections()
 	out := req.Clone(ctx)
@@ -241,10 +250,18 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, start time.Time) {
 		"HIER_DIRECT/"+dst.Addr().String(), orDash(resp.Header.Get("Content-Type")))
 }
 
+// deny answers 403 and logs the reason; the audit line carries it as a
+// quoted field after squid's own, so squid parsers still read the rest.
 func (p *Proxy) deny(c net.Conn, method, target, why string, start time.Time) {
+	why = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return '?' // the reason may quote a request; keep it one header line
+		}
+		return r
+	}, why)
 	body := "sandgate: egress denied: " + why + "\n"
 	fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nX-Sandgate-Deny: %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", why, len(body), body)
-	p.audit(start, "TCP_DENIED/403", 0, method, target, "HIER_NONE/-", "-")
+	p.audit(start, "TCP_DENIED/403", 0, method, target, "HIER_NONE/-", "- "+strconv.Quote(why))
 	p.alert(Alert{Time: time.Now().UTC(), Method: method, Target: target, Reason: why, Denied: true})
 }
 

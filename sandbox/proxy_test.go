@@ -106,6 +106,17 @@ func TestEgressProxyAllowlist(t *testing.T) {
 	// An allowlisted name that resolves to loopback is refused when no
 	// exemption covers it.
 	strict := newProxy()
+	attacks := []string{fmt.Sprintf("http://rebind.test:%d/", port), fmt.Sprintf("http://127.0.0.1:%d/", port), fmt.Sprintf("http://[::ffff:127.0.0.1]:%d/", port)}
+	for _, a := range hostAddrs(t) {
+		attacks = append(attacks, "http://"+net.JoinHostPort(a.String(), fmt.Sprint(port))+"/")
+	}
+	for _, u := range attacks[1:] {
+		strict.Allow = append(strict.Allow, strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/"))
+	}
+	sandbox.SetProxyHooks(strict, func(_ context.Context, _, addr string) (net.Conn, error) {
+		t.Errorf("BREACH: the strict proxy dialed %s", addr)
+		return nil, fmt.Errorf("test dialer: refused")
+	}, nil)
 	sock2 := filepath.Join(state, "strict.sock")
 	if err := strict.Listen(sock2); err != nil {
 		t.Fatal(err)
@@ -117,8 +128,32 @@ func TestEgressProxyAllowlist(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b2.Close()
-	res = sh(t, b2, fmt.Sprintf("curl -s -i http://rebind.test:%d/", port))
-	if !strings.Contains(string(res.Output), "403") || !strings.Contains(string(res.Output), "resolves to loopback") {
-		t.Errorf("BREACH: an allowlisted name resolving to loopback was fetched:\n%s", res.Output)
+	// From inside the box, allowlisted names and literals that lead to the
+	// harness host (loopback, IPv4-mapped loopback, its interface
+	// addresses), by plain request and by CONNECT, are refused.
+	for _, u := range attacks {
+		for _, tunnel := range []string{"", "--proxytunnel "} {
+			res = sh(t, b2, "curl -s -i -g --noproxy '' "+tunnel+u)
+			if !strings.Contains(string(res.Output), "403") || !strings.Contains(string(res.Output), "X-Sandgate-Deny: ") || strings.Contains(string(res.Output), "hello from") {
+				t.Errorf("BREACH: %scurl %s from the box was not refused:\n%s", tunnel, u, res.Output)
+			}
+		}
 	}
+}
+
+// hostAddrs lists this machine's non-loopback interface addresses.
+func hostAddrs(t *testing.T) []netip.Addr {
+	ifs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []netip.Addr
+	for _, ia := range ifs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if a, ok := netip.AddrFromSlice(n.IP); ok && !a.Unmap().IsLoopback() && !a.IsLinkLocalUnicast() {
+				out = append(out, a.Unmap())
+			}
+		}
+	}
+	return out
 }

@@ -1,0 +1,132 @@
+package nodes
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// pushSpec is one push of a commit from the promotion repository.
+type pushSpec struct {
+	gitDir, remote string
+	commit, ref    string
+	token          string // HTTP token, answered only to the remote's host
+}
+
+// credentialHelper answers git's "get" with the token from the
+// environment, and only for the remote's own host, so neither argv nor a
+// redirect to another host ever sees it.
+const credentialHelper = `!f() { test "$1" = get || exit 0; h=; while IFS= read -r l; do case "$l" in host=*) h="${l#host=}";; esac; done; ` +
+	`test -n "$h" && test "$h" = "$SANDGATE_PUSH_HOST" || exit 0; printf 'username=x-access-token\npassword=%s\n' "$SANDGATE_PUSH_TOKEN"; }; f`
+
+// gitPush pushes s.commit to s.ref on s.remote and reports whether the
+// remote changed. The git process and everything it starts (receive-pack
+// and the remote's hooks for a local path, the HTTP helper) share a
+// process group that is killed when ctx ends.
+func gitPush(ctx context.Context, s pushSpec) (bool, error) {
+	cmd := exec.CommandContext(ctx, "git", "--git-dir="+s.gitDir, "push", "--porcelain", "--", s.remote, s.commit+":"+s.ref)
+	cmd.Env = pushEnv(s)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// A killed group's grandchildren may hold the pipes a moment longer.
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr capped
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	flag, summary, found := porcelainRef(stdout.String(), s.ref)
+	if err == nil && found && flag != '!' {
+		return flag != '=', nil
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return false, fmt.Errorf("run git: %w", err)
+	}
+	why := remoteSays(stderr.String())
+	if found {
+		why = strings.TrimSpace(summary + "; " + why)
+	}
+	if why == "" {
+		why = fmt.Sprintf("git push exited with %v", err)
+	}
+	if s.token != "" {
+		why = strings.ReplaceAll(why, s.token, "xxxxx")
+	}
+	return false, errors.New(strings.TrimSuffix(why, "; "))
+}
+
+// pushEnv is a minimal environment: no user or system git config (so no
+// one's credential helpers, rewrites or hooks path), no prompts, only the
+// transports go-git offered, and a stall limit for HTTP so a remote that
+// stops talking fails even without a node timeout.
+func pushEnv(s pushSpec) []string {
+	env := []string{"LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_ALLOW_PROTOCOL=file:git:http:https:ssh"}
+	for _, k := range []string{"PATH", "HOME", "SSH_AUTH_SOCK", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	cfg := [][2]string{{"core.hooksPath", "/dev/null"}, {"http.lowSpeedLimit", "1"}, {"http.lowSpeedTime", "60"}}
+	if u, err := url.Parse(s.remote); s.token != "" && err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+		cfg = append(cfg, [2]string{"credential.helper", credentialHelper})
+		env = append(env, "SANDGATE_PUSH_HOST="+u.Host, "SANDGATE_PUSH_TOKEN="+s.token)
+	}
+	env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(cfg)))
+	for i, kv := range cfg {
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
+	}
+	return env
+}
+
+// porcelainRef finds the status line for ref in `git push --porcelain`
+// output: "<flag>\t<from>:<to>\t<summary>".
+func porcelainRef(out, ref string) (flag byte, summary string, found bool) {
+	for _, line := range strings.Split(out, "\n") {
+		parts := strings.SplitN(line, "\t", 3)
+		if len(parts) == 3 && len(parts[0]) == 1 && strings.HasSuffix(parts[1], ":"+ref) {
+			return parts[0][0], parts[2], true
+		}
+	}
+	return 0, "", false
+}
+
+// remoteSays keeps what the remote said (hook output arrives as
+// "remote: ..." lines) and git's own errors, dropping progress noise.
+func remoteSays(stderr string) string {
+	var keep []string
+	for _, line := range strings.Split(stderr, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "remote: "):
+			if t := strings.TrimSpace(strings.TrimPrefix(line, "remote: ")); t != "" {
+				keep = append(keep, t)
+			}
+		case strings.HasPrefix(line, "error: failed to push some refs"):
+			// says nothing the ref's status line does not
+		case strings.HasPrefix(line, "error: "), strings.HasPrefix(line, "fatal: "):
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "; ")
+}
+
+// capped keeps the first 64 KiB written to it: a remote cannot make the
+// harness hold an unbounded error message.
+type capped struct{ bytes.Buffer }
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := 64<<10 - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
