@@ -215,22 +215,30 @@ func TestAttackResourceExhaustion(t *testing.T) {
 // pages (/tmp), which belong to no process, so the OOM killer's largest
 // process in the box is init: the box dies and every other node's command
 // with it. Init must survive and keep answering.
+// /tmp now lives on the box's disk; /dev/shm is still memory.
 func TestAttackMemoryKillsInit(t *testing.T) {
-	b, err := sandbox.Start(context.Background(), sandbox.Options{Workspace: t.TempDir(), StateDir: t.TempDir(),
-		Policy: sandbox.Policy{Limits: sandbox.Limits{MemoryBytes: 256 << 20, Pids: 64}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", "head -c 300000000 /dev/zero > /tmp/fill"}, Timeout: time.Minute})
-	if err != nil {
-		t.Fatalf("BREACH: filling /tmp with 300 MB under a 256 MiB limit killed the box: %v", err)
-	}
-	t.Logf("fill /tmp: exit %d %s", res.ExitCode, res.Signal)
-	// The file still fills the commands' share, so this command may be
-	// OOM-killed too; what matters is that init answers.
-	if _, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"rm", "-f", "/tmp/fill"}}); err != nil {
-		t.Fatalf("BREACH: the box died after /tmp was filled: %v", err)
+	for _, c := range []struct {
+		dir   string
+		limit int64
+	}{{"/tmp", 256 << 20}, {"/dev/shm", 48 << 20}} {
+		t.Run(c.dir, func(t *testing.T) {
+			b, err := sandbox.Start(context.Background(), sandbox.Options{Workspace: t.TempDir(), StateDir: t.TempDir(),
+				Policy: sandbox.Policy{Limits: sandbox.Limits{MemoryBytes: c.limit, Pids: 64}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", "head -c 300000000 /dev/zero > " + c.dir + "/fill; sleep 1"}, Timeout: time.Minute})
+			if err != nil {
+				t.Fatalf("BREACH: filling %s under a %d MiB limit killed the box: %v", c.dir, c.limit>>20, err)
+			}
+			t.Logf("fill %s: exit %d %s", c.dir, res.ExitCode, res.Signal)
+			// The file still fills the commands' share, so this command may be
+			// OOM-killed too; what matters is that init answers.
+			if _, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"rm", "-f", c.dir + "/fill"}}); err != nil {
+				t.Fatalf("BREACH: the box died after %s was filled: %v", c.dir, err)
+			}
+		})
 	}
 }
 

@@ -263,12 +263,16 @@ func (b *Box) startInit(ctx context.Context) error {
 	defer procs.Close()
 	// On cgroup v1 each command thread joins the commands' cgroup before
 	// it forks (through this fd), so no child is ever born outside it.
-	tasks := procs
+	// (and the commands' memory cgroup, which they leave again once the
+	// command has started: see commandMemory).
+	tasks := []*os.File{procs, procs, procs}
 	if !cg.v2 {
-		if tasks, err = os.OpenFile(filepath.Join(filepath.Dir(cg.cmdProcs), "tasks"), os.O_WRONLY, 0); err != nil {
-			return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+		for i, p := range []string{filepath.Join(filepath.Dir(cg.cmdProcs), "tasks"), cg.cmdMemTasks, cg.memTasks} {
+			if tasks[i], err = os.OpenFile(p, os.O_WRONLY, 0); err != nil {
+				return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+			}
+			defer tasks[i].Close()
 		}
-		defer tasks.Close()
 	}
 	s.CgroupV1 = !cg.v2
 	b.cmd = exec.Command(self)
@@ -279,7 +283,7 @@ func (b *Box) startInit(ctx context.Context) error {
 		return err
 	}
 	defer boxDisk.Close()
-	b.cmd.ExtraFiles = []*os.File{child, procs, boxDisk, tasks} // fds 3, 4, diskFD and tasksFD
+	b.cmd.ExtraFiles = append([]*os.File{child, procs, boxDisk}, tasks...) // fds 3, 4, diskFD, tasksFD…
 	b.initLog = &lockedWriter{}
 	b.cmd.Stderr = b.initLog
 	uids, gids := boxIDMaps()

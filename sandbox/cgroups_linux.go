@@ -25,7 +25,20 @@ type cgroups struct {
 	join     []string // where init lives
 	all      []string // every directory created, parents first
 	cmdProcs string   // cgroup.procs of the commands' cgroup
-	v2       bool
+	// On v1, command threads enter the commands' memory cgroup to fork
+	// and leave it right after: memTasks are the box's, cmdMemTasks the
+	// commands'.
+	memTasks, cmdMemTasks string
+	v2                    bool
+}
+
+// commandMemory is the commands' share of the box's memory. Pages in
+// /dev/shm belong to no process, so if commands and init shared one
+// limit, filling it would make init the OOM killer's largest process and
+// the box would die with every node's command; in a cgroup of their own
+// the OOM killer only ever chooses among commands.
+func commandMemory(box int64) int64 {
+	return box - min(64<<20, box/4)
 }
 
 // initHeadroom is how many more processes and threads the box may have
@@ -94,27 +107,30 @@ func (c *cgroups) create(name string, l Limits) error {
 					return err
 				}
 				if dir == d {
-					if err := c.write(map[string]string{"memory.max": itoa64(l.MemoryBytes), "pids.max": total, "cgroup.subtree_control": "+pids"}, d); err != nil {
+					if err := c.write(map[string]string{"memory.max": itoa64(l.MemoryBytes), "pids.max": total, "cgroup.subtree_control": "+pids +memory"}, d); err != nil {
 						return err
 					}
 				}
 			}
 			c.join, c.cmdProcs = []string{filepath.Join(d, "init")}, filepath.Join(d, "cmds", "cgroup.procs")
-			return c.write(map[string]string{"pids.max": cmds}, filepath.Join(d, "cmds"))
+			return c.write(map[string]string{"pids.max": cmds, "memory.max": itoa64(commandMemory(l.MemoryBytes))}, filepath.Join(d, "cmds"))
 		}
 	}
 	mem, pids := filepath.Join(cgroupRoot, "memory", name), filepath.Join(cgroupRoot, "pids", name)
-	for _, d := range []string{mem, pids, filepath.Join(pids, "cmds")} {
+	for _, d := range []string{mem, filepath.Join(mem, "cmds"), pids, filepath.Join(pids, "cmds")} {
 		if err := c.mkdir(d); err != nil {
 			return err
 		}
 	}
-	if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(l.MemoryBytes), "memory.memsw.limit_in_bytes": itoa64(l.MemoryBytes)}, mem); err != nil {
-		// memsw exists only with swap accounting; the plain limit is enough.
-		if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(l.MemoryBytes)}, mem); err != nil {
-			return err
+	for dir, limit := range map[string]int64{mem: l.MemoryBytes, filepath.Join(mem, "cmds"): commandMemory(l.MemoryBytes)} {
+		if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(limit), "memory.memsw.limit_in_bytes": itoa64(limit)}, dir); err != nil {
+			// memsw exists only with swap accounting; the plain limit is enough.
+			if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(limit)}, dir); err != nil {
+				return err
+			}
 		}
 	}
+	c.memTasks, c.cmdMemTasks = filepath.Join(mem, "tasks"), filepath.Join(mem, "cmds", "tasks")
 	if err := c.write(map[string]string{"pids.max": total}, pids); err != nil {
 		return err
 	}

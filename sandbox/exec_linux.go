@@ -103,10 +103,12 @@ func commandAttr(nestedUser bool) *syscall.SysProcAttr {
 // nestedUser and cgroupV1 are the box's Setup values, for init.
 var nestedUser, cgroupV1 bool
 
-// cmdTasks is init's handle on the commands' cgroup tasks file (v1).
-var cmdTasks *os.File
+// On cgroup v1, init's handles on the tasks files of the commands' pids
+// and memory cgroups and of the box's memory cgroup.
+var cmdTasks, cmdMemTasks, memTasks *os.File
 
-// tasksFD is where init finds cmdTasks (after the disk's diskFD).
+// tasksFD is where init finds cmdTasks (after the disk's diskFD), and the
+// two memory handles after it.
 const tasksFD = 6
 
 // cmdCgroup is init's handle on the commands' cgroup.procs (fd 4).

@@ -43,12 +43,14 @@ func (c *conn) send(r response) {
 func runInit() int {
 	// The harness passed these without close-on-exec; no command may
 	// inherit them.
-	for fd := 3; fd <= tasksFD; fd++ {
+	for fd := 3; fd <= tasksFD+2; fd++ {
 		unix.CloseOnExec(fd)
 	}
 	f := os.NewFile(3, "sandgate-box")
 	cmdCgroup = os.NewFile(4, "sandgate-cmd-cgroup")
 	cmdTasks = os.NewFile(tasksFD, "sandgate-cmd-tasks")
+	cmdMemTasks = os.NewFile(tasksFD+1, "sandgate-cmd-mem-tasks")
+	memTasks = os.NewFile(tasksFD+2, "sandgate-mem-tasks")
 	c := &conn{enc: json.NewEncoder(f), dec: json.NewDecoder(bufio.NewReader(f))}
 	var req request
 	if err := c.dec.Decode(&req); err != nil || req.Setup == nil {

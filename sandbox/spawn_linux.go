@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -42,12 +43,25 @@ func startSpawner(nestedUser bool) ([]string, error) {
 // (the thread must outlive the command: Pdeathsig fires when it ends).
 func runOnThread(cmd *exec.Cmd) (startErr, waitErr error) {
 	_, startErr = onCommandThread(nestedUser, func() error {
+		tid := []byte(strconv.Itoa(unix.Gettid()))
 		if cgroupV1 {
-			if _, err := unix.Pwrite(int(cmdTasks.Fd()), []byte(strconv.Itoa(unix.Gettid())), 0); err != nil {
-				return fmt.Errorf("move the command thread into the commands' cgroup: %w", err)
+			for _, f := range []*os.File{cmdTasks, cmdMemTasks} {
+				if _, err := unix.Pwrite(int(f.Fd()), tid, 0); err != nil {
+					return fmt.Errorf("move the command thread into the commands' cgroup: %w", err)
+				}
 			}
 		}
-		if err := startInCgroup(cmd); err != nil {
+		err := startInCgroup(cmd)
+		if cgroupV1 {
+			// Back to init's memory cgroup, so an OOM among the commands
+			// can never choose init.
+			if _, merr := unix.Pwrite(int(memTasks.Fd()), tid, 0); merr != nil && err == nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				err = fmt.Errorf("move the command thread back to init's memory cgroup: %w", merr)
+			}
+		}
+		if err != nil {
 			return err
 		}
 		waitErr = cmd.Wait()
