@@ -60,7 +60,9 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b, _ := os.ReadFile(journal)
-		if strings.Contains(string(b), `"type":"node_started","node":"slow"`) {
+		// The node records its execution just after the journal says it
+		// started: wait for both, or a loaded machine kills it in between.
+		if strings.Contains(string(b), `"type":"node_started","node":"slow"`) && executions(t, ws)["slow"] == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
