@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -98,24 +99,48 @@ func restrictCommandThread(nestedUser bool) ([]string, error) {
 			return nil, fmt.Errorf("%w: drop capability %d from the bounding set: %v", ErrUnavailable, c, err)
 		}
 	}
-	abi := landlockABI()
-	if abi < 6 && nestedUser {
-		// Without a second uid, only Landlock's scopes keep a command from
-		// signalling init.
-		return nil, fmt.Errorf("%w: a harness that is not root needs Landlock ABI 6 (Linux 6.12) to fence commands off from init; this kernel has ABI %d", ErrUnavailable, abi)
-	}
-	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}.BestEffort()
-	fd, flags, err := cfg.NewRulesetFD(fsRules()...)
+	r, err := commandRuleset(nestedUser)
 	if err != nil {
-		return nil, fmt.Errorf("%w: commands' landlock domain: %v", ErrUnavailable, err)
+		return nil, err
 	}
-	defer unix.Close(fd)
-	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+	// Every call makes a new domain, so one ruleset serves every command.
+	if err := llsys.LandlockRestrictSelf(r.fd, r.flags); err != nil {
 		return nil, fmt.Errorf("%w: enter the commands' landlock domain: %v", ErrUnavailable, err)
 	}
 	scope := "signals and abstract sockets scoped to the command's domain"
-	if abi < 6 {
+	if r.abi < 6 {
 		scope = "no signal scoping before ABI 6; init is another uid"
 	}
 	return []string{"commands: uid 1000, no capabilities (bounding set empty), each in a landlock domain of its own nested under init's (" + scope + ")"}, nil
+}
+
+// ruleset is the commands' Landlock ruleset, built once per box.
+type ruleset struct {
+	fd    int
+	flags uint32
+	abi   int
+	err   error
+}
+
+var (
+	cmdRulesetOnce sync.Once
+	cmdRuleset     ruleset
+)
+
+func commandRuleset(nestedUser bool) (ruleset, error) {
+	cmdRulesetOnce.Do(func() {
+		r := &cmdRuleset
+		r.abi = landlockABI()
+		if r.abi < 6 && nestedUser {
+			// Without a second uid, only Landlock's scopes keep a command
+			// from signalling init.
+			r.err = fmt.Errorf("%w: a harness that is not root needs Landlock ABI 6 (Linux 6.12) to fence commands off from init; this kernel has ABI %d", ErrUnavailable, r.abi)
+			return
+		}
+		cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}.BestEffort()
+		if r.fd, r.flags, r.err = cfg.NewRulesetFD(fsRules()...); r.err != nil {
+			r.err = fmt.Errorf("%w: commands' landlock domain: %v", ErrUnavailable, r.err)
+		}
+	})
+	return cmdRuleset, cmdRuleset.err
 }
