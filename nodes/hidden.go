@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -115,7 +116,16 @@ func (w *Workspace) hiddenBox(ctx context.Context, dir string) (*sandbox.Box, fu
 }
 
 // placeHidden writes the held-out tests into the throwaway box's layer.
+// That layer is the agent's change, copied as root: every write goes
+// through an os.Root, and a directory on a test's path that the change
+// turned into a symlink or a file is refused, so nothing the agent left
+// there can steer the harness's writes onto the host.
 func (w *Workspace) placeHidden(dir string, files []string, root string) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
 	for _, f := range files {
 		if _, err := os.Lstat(filepath.Join(w.Snapshot, filepath.FromSlash(f))); err == nil {
 			return fmt.Errorf("%s collides with the repository's %s", filepath.Join(dir, f), f)
@@ -124,13 +134,38 @@ func (w *Workspace) placeHidden(dir string, files []string, root string) error {
 		if err != nil {
 			return err
 		}
-		dst := filepath.Join(root, filepath.FromSlash(f))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := realDirs(r, path.Dir(f)); err != nil {
+			return fmt.Errorf("cannot place %s: %w", f, err)
+		}
+		if err := r.MkdirAll(path.Dir(f), 0o755); err != nil {
 			return err
 		}
-		_ = os.Remove(dst) // a file the agent created there loses to the test
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
+		_ = r.Remove(f) // a file the agent created there loses to the test
+		if err := r.WriteFile(f, data, 0o644); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// realDirs refuses a slash path of which some existing component is not
+// a directory (the change replaced it with a symlink or a file).
+func realDirs(r *os.Root, dir string) error {
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		if p == "." {
+			continue
+		}
+		st, err := r.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			return fmt.Errorf("the change made %s a %s, where held-out tests need a directory", p, st.Mode().Type())
 		}
 	}
 	return nil

@@ -328,10 +328,14 @@ func (b *Box) readLoop() {
 		if err == nil {
 			b.mu.Lock()
 			p, ok := b.pending[r.ID]
-			if ok && p.nonce == r.Nonce {
+			switch {
+			case ok && p.nonce == r.Nonce && r.Chunk != nil:
+				err = p.out.add(r)
+			case ok && p.nonce == r.Nonce:
 				ch = p.ch
 				delete(b.pending, r.ID)
-			} else {
+				p.out.finish(&r)
+			default:
 				err = fmt.Errorf("a reply for request %d that no pending request sent (forged or replayed): the box was killed", r.ID)
 			}
 			b.mu.Unlock()
@@ -340,7 +344,9 @@ func (b *Box) readLoop() {
 			b.fail(err)
 			return
 		}
-		ch <- r
+		if ch != nil {
+			ch <- r
+		}
 	}
 }
 
@@ -366,7 +372,11 @@ func (b *Box) call(ctx context.Context, req request, backstop time.Duration) (re
 	b.mu.Lock()
 	b.nextID++
 	req.ID, req.Nonce = b.nextID, newNonce()
-	b.pending[req.ID] = pendingCall{ch: ch, nonce: req.Nonce}
+	out := &streamed{}
+	if req.Exec != nil {
+		out.max = req.Exec.OutputBytes
+	}
+	b.pending[req.ID] = pendingCall{ch: ch, nonce: req.Nonce, out: out}
 	err := b.enc.Encode(req)
 	b.mu.Unlock()
 	if err != nil {
@@ -471,6 +481,28 @@ func (b *Box) Close() error {
 type pendingCall struct {
 	ch    chan response
 	nonce string
+	out   *streamed
+}
+
+// streamed gathers the output chunks of one command, up to its cap.
+type streamed struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (s *streamed) add(r response) error {
+	if r.Result != nil || r.Error != "" || s.buf.Len()+len(r.Chunk) > s.max {
+		return fmt.Errorf("request %d got an output chunk it cannot take (past its cap of %d bytes, or on a final reply)", r.ID, s.max)
+	}
+	s.buf.Write(r.Chunk)
+	return nil
+}
+
+// finish puts the chunks in front of the final reply's output.
+func (s *streamed) finish(r *response) {
+	if r.Result != nil && s.buf.Len() > 0 {
+		r.Result.Output = append(s.buf.Bytes(), r.Result.Output...)
+	}
 }
 
 // lockedWriter collects init's stderr for error messages.

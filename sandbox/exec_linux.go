@@ -41,9 +41,36 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// streamWriter keeps a command's output up to max bytes, handing every
+// full chunk to emit (the harness) and holding only the rest.
+type streamWriter struct {
+	mu      sync.Mutex
+	buf     []byte
+	sent    int
+	max     int
+	dropped int64
+	emit    func([]byte)
+}
+
+func (s *streamWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keep := min(len(p), max(s.max-s.sent-len(s.buf), 0))
+	s.dropped += int64(len(p) - keep)
+	for q := p[:keep]; len(q) > 0; {
+		n := min(len(q), chunkBytes-len(s.buf))
+		s.buf, q = append(s.buf, q[:n]...), q[n:]
+		if len(s.buf) == chunkBytes {
+			s.emit(s.buf)
+			s.sent, s.buf = s.sent+len(s.buf), nil
+		}
+	}
+	return len(p), nil
+}
+
 // runCommand runs one command as PID 1 of a new PID namespace: when it
 // exits or is killed, the kernel kills everything it started.
-func runCommand(parent context.Context, r *execReq) (*Result, error) {
+func runCommand(parent context.Context, r *execReq, emit func([]byte)) (*Result, error) {
 	if len(r.Args) == 0 {
 		return nil, errors.New("empty command")
 	}
@@ -60,7 +87,7 @@ func runCommand(parent context.Context, r *execReq) (*Result, error) {
 	if err != nil {
 		return &Result{ExitCode: 127, Output: []byte(err.Error() + "\n")}, nil
 	}
-	out := &cappedBuffer{max: r.OutputBytes}
+	out := &streamWriter{max: r.OutputBytes, emit: emit}
 	cmd := exec.CommandContext(ctx, path, r.Args[1:]...)
 	cmd.Args[0] = r.Args[0]
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, r.Env, out, out
@@ -76,7 +103,7 @@ func runCommand(parent context.Context, r *execReq) (*Result, error) {
 		return nil, err
 	}
 	err = werr
-	res := &Result{Duration: time.Since(start), Output: out.buf.Bytes(), Dropped: out.dropped}
+	res := &Result{Duration: time.Since(start), Output: out.buf, Dropped: out.dropped}
 	if ctx.Err() == context.DeadlineExceeded {
 		res.TimedOut = true
 	}

@@ -95,7 +95,9 @@ func runInit() int {
 			ctx, cancel := context.WithCancel(context.Background())
 			kills.add(r.ID, cancel)
 			defer kills.done(r.ID)
-			res, err := runCommand(ctx, r.Exec)
+			res, err := runCommand(ctx, r.Exec, func(b []byte) {
+				c.send(response{ID: r.ID, Nonce: r.Nonce, Chunk: b})
+			})
 			resp := response{ID: r.ID, Nonce: r.Nonce, Result: res}
 			if err != nil {
 				resp.Error = err.Error()

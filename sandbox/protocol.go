@@ -53,7 +53,15 @@ type response struct {
 	// Layers reports what setup achieved, for audit and doctor output.
 	Layers []string `json:"layers,omitempty"`
 	Result *Result  `json:"result,omitempty"`
+	// Chunk is a part of a running command's output, sent as soon as init
+	// has chunkBytes of it: init never holds more, so a command's output
+	// cannot grow init (outside the commands' memory share) until the
+	// OOM killer takes it. The final reply carries the rest.
+	Chunk []byte `json:"chunk,omitempty"`
 }
+
+// chunkBytes is the size of one output chunk.
+const chunkBytes = 1 << 20
 
 // Result is the outcome of one command.
 type Result struct {
