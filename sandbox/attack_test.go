@@ -116,7 +116,15 @@ func TestAttackKernelInterfaces(t *testing.T) {
 }
 
 // hostProcsWith lists host processes whose command line contains marker.
+// uniq keeps this process's sleepers apart from another test run's on
+// the same host.
+var uniq = fmt.Sprintf("1%05d", os.Getpid()%100000)
+
+// u makes a script's or marker's "sleep 9876…" unique to this process.
+func u(s string) string { return strings.ReplaceAll(s, "sleep 9876", "sleep "+uniq+"9876") }
+
 func hostProcsWith(marker string) []string {
+	marker = u(marker)
 	var out []string
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -131,7 +139,7 @@ func hostProcsWith(marker string) []string {
 
 func TestAttackOrphansDieWithTheirCommand(t *testing.T) {
 	b, _ := newBox(t, sandbox.Policy{})
-	sh(t, b, "setsid sleep 987651 & (sleep 987652 &) ; nohup sleep 987653 >/dev/null 2>&1 & exit 0")
+	sh(t, b, u("setsid sleep 987651 & (sleep 987652 &) ; nohup sleep 987653 >/dev/null 2>&1 & exit 0"))
 	time.Sleep(200 * time.Millisecond)
 	for _, m := range []string{"987651", "987652", "987653"} {
 		if p := hostProcsWith("sleep " + m); len(p) > 0 {
@@ -145,7 +153,7 @@ func TestAttackKillSwitchKillsEverything(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", "setsid sleep 987661 & nohup sleep 987662 & sleep 987663"}, Timeout: time.Minute})
+		b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", u("setsid sleep 987661 & nohup sleep 987662 & sleep 987663")}, Timeout: time.Minute})
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for len(hostProcsWith("sleep 98766")) < 3 && time.Now().Before(deadline) {
@@ -170,7 +178,7 @@ func TestAttackKillSwitchKillsEverything(t *testing.T) {
 func TestAttackTimeoutKillsTheCommand(t *testing.T) {
 	b, _ := newBox(t, sandbox.Policy{})
 	start := time.Now()
-	res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", "setsid sleep 987671 & sleep 987672"}, Timeout: 500 * time.Millisecond})
+	res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", u("setsid sleep 987671 & sleep 987672")}, Timeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
