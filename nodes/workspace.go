@@ -52,6 +52,8 @@ type Workspace struct {
 	required []string
 	// boxOpts rebuild a box like Box, for held-out tests.
 	boxOpts sandbox.Options
+	// pushed are branches git_push made with delete_on_reject.
+	pushed []PushedBranch
 }
 
 // Exec runs a shell command line in the box (see Command).
