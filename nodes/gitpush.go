@@ -20,6 +20,9 @@ import (
 // context, so a node timeout could not stop it.
 type GitPush struct {
 	tokenEnv string
+	// deleteOnReject: the review entry remembers the pushed branch, so
+	// `sandgate review reject` deletes it.
+	deleteOnReject bool
 	// routed: the blueprint names where a failed push goes (on_fail or
 	// edges), so a refusal is an outcome. Behind a plain next edge it is
 	// an error instead, so the run cannot carry on as if the push landed.
@@ -31,6 +34,7 @@ var _ runtime.Node = (*GitPush)(nil)
 func newGitPush(spec *blueprint.Node) (runtime.Node, error) {
 	p := &GitPush{}
 	p.tokenEnv, _ = spec.Config["token_env"].(string)
+	p.deleteOnReject, _ = spec.Config["delete_on_reject"].(bool)
 	for _, e := range spec.Edges {
 		p.routed = p.routed || e.Kind == blueprint.EdgeOnFail || e.Kind == blueprint.EdgeWhen
 	}
@@ -73,6 +77,9 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 			return &runtime.Result{Outcome: runtime.OutcomeFail, Reason: msg, Feedback: msg}, nil
 		}
 		return nil, fmt.Errorf("%s", msg)
+	}
+	if g.deleteOnReject {
+		w.notePush(PushedBranch{Remote: remoteURL, Ref: ref, Commit: c.Commit, TokenEnv: g.tokenEnv})
 	}
 	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"ref": ref, "pushed": pushed}}, nil
 }

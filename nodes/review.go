@@ -70,7 +70,7 @@ func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 		return nil, err
 	}
 	entry := ReviewEntry{ID: w.RunID, Title: title, Branch: c.Branch, Commit: c.Commit, Base: w.Base,
-		RunDir: w.RunDir, Status: "pending", Created: time.Now().UTC()}
+		RunDir: w.RunDir, Status: "pending", Created: time.Now().UTC(), DeleteOnReject: w.pushes()}
 	files := map[string][]byte{"diff.patch": []byte(patch.String()), "verify.json": verify, "summary.md": []byte(body), "entry.json": mustJSON(entry)}
 	for name, data := range files {
 		if err := writeFileAtomic(filepath.Join(dir, name), w.redact.Bytes(data)); err != nil {
@@ -93,6 +93,9 @@ type ReviewEntry struct {
 	Created time.Time `json:"created"`
 	Decided time.Time `json:"decided,omitempty"`
 	Note    string    `json:"note,omitempty"`
+	// DeleteOnReject are branches a git_push node with delete_on_reject
+	// pushed; rejecting the entry deletes them on their remotes.
+	DeleteOnReject []PushedBranch `json:"delete_on_reject,omitempty"`
 }
 
 func reviewBody(w *Workspace, c *committed, title string, verify []byte) string {

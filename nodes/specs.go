@@ -94,8 +94,9 @@ func Specs() []blueprint.NodeType {
 			Check:   checkGitCommit},
 		{Name: "git_push", Stage: "promote", Doc: "pushes the committed branch with credentials kept outside the sandbox",
 			Fields: map[string]blueprint.Field{
-				"remote":    {Kind: kStr, Required: true, Doc: "remote URL or path (used by the harness's git client, never a shell)"},
-				"token_env": {Kind: kStr, NoTemplate: true, CredentialEnv: true, Doc: "environment variable holding an HTTP token"},
+				"remote":           {Kind: kStr, Required: true, Doc: "remote URL or path (used by the harness's git client, never a shell)"},
+				"token_env":        {Kind: kStr, NoTemplate: true, CredentialEnv: true, Doc: "environment variable holding an HTTP token"},
+				"delete_on_reject": {Kind: kBool, Doc: "when the change is rejected in the local review queue (sandgate review reject), delete the pushed branch on the remote, only if it still points at the pushed commit"},
 			},
 			Outputs: map[string]blueprint.Kind{"ref": kStr, "pushed": kBool}},
 		{Name: "review", Stage: "promote", Doc: "hands the verified change to people: a local queue or a pull request",

@@ -52,6 +52,8 @@ type Workspace struct {
 	required []string
 	// boxOpts rebuild a box like Box, for held-out tests.
 	boxOpts sandbox.Options
+	// pushed are branches git_push made with delete_on_reject.
+	pushed []PushedBranch
 }
 
 // Exec runs a shell command line in the box (see Command).
@@ -165,11 +167,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 	return func(ctx context.Context, runDir string, bp *blueprint.Blueprint, resume bool) (*runtime.Environment, error) {
 		cache := o.CacheDir
 		if cache == "" {
-			base, err := os.UserCacheDir()
-			if err != nil {
-				base = os.TempDir()
-			}
-			cache = filepath.Join(base, "sandgate")
+			cache = sandbox.DefaultCacheDir()
 		}
 		rev := o.Rev
 		if rev == "" {
@@ -189,62 +187,74 @@ func Environment(o EnvOptions) runtime.Prepare {
 				rev = string(b)
 			}
 		}
-		snap, commit, err := sandbox.Snapshot(ctx, o.Repo, rev, cache)
+		// The lease keeps the shared snapshot from eviction while the run
+		// lives; Close releases it (a crash releases it too).
+		lease, err := sandbox.LeaseSnapshot(ctx, o.Repo, rev, cache)
 		if err != nil {
 			return nil, err
 		}
-		ws.Snapshot, ws.Base, ws.required = snap, commit, requiredGates(bp)
-		if err := checkHidden(bp, snap); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(runDir, "base"), []byte(commit), 0o644); err != nil {
-			return nil, err
-		}
-		policy := sandbox.FromBlueprint(bp.Sandbox)
-		disk := policy.Limits.DiskBytes // the blueprint's sandbox.disk
-		policy.Limits, policy.ReadOnly, policy.Caches = o.Limits, o.ReadOnly, o.Caches
-		if policy.Limits.DiskBytes == 0 {
-			policy.Limits.DiskBytes = disk
-		}
-		audit, err := os.OpenFile(filepath.Join(runDir, "commands.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		env, err := o.start(ctx, runDir, bp, ws, lease, redact)
 		if err != nil {
-			return nil, err
+			lease.Release()
 		}
-		bo := sandbox.Options{Policy: policy, Snapshot: snap, StateDir: filepath.Join(runDir, "box"),
-			Audit: redact.Writer(audit), AllowUnconfined: o.AllowUnconfined}
-		var proxy *sandbox.Proxy
-		if policy.Network == sandbox.NetworkAllowlist {
-			proxy, bo.ProxySocket, err = startProxy(runDir, policy, o.OnAlert, redact)
-			if err != nil {
-				audit.Close()
-				return nil, err
-			}
-		}
-		box, err := sandbox.Start(ctx, bo)
+		return env, err
+	}
+}
+
+// start builds the run's box over a leased snapshot.
+func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blueprint, ws *Workspace, lease *sandbox.SnapshotLease, redact *secrets.Redactor) (*runtime.Environment, error) {
+	snap, commit := lease.Dir, lease.Commit
+	ws.Snapshot, ws.Base, ws.required = snap, commit, requiredGates(bp)
+	if err := checkHidden(bp, snap); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "base"), []byte(commit), 0o644); err != nil {
+		return nil, err
+	}
+	policy := sandbox.FromBlueprint(bp.Sandbox)
+	disk := policy.Limits.DiskBytes // the blueprint's sandbox.disk
+	policy.Limits, policy.ReadOnly, policy.Caches = o.Limits, o.ReadOnly, o.Caches
+	if policy.Limits.DiskBytes == 0 {
+		policy.Limits.DiskBytes = disk
+	}
+	audit, err := os.OpenFile(filepath.Join(runDir, "commands.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	bo := sandbox.Options{Policy: policy, Snapshot: snap, StateDir: filepath.Join(runDir, "box"),
+		Audit: redact.Writer(audit), AllowUnconfined: o.AllowUnconfined}
+	var proxy *sandbox.Proxy
+	if policy.Network == sandbox.NetworkAllowlist {
+		proxy, bo.ProxySocket, err = startProxy(runDir, policy, o.OnAlert, redact)
 		if err != nil {
 			audit.Close()
-			if proxy != nil {
-				proxy.Close()
-			}
 			return nil, err
 		}
-		ws.Box, ws.boxOpts = box, bo
-		return &runtime.Environment{
-			Workspace: o.Repo,
-			Services:  map[string]any{ServiceWorkspace: ws, agent.ServiceExecutor: executor{ws}},
-			Layers:    box.Layers(),
-			Diff:      ws.Diff,
-			Close: func() error {
-				err := errors.Join(box.Close(), audit.Close())
-				if proxy != nil {
-					err = errors.Join(err, proxy.Close())
-				}
-				return err
-			},
-			// Close has stopped the box; a finished run never resumes.
-			Discard: box.Discard,
-		}, nil
 	}
+	box, err := sandbox.Start(ctx, bo)
+	if err != nil {
+		audit.Close()
+		if proxy != nil {
+			proxy.Close()
+		}
+		return nil, err
+	}
+	ws.Box, ws.boxOpts = box, bo
+	return &runtime.Environment{
+		Workspace: o.Repo,
+		Services:  map[string]any{ServiceWorkspace: ws, agent.ServiceExecutor: executor{ws}},
+		Layers:    box.Layers(),
+		Diff:      ws.Diff,
+		Close: func() error {
+			err := errors.Join(box.Close(), audit.Close())
+			if proxy != nil {
+				err = errors.Join(err, proxy.Close())
+			}
+			return errors.Join(err, lease.Release())
+		},
+		// Close has stopped the box; a finished run never resumes.
+		Discard: box.Discard,
+	}, nil
 }
 
 func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert), redact *secrets.Redactor) (*sandbox.Proxy, string, error) {

@@ -92,7 +92,8 @@ func TestCopyWorkspaceAndChanges(t *testing.T) { testWorkspace(t, true) }
 func testWorkspace(t *testing.T, noOverlay bool) {
 	repo := makeRepo(t)
 	before := treeHash(t, repo)
-	snap, commit, err := sandbox.Snapshot(context.Background(), repo, "HEAD", t.TempDir())
+	cache := t.TempDir()
+	snap, commit, err := sandbox.Snapshot(context.Background(), repo, "HEAD", cache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ git log --oneline | wc -l`)
 		t.Error("BREACH: the shared snapshot changed")
 	}
 	// The same commit reuses the cached snapshot.
-	again, _, err := sandbox.Snapshot(context.Background(), repo, commit, filepath.Dir(filepath.Dir(filepath.Dir(snap))))
+	again, _, err := sandbox.Snapshot(context.Background(), repo, commit, cache)
 	if err != nil || again != snap {
 		t.Fatalf("snapshot not reused: %s vs %s (%v)", again, snap, err)
 	}

@@ -40,6 +40,7 @@ func commands() []command {
 		{"runs", "list runs", cmdRuns},
 		{"cancel", "stop a run from another process", cmdCancel},
 		{"review", "list, show, approve or reject changes in the local review queue", cmdReview},
+		{"prune", "remove old runs, decided review entries and unused snapshots (--dry-run lists them)", cmdPrune},
 		{"sandbox", "sandbox check: report which isolation layers work here", cmdSandbox},
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -78,6 +79,19 @@ func reviewDecide(dir, id, status, note string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}
+	code := exitOK
+	if status == "rejected" {
+		// The blueprint asked for it (git_push delete_on_reject): the
+		// rejected branch does not linger on the remote.
+		for _, br := range e.DeleteOnReject {
+			if err := nodes.DeleteBranch(context.Background(), br); err != nil {
+				fmt.Fprintln(stderr, "sandgate:", err)
+				code = exitFailed
+				continue
+			}
+			fmt.Fprintf(stdout, "deleted %s on the remote\n", br.Ref)
+		}
+	}
 	e.Status, e.Decided, e.Note = status, time.Now().UTC(), note
 	b, _ := json.MarshalIndent(e, "", "  ")
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
@@ -85,5 +99,5 @@ func reviewDecide(dir, id, status, note string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	fmt.Fprintf(stdout, "%s: %s (branch %s)\n", id, status, e.Branch)
-	return exitOK
+	return code
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -36,6 +37,7 @@ func cmdSandbox(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stdout, "%s %-20s %s\n", mark, l.Name, l.Detail)
 		}
+		fmt.Fprintln(stdout, cacheLine())
 		if ok {
 			fmt.Fprintln(stdout, "\nevery layer works: runs are confined.")
 		} else {
@@ -46,4 +48,16 @@ func cmdSandbox(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// cacheLine tells where the shared snapshots live and how full the cache is.
+func cacheLine() string {
+	dir := sandbox.DefaultCacheDir()
+	list, _ := sandbox.ListSnapshots(dir)
+	var n int64
+	for _, s := range list {
+		n += s.Bytes
+	}
+	return fmt.Sprintf("\nsnapshot cache: %s (%d snapshots, %s of %s; SANDGATE_CACHE_MAX sets the cap, sandgate prune empties it)",
+		filepath.Join(dir, "snapshots"), len(list), humanBytes(n), humanBytes(sandbox.CacheMax()))
 }

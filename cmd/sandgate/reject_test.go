@@ -1,0 +1,65 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const rejectBlueprint = `version: 1
+name: reject
+start: fix
+nodes:
+  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: test}
+  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  commit: {type: git_commit, branch: fix/add, message: "fix: Add adds", next: push}
+  push: {type: git_push, remote: REMOTE, delete_on_reject: true, next: review}
+  review: {type: review, dir: REVIEWS, next: done}
+  done: {type: succeed}
+  stuck: {type: handoff}
+`
+
+// TestReviewRejectDeletesPushedBranch: rejecting deletes the branch the
+// run pushed (delete_on_reject), but never a branch someone moved since.
+func TestReviewRejectDeletesPushedBranch(t *testing.T) {
+	for _, moved := range []bool{false, true} {
+		repo, runs, reviews := gitRepo(t), t.TempDir(), t.TempDir()
+		remote := filepath.Join(t.TempDir(), "remote.git")
+		if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		bp := writeBlueprint(t, strings.NewReplacer("REMOTE", remote, "REVIEWS", reviews).Replace(rejectBlueprint))
+		if code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs); code != exitOK {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+		}
+		branch := func() string {
+			out, _ := exec.Command("git", "--git-dir="+remote, "rev-parse", "--verify", "-q", "refs/heads/fix/add").Output()
+			return strings.TrimSpace(string(out))
+		}
+		if branch() == "" {
+			t.Fatal("run did not push fix/add")
+		}
+		if moved { // someone else's work lands on the branch
+			base, _ := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
+			exec.Command("git", "--git-dir="+remote, "update-ref", "refs/heads/fix/add", strings.TrimSpace(string(base))).Run()
+		}
+		before := branch()
+		ids, _ := filepath.Glob(filepath.Join(reviews, "*", "entry.json"))
+		if len(ids) != 1 {
+			t.Fatalf("review entries %v", ids)
+		}
+		id := filepath.Base(filepath.Dir(ids[0]))
+		code, out, errs := runCLI("review", "reject", id, "--dir", reviews)
+		t.Logf("moved=%v: %s%s", moved, out, errs)
+		switch {
+		case !moved && (code != exitOK || branch() != ""):
+			t.Errorf("reject: exit %d, branch %q left on the remote\n%s%s", code, branch(), out, errs)
+		case moved && (code != exitFailed || branch() != before):
+			t.Errorf("BREACH: reject deleted a branch someone moved (exit %d, now %q)\n%s%s", code, branch(), out, errs)
+		}
+		if _, out, _ := runCLI("review", "list", "--dir", reviews); !strings.Contains(out, "rejected") {
+			t.Errorf("entry not rejected:\n%s", out)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// PushedBranch is a branch git_push made on a remote (with
+// delete_on_reject), recorded in the review entry.
+type PushedBranch struct {
+	Remote string `json:"remote"`
+	Ref    string `json:"ref"`
+	Commit string `json:"commit"`
+	// TokenEnv names the variable holding the push token; the token
+	// itself is never written down.
+	TokenEnv string `json:"token_env,omitempty"`
+}
+
+func (w *Workspace) notePush(p PushedBranch) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pushed = append(w.pushed, p)
+}
+
+func (w *Workspace) pushes() []PushedBranch {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]PushedBranch(nil), w.pushed...)
+}
+
+// DeleteBranch deletes a pushed branch on its remote, from the harness
+// with the same minimal git environment as the push. It uses a lease on
+// the pushed commit: a branch someone moved since is left alone, and
+// that is an error the caller reports.
+func DeleteBranch(ctx context.Context, b PushedBranch) error {
+	if b.Remote == "" || strings.HasPrefix(b.Remote, "-") || !strings.HasPrefix(b.Ref, "refs/heads/") || len(b.Commit) < 40 {
+		return fmt.Errorf("delete %s on %s: not a pushed branch record", b.Ref, redactURL(b.Remote))
+	}
+	var tok string
+	if b.TokenEnv != "" {
+		if tok = os.Getenv(b.TokenEnv); tok == "" {
+			return fmt.Errorf("delete %s on %s: %s is not set in this environment", b.Ref, redactURL(b.Remote), b.TokenEnv)
+		}
+	}
+	// git push needs a repository; a deletion sends no objects, so an
+	// empty one will do.
+	gitDir, err := os.MkdirTemp("", "sandgate-reject-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(gitDir)
+	s := pushSpec{gitDir: gitDir, remote: b.Remote, ref: b.Ref, token: tok}
+	if out, err := runGit(ctx, s, "init", "--bare", "--quiet", gitDir); err != nil {
+		return fmt.Errorf("delete %s: %v: %s", b.Ref, err, out)
+	}
+	out, err := runGit(ctx, s, "--git-dir="+gitDir, "push", "--porcelain", "--force-with-lease="+b.Ref+":"+b.Commit, "--", b.Remote, ":"+b.Ref)
+	if err != nil {
+		why := remoteSays(out)
+		if _, summary, found := porcelainRef(out, b.Ref); found {
+			why = strings.TrimSuffix(summary+"; "+why, "; ") // e.g. "[rejected] (stale info)": the branch moved
+		}
+		if tok != "" {
+			why = strings.ReplaceAll(why, tok, "xxxxx")
+		}
+		return fmt.Errorf("delete %s on %s: %v: %s", b.Ref, redactURL(b.Remote), err, why)
+	}
+	return nil
+}
+
+// runGit runs git with the push environment of s and returns its output.
+func runGit(ctx context.Context, s pushSpec, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Env = pushEnv(s)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}

@@ -1,0 +1,242 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+// DefaultCacheMax is the snapshot cache's size cap when SANDGATE_CACHE_MAX
+// is unset.
+const DefaultCacheMax int64 = 10 << 30
+
+// CacheMax is the snapshot cache's size cap: SANDGATE_CACHE_MAX (a size
+// such as 10GiB) or DefaultCacheMax. An unreadable value keeps the
+// default rather than evicting everything.
+func CacheMax() int64 {
+	if n, err := blueprint.ParseSize(os.Getenv("SANDGATE_CACHE_MAX")); err == nil && n > 0 {
+		return n
+	}
+	return DefaultCacheMax
+}
+
+// DefaultCacheDir is where runs keep shared snapshots unless told
+// otherwise: $XDG_CACHE_HOME/sandgate or ~/.cache/sandgate.
+func DefaultCacheDir() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "sandgate")
+}
+
+// SnapshotLease keeps a snapshot from eviction: a shared flock on
+// snapshots/<commit>.lock, which the kernel drops when the process dies,
+// so a crashed run leaves no stale lease behind.
+type SnapshotLease struct {
+	Dir, Commit string
+	f           *os.File
+}
+
+// Release ends the lease.
+func (l *SnapshotLease) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// lease takes a shared lock on root/<commit>.lock and stamps it as used
+// now (the LRU clock). An evictor unlinks the lock file while holding it
+// exclusively, so a lock won on an unlinked file is retried.
+func lease(root, commit string) (*SnapshotLease, error) {
+	path := filepath.Join(root, commit+".lock")
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lease snapshot %s: %w", commit, err)
+		}
+		if !stillLinked(f, path) {
+			f.Close()
+			continue
+		}
+		now := time.Now()
+		_ = os.Chtimes(path, now, now)
+		return &SnapshotLease{Dir: filepath.Join(root, commit), Commit: commit, f: f}, nil
+	}
+}
+
+// stillLinked reports whether the open file f is the one at path.
+func stillLinked(f *os.File, path string) bool {
+	a, err1 := f.Stat()
+	b, err2 := os.Stat(path)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
+}
+
+// SnapshotInfo describes one cached snapshot.
+type SnapshotInfo struct {
+	Commit   string    `json:"commit"`
+	Dir      string    `json:"dir"`
+	Repo     string    `json:"repo,omitempty"`
+	Bytes    int64     `json:"bytes"`
+	LastUsed time.Time `json:"last_used"`
+	// InUse: a live run holds a lease on it.
+	InUse bool `json:"in_use"`
+	// Legacy: an older sandgate's per-repository snapshot directory
+	// (snapshots/<repo hash>/<commit>), hard-linked to the repository's
+	// pack; never leased, so it is always removable.
+	Legacy bool `json:"legacy,omitempty"`
+}
+
+var (
+	commitName = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+	legacyName = regexp.MustCompile(`^[0-9a-f]{12}$`)
+)
+
+// ListSnapshots lists the cache's snapshots, least recently used first.
+func ListSnapshots(cacheDir string) ([]SnapshotInfo, error) {
+	root := filepath.Join(cacheDir, "snapshots")
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []SnapshotInfo
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		switch {
+		case commitName.MatchString(e.Name()):
+			out = append(out, describe(root, e.Name()))
+		case legacyName.MatchString(e.Name()):
+			st, err := os.Stat(dir)
+			if err != nil {
+				continue
+			}
+			n, _ := diskUsage(dir)
+			out = append(out, SnapshotInfo{Dir: dir, Bytes: n, LastUsed: st.ModTime(), Legacy: true})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].LastUsed.Before(out[j].LastUsed) })
+	return out, nil
+}
+
+func describe(root, commit string) SnapshotInfo {
+	s := SnapshotInfo{Commit: commit, Dir: filepath.Join(root, commit)}
+	var m snapshotMeta
+	if b, err := os.ReadFile(filepath.Join(root, commit+".json")); err == nil && json.Unmarshal(b, &m) == nil && m.Bytes > 0 {
+		s.Repo, s.Bytes = m.Repo, m.Bytes
+	} else {
+		s.Bytes, _ = diskUsage(s.Dir)
+	}
+	lock := filepath.Join(root, commit+".lock")
+	if st, err := os.Stat(lock); err == nil {
+		s.LastUsed = st.ModTime()
+	} else if st, err := os.Stat(s.Dir); err == nil {
+		s.LastUsed = st.ModTime()
+	}
+	if f, err := os.Open(lock); err == nil {
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+			s.InUse = true
+		}
+		f.Close()
+	}
+	return s
+}
+
+// RemoveSnapshot deletes one snapshot unless a live run leases it; it
+// reports whether it did.
+func RemoveSnapshot(s SnapshotInfo) (bool, error) {
+	if s.Legacy {
+		return true, os.RemoveAll(s.Dir)
+	}
+	root := filepath.Dir(s.Dir)
+	lock := filepath.Join(root, s.Commit+".lock")
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !stillLinked(f, lock) {
+		return false, nil // leased, or someone else just removed it
+	}
+	// Renamed first, so no reader ever sees a half-deleted snapshot.
+	trash, err := os.MkdirTemp(root, ".trash-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(trash)
+	if err := os.Rename(s.Dir, filepath.Join(trash, "s")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	_ = os.Remove(filepath.Join(root, s.Commit+".json"))
+	return true, os.Remove(lock)
+}
+
+// EvictSnapshots removes least recently used snapshots until the cache
+// holds at most max bytes, skipping leased ones; it returns what it
+// removed.
+func EvictSnapshots(cacheDir string, max int64) ([]SnapshotInfo, error) {
+	list, err := ListSnapshots(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, s := range list {
+		total += s.Bytes
+	}
+	var removed []SnapshotInfo
+	for _, s := range list {
+		if total <= max {
+			break
+		}
+		if s.InUse {
+			continue
+		}
+		ok, err := RemoveSnapshot(s)
+		if err != nil {
+			return removed, err
+		}
+		if ok {
+			removed = append(removed, s)
+			total -= s.Bytes
+		}
+	}
+	return removed, nil
+}
+
+// diskUsage is the space the files under dir take on disk.
+func diskUsage(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil {
+			n += st.Blocks * 512
+		}
+		return nil
+	})
+	return n, err
+}
