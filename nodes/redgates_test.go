@@ -1,8 +1,10 @@
 package nodes_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -72,6 +74,8 @@ const forgeInit = `package calc
 
 import (
 	"fmt"
+	"strings"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -100,6 +104,8 @@ func init() {
 const skipInit = `package calc
 
 import (
+	"fmt"
+	"strings"
 	"os"
 	"testing"
 )
@@ -153,3 +159,22 @@ func firstLines(s string) string {
 	}
 	return s
 }
+
+// TestRedgatesLintUnformattedOddNames: gofmt -l exits 0 and only lists
+// files, so a lint gate judges by the names it recognises; an unformatted
+// file whose name is not plain ASCII must still fail it.
+func TestRedgatesLintUnformattedOddNames(t *testing.T) {
+	repo := seedRepo(t)
+	names := map[string]string{"unicode": "zähler.go", "plus in dir": "x+y/z.go", "dash": "./-d.go", "space": "a b/c.go"}
+	for name, file := range names {
+		t.Run(name, func(t *testing.T) {
+			prep := fmt.Sprintf("%s && mkdir -p \"$(dirname %s)\" && printf 'package calc\\nfunc   Sub(a,b int) int {return a-b}\\n' > %s", fixAdd, shellQ(file), shellQ(file))
+			sum, a := gateRun(t, repo, prep, "type: lint\nrun: [\"gofmt -l .\"]")
+			if a.Outcome != "fail" {
+				t.Fatalf("lint passed an unformatted %s: run %s\n%s", file, sum.Status, a.Feedback)
+			}
+		})
+	}
+}
+
+func shellQ(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
