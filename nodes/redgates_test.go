@@ -74,8 +74,6 @@ const forgeInit = `package calc
 
 import (
 	"fmt"
-	"strings"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -104,8 +102,6 @@ func init() {
 const skipInit = `package calc
 
 import (
-	"fmt"
-	"strings"
 	"os"
 	"testing"
 )
@@ -178,3 +174,28 @@ func TestRedgatesLintUnformattedOddNames(t *testing.T) {
 }
 
 func shellQ(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestRedgatesPackageInitForgesHeldOutTests: held-out tests are copied
+// into the package directory of a throwaway box, where package code run
+// by the test binary reads their names and forges a pass for each.
+func TestRedgatesPackageInitForgesHeldOutTests(t *testing.T) {
+	repo := seedRepo(t)
+	dir := t.TempDir()
+	held := "package calc\n\nimport \"testing\"\n\nfunc TestHeldOutAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "calc_held_test.go"), []byte(held), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := `version: 1
+name: held
+start: prep
+nodes:
+  prep: {type: shell, run: ` + quote(writeFiles(map[string]string{"zz_init.go": forgeInit})) + `, next: held}
+  held: {type: test, run: go test -json ./..., hidden: ` + quote(dir) + `, on_pass: commit, on_fail: stuck}
+  commit: {type: git_commit, message: fix, next: done}
+  done: {type: succeed}
+  stuck: {type: handoff, reason: a gate failed}
+`
+	sum := newHarness(t, repo).run(t, src, nil)
+	t.Logf("held: %s %s", lastAttempt(sum, "held").Outcome, firstLines(lastAttempt(sum, "held").Feedback))
+	assertNothingPromoted(t, sum)
+}
