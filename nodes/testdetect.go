@@ -27,6 +27,11 @@ import (
 // ("test.", for code that walks flag.CommandLine).
 var testFlag = regexp.MustCompile(`^-{0,2}test\.((artifacts|bench|benchmem|benchtime|blockprofile|blockprofilerate|count|coverprofile|cpu|cpuprofile|failfast|fullpath|fuzz|fuzzcachedir|fuzzminimizetime|fuzztime|fuzzworker|gocoverdir|list|memprofile|memprofilerate|mutexprofile|mutexprofilefraction|outputdir|paniconexit0|parallel|run|short|shuffle|skip|testlogfile|timeout|trace|v)(=.*)?)?$`)
 
+// testingHooks are the testing package's functions that tell code it
+// runs under test, or (Init) register the test flags early so package
+// code can set them before the tests are selected.
+var testingHooks = map[string]bool{"Testing": true, "Init": true}
+
 // detectsTestMode lists the change's added or modified non-test Go files
 // that detect or steer the test binary, one line each.
 func detectsTestMode(v *changeView, changes []sandbox.Change) []string {
@@ -96,12 +101,12 @@ func findTestDetection(f *ast.File) (token.Pos, string) {
 		}
 		switch n := n.(type) {
 		case *ast.SelectorExpr:
-			if id, ok := n.X.(*ast.Ident); ok && testingName != "" && id.Name == testingName && n.Sel.Name == "Testing" {
-				pos, what = n.Pos(), "testing.Testing"
+			if id, ok := n.X.(*ast.Ident); ok && testingName != "" && id.Name == testingName && testingHooks[n.Sel.Name] {
+				pos, what = n.Pos(), "testing."+n.Sel.Name
 			}
 		case *ast.Ident:
-			if testingName == "." && n.Name == "Testing" {
-				pos, what = n.Pos(), "testing.Testing"
+			if testingName == "." && testingHooks[n.Name] {
+				pos, what = n.Pos(), "testing."+n.Name
 			}
 		case *ast.BasicLit:
 			pos, what = n.Pos(), testString(n)
