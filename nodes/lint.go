@@ -43,8 +43,11 @@ func (d Diagnostic) String() string {
 var (
 	// file:line:col: message (go vet, golangci-lint, ruff, gcc, eslint unix)
 	diagRE = regexp.MustCompile(`^(?:vet: )?(\.?[\w./@+-]+\.\w+):(\d+)(?::(\d+))?:?\s+(.*)$`)
-	// a bare path, as printed by gofmt -l
-	bareFileRE = regexp.MustCompile(`^(\.?[\w./@+-]+\.\w+)$`)
+	// a bare path, as printed by gofmt -l: any name without blanks or
+	// colons (gofmt prints non-ASCII names as they are), or a Go file with
+	// blanks in its path. gofmt -l exits 0 either way, so a name this
+	// misses is an unformatted file that passes.
+	bareFileRE = regexp.MustCompile(`^([^\s:]+\.[^\s:./]+|[^:\t]*[^:\s]\.go)$`)
 	// eslint's stylish format: "  12:5  error  message  rule" under a file line
 	stylishRE = regexp.MustCompile(`^\s+(\d+):(\d+)\s+(error|warning)\s+(.*)$`)
 )

@@ -55,6 +55,8 @@ func Specs() []blueprint.NodeType {
 				"hidden_feedback": {Kind: kStr, Enum: []string{"count", "names"}, Doc: "what the agent learns when held-out tests fail: count (default) or names"},
 				"allow_no_tests": {Kind: kList, NoTemplate: true,
 					Doc: "Go packages (import paths, or a prefix ending in /...) allowed to have test files yet run no test; any other such package fails the gate"},
+				"allow_test_detection": {Kind: kBool,
+					Doc: "let the change's non-test Go files detect the test binary (testing.Testing or testing.Init, test.* flag names, a .test binary name, writes to os.Args); by default such code fails the gate, as it could behave differently under test"},
 			},
 			Outputs: map[string]blueprint.Kind{"passed": kInt, "failed": kInt, "skipped": kInt, "failures": kList, "flaky": kList},
 			Check:   checkTest},

@@ -36,6 +36,7 @@ type Test struct {
 	run, format, report, hidden string
 	rerun                       int
 	allowNoTests                []string
+	allowDetection              bool
 }
 
 var _ runtime.Node = (*Test)(nil)
@@ -50,6 +51,7 @@ func newTest(spec *blueprint.Node) (runtime.Node, error) {
 	t.hidden, _ = spec.Config["hidden"].(string)
 	t.rerun, _ = spec.Config["rerun_failed"].(int)
 	t.allowNoTests, _ = spec.Config["allow_no_tests"].([]string)
+	t.allowDetection, _ = spec.Config["allow_test_detection"].(bool)
 	if t.report != "" {
 		t.report, _ = reportPath(t.report) // checked at load by checkTest
 	}
@@ -66,6 +68,10 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	if err != nil {
 		return nil, err
 	}
+	checks, err := t.harnessChecks(w, rep)
+	if err != nil {
+		return nil, err
+	}
 	var flaky []string
 	if rep != nil && t.rerun > 0 && rep.Failed > 0 && len(rep.Problems) == 0 {
 		rep, flaky, err = t.rerunFailures(ctx, w, in, rep)
@@ -73,7 +79,38 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 			return nil, err
 		}
 	}
+	if len(checks) > 0 {
+		if rep == nil {
+			rep = &TestReport{Format: t.format}
+			checks = append(checks, "the test output holds no report sandgate can read (go test -json, JUnit XML or TAP)")
+		}
+		rep.Problems = append(checks, rep.Problems...)
+	}
 	return t.verdict(in, w, fp, start, rep, raw, flaky)
+}
+
+// harnessChecks judges the change by what the harness reads itself, not
+// by what the test binary said (see testscope.go and testdetect.go): a new
+// module boundary, test-mode detection in production code, and, for go
+// test -json, declared tests of a reported package that never ran. It is
+// called on the first run's report, before re-runs select tests.
+func (t *Test) harnessChecks(w *Workspace, rep *TestReport) ([]string, error) {
+	changes, err := w.Changes()
+	if err != nil {
+		return nil, fmt.Errorf("read the change for the test gate's checks: %w", err)
+	}
+	v, err := newChangeView(w.Snapshot, changes, t.hidden)
+	if err != nil {
+		return nil, err
+	}
+	out := moduleBoundaries(v, changes)
+	if !t.allowDetection {
+		out = append(out, detectsTestMode(v, changes)...)
+	}
+	if rep != nil && rep.Format == "go-json" {
+		out = append(out, declaredTests(v, rep, t.run)...)
+	}
+	return out, nil
 }
 
 // exec runs a test command with the test node's larger output cap; the

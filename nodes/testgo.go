@@ -160,13 +160,16 @@ func (s *goStream) testEvent(e goEvent) {
 }
 
 func (s *goStream) report() *TestReport {
-	r := &TestReport{Format: "go-json", passedTop: map[string]bool{}}
+	r := &TestReport{Format: "go-json", passedTop: map[string]bool{}, ranTop: map[string]bool{}}
 	for _, t := range s.testOrder {
 		p := s.pkgs[t.pkg]
 		// A test that started and never reported a result counts as failed.
 		lost := max(t.runs-t.pass-t.fail-t.skip, 0)
 		r.Passed, r.Skipped, r.Failed = r.Passed+t.pass, r.Skipped+t.skip, r.Failed+t.fail+lost
 		p.Passed, p.Skipped, p.Failed = p.Passed+t.pass, p.Skipped+t.skip, p.Failed+t.fail+lost
+		if !strings.Contains(t.name, "/") && t.runs+t.pass+t.fail+t.skip > 0 {
+			r.ranTop[t.pkg+"\x00"+t.name] = true
+		}
 		switch {
 		case t.fail+lost > 0:
 			out := t.out.String()

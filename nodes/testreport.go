@@ -30,6 +30,9 @@ type TestReport struct {
 
 	// passedTop holds "package\x00Test" of top-level tests that passed.
 	passedTop map[string]bool
+	// ranTop holds "package\x00Test" of top-level tests that started or
+	// reported a result (go-json only).
+	ranTop map[string]bool
 }
 
 // TestFailure is one failing test.
