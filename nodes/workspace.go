@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
@@ -52,6 +54,11 @@ type Workspace struct {
 	required []string
 	// boxOpts rebuild a box like Box, for held-out tests.
 	boxOpts sandbox.Options
+	// lastPatch is the latest diff text and the tree it was taken to.
+	lastPatch struct {
+		tree plumbing.Hash
+		text string
+	}
 }
 
 // Exec runs a shell command line in the box (see Command).
@@ -235,7 +242,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 			Layers:    box.Layers(),
 			Diff:      ws.Diff,
 			Close: func() error {
-				err := errors.Join(box.Close(), audit.Close())
+				err := errors.Join(ws.closePromotion(), box.Close(), audit.Close())
 				if proxy != nil {
 					err = errors.Join(err, proxy.Close())
 				}
