@@ -1,6 +1,6 @@
 // Command genrepo writes a large-history repository for benchmarks:
 //
-//	go run ./bench/histrepo/cmd/genrepo -files 5000 -commits 30000 -per 6 /tmp/big
+//	go run ./bench/histrepo/cmd/genrepo -files 5000 -commits 35000 -per 6 /tmp/big
 package main
 
 import (
@@ -16,7 +16,7 @@ import (
 func main() {
 	var s histrepo.Spec
 	flag.IntVar(&s.Files, "files", 5000, "files in the tree")
-	flag.IntVar(&s.Commits, "commits", 30000, "commits after the first")
+	flag.IntVar(&s.Commits, "commits", 35000, "commits after the first")
 	flag.IntVar(&s.PerCommit, "per", 6, "files each commit changes")
 	flag.Parse()
 	if flag.NArg() != 1 {
