@@ -37,4 +37,9 @@ SANDGATE_BENCH_FILES="$files" bench ./sandbox 'BenchmarkWorkspace' "$wcount" 1x
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
   echo
   go run ./bench/summarize < "$raw"
+  echo
+  echo "### Harness steps on a 650k-object history vs a 10-file repository"
+  echo "(go run ./bench/harness -runs $count: one-line change; diff_cap, git_commit, git_push to a --shared bare clone, review, and the run's wrap-up after the last node; median (min–max))"
+  echo
+  go run ./bench/harness -runs "$count"
 } | tee "$out/summary.md"

@@ -109,10 +109,6 @@ func (d *DiffCap) measure(ctx context.Context, w *Workspace, changes []sandbox.C
 	if err != nil {
 		return nil, err
 	}
-	base, err := p.base.Tree()
-	if err != nil {
-		return nil, err
-	}
 	read := changeBytes(changes) <= w.maxChangeBytes()
 	var files []fileSize
 	for _, c := range changes {
@@ -124,7 +120,7 @@ func (d *DiffCap) measure(ctx context.Context, w *Workspace, changes []sandbox.C
 		}
 		f := fileSize{name: c.Path, bytes: c.Size}
 		if read {
-			if f, err = measureFile(p.repo, base, c); err != nil {
+			if f, err = measureFile(p.objs, p.baseTree, c); err != nil {
 				return nil, err
 			}
 		}

@@ -6,8 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/utils/diff"
 	"github.com/sergi/go-diff/diffmatchpatch"
 
@@ -38,17 +37,21 @@ type opener func() (io.ReadCloser, error)
 
 // measureFile sizes one change against its base blob, streaming: a binary
 // file counts as a file and its bytes (a line count would call it
-// empty), a text file counts its changed lines.
-func measureFile(repo *git.Repository, base *object.Tree, c sandbox.Change) (fileSize, error) {
+// empty), a text file counts its changed lines. The base blob is found by
+// reading only the trees on the change's path.
+func measureFile(objs *objectStore, base plumbing.Hash, c sandbox.Change) (fileSize, error) {
 	f := fileSize{name: c.Path, bytes: c.Size}
 	var oldSide, newSide opener
 	var oldSize int64
-	if e, err := base.FindEntry(c.Path); err == nil && e.Mode.IsFile() {
-		blob, err := repo.BlobObject(e.Hash)
-		if err != nil {
+	e, ok, err := objs.entry(base, c.Path)
+	if err != nil {
+		return f, err
+	}
+	if ok && e.Mode.IsFile() {
+		oldSide = objs.blobOpener(e.Hash)
+		if oldSize, err = objs.size(e.Hash); err != nil {
 			return f, err
 		}
-		oldSide, oldSize = blob.Reader, blob.Size
 	}
 	if c.Deleted {
 		f.bytes = oldSize

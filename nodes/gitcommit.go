@@ -51,6 +51,8 @@ type committed struct {
 	Branch string `json:"branch"`
 	Commit string `json:"commit"`
 	Tree   string `json:"tree"`
+	// Title is the commit message's first line.
+	Title string `json:"title,omitempty"`
 }
 
 func (w *Workspace) lastCommit() (*committed, error) {
@@ -116,11 +118,15 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if prev, err := w.lastCommit(); err == nil && prev.Branch == branch && prev.Tree == c.TreeHash.String() {
 		return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"commit": prev.Commit, "branch": branch}}, nil
 	}
-	ref := plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), c.Hash)
-	if err := p.repo.Storer.SetReference(ref); err != nil {
+	refFile := filepath.Join(p.dir, filepath.FromSlash(plumbing.NewBranchReferenceName(branch).String()))
+	if err := os.MkdirAll(filepath.Dir(refFile), 0o755); err != nil {
 		return nil, err
 	}
-	rec, _ := json.Marshal(committed{Branch: branch, Commit: c.Hash.String(), Tree: c.TreeHash.String()})
+	if err := writeFileAtomic(refFile, []byte(c.Hash.String()+"\n")); err != nil {
+		return nil, err
+	}
+	rec, _ := json.Marshal(committed{Branch: branch, Commit: c.Hash.String(), Tree: c.TreeHash.String(),
+		Title: strings.SplitN(msg, "\n", 2)[0]})
 	if err := writeFileAtomic(filepath.Join(w.RunDir, "commit.json"), rec); err != nil {
 		return nil, err
 	}

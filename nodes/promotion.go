@@ -1,7 +1,7 @@
 package nodes
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,13 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -24,13 +21,20 @@ import (
 // promotion is the run's own bare repository, outside the box, where the
 // verified change becomes a commit. It borrows the snapshot's objects
 // through git alternates, so neither the user's repository nor the shared
-// snapshot is ever written.
+// snapshot is ever written. Every step reads only the trees on the changed
+// paths and the changed files' base blobs (see objectStore).
 type promotion struct {
-	repo *git.Repository
-	base *object.Commit
-	dir  string
+	objs     *objectStore
+	base     plumbing.Hash
+	baseTree plumbing.Hash
+	dir      string
 	// check is the workspace's checkPromotable.
 	check func([]sandbox.Change) error
+}
+
+// builtCommit is a commit promotion wrote.
+type builtCommit struct {
+	Hash, TreeHash plumbing.Hash
 }
 
 func (w *Workspace) promotion() (*promotion, error) {
@@ -49,47 +53,51 @@ func (w *Workspace) promotion() (*promotion, error) {
 			return nil, err
 		}
 	}
-	st := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRUDefault(), filesystem.Options{AlternatesFS: osfs.New("/")})
-	repo, err := git.Open(st, nil)
+	objs := newObjectStore(dir)
+	base := plumbing.NewHash(w.Base)
+	tree, err := objs.commitTree(base)
 	if err != nil {
-		return nil, fmt.Errorf("open promotion repository: %w", err)
+		objs.Close()
+		return nil, fmt.Errorf("base commit %s in %s: %w", w.Base, dir, err)
 	}
-	base, err := repo.CommitObject(plumbing.NewHash(w.Base))
-	if err != nil {
-		return nil, fmt.Errorf("base commit %s: %w", w.Base, err)
-	}
-	w.promo = &promotion{repo: repo, base: base, dir: dir, check: w.checkPromotable}
+	w.promo = &promotion{objs: objs, base: base, baseTree: tree, dir: dir, check: w.checkPromotable}
 	return w.promo, nil
 }
 
-// commit builds a commit of changes on top of the base commit.
-// It refuses a change that must not leave the run (see checkPromotable).
-func (p *promotion) commit(changes []sandbox.Change, msg string, author object.Signature) (*object.Commit, error) {
-	if err := p.check(changes); err != nil {
-		return nil, err
+// closePromotion stops the promotion repository's object reader.
+func (w *Workspace) closePromotion() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.promo == nil {
+		return nil
 	}
-	baseTree, err := p.base.Tree()
-	if err != nil {
+	err := w.promo.objs.Close()
+	w.promo = nil
+	return err
+}
+
+// commit builds a commit of changes on top of the base commit: the base
+// tree with the changed subtrees rewritten, nothing else read.
+// It refuses a change that must not leave the run (see checkPromotable).
+func (p *promotion) commit(changes []sandbox.Change, msg string, author object.Signature) (*builtCommit, error) {
+	if err := p.check(changes); err != nil {
 		return nil, err
 	}
 	root := &dirChange{files: map[string]*sandbox.Change{}, dirs: map[string]*dirChange{}}
 	for i := range changes {
 		root.add(strings.Split(changes[i].Path, "/"), &changes[i])
 	}
-	treeHash, _, err := p.rebuild(baseTree, root)
+	treeHash, _, err := p.rebuild(p.baseTree, root)
 	if err != nil {
 		return nil, err
 	}
-	c := &object.Commit{Author: author, Committer: author, Message: msg, TreeHash: treeHash, ParentHashes: []plumbing.Hash{p.base.Hash}}
-	obj := p.repo.Storer.NewEncodedObject()
+	c := &object.Commit{Author: author, Committer: author, Message: msg, TreeHash: treeHash, ParentHashes: []plumbing.Hash{p.base}}
+	obj := &plumbing.MemoryObject{}
 	if err := c.Encode(obj); err != nil {
 		return nil, err
 	}
-	h, err := p.repo.Storer.SetEncodedObject(obj)
-	if err != nil {
-		return nil, err
-	}
-	return p.repo.CommitObject(h)
+	h, err := p.objs.write(obj)
+	return &builtCommit{Hash: h, TreeHash: treeHash}, err
 }
 
 // dirChange groups changes by directory.
@@ -113,9 +121,13 @@ func (d *dirChange) add(parts []string, c *sandbox.Change) {
 
 // rebuild writes a new tree for one directory; empty reports that nothing
 // is left in it.
-func (p *promotion) rebuild(tree *object.Tree, d *dirChange) (plumbing.Hash, bool, error) {
+func (p *promotion) rebuild(treeHash plumbing.Hash, d *dirChange) (plumbing.Hash, bool, error) {
 	entries := map[string]object.TreeEntry{}
-	if tree != nil {
+	if !treeHash.IsZero() {
+		tree, err := p.objs.tree(treeHash)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
 		for _, e := range tree.Entries {
 			entries[e.Name] = e
 		}
@@ -134,13 +146,9 @@ func (p *promotion) rebuild(tree *object.Tree, d *dirChange) (plumbing.Hash, boo
 		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: h}
 	}
 	for name, sub := range d.dirs {
-		var subTree *object.Tree
+		var subTree plumbing.Hash
 		if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
-			t, err := p.repo.TreeObject(e.Hash)
-			if err != nil {
-				return plumbing.ZeroHash, false, err
-			}
-			subTree = t
+			subTree = e.Hash
 		}
 		h, empty, err := p.rebuild(subTree, sub)
 		if err != nil {
@@ -158,11 +166,11 @@ func (p *promotion) rebuild(tree *object.Tree, d *dirChange) (plumbing.Hash, boo
 	}
 	sort.Sort(object.TreeEntrySorter(list))
 	t := &object.Tree{Entries: list}
-	obj := p.repo.Storer.NewEncodedObject()
+	obj := &plumbing.MemoryObject{}
 	if err := t.Encode(obj); err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	h, err := p.repo.Storer.SetEncodedObject(obj)
+	h, err := p.objs.write(obj)
 	return h, len(list) == 0, err
 }
 
@@ -189,38 +197,16 @@ func (p *promotion) blob(c *sandbox.Change) (plumbing.Hash, filemode.FileMode, e
 		return plumbing.ZeroHash, 0, err
 	}
 	sum := h.Sum()
-	if p.repo.Storer.HasEncodedObject(sum) == nil {
-		return sum, mode, nil
-	}
-	got, err := p.repo.Storer.SetEncodedObject(&spooledBlob{f: spool, size: c.Size, hash: sum})
-	if err == nil && got != sum {
-		err = fmt.Errorf("%s: stored blob %s, expected %s", c.Path, got, sum)
+	err = p.objs.writeLoose(sum, plumbing.BlobObject, c.Size, io.NewSectionReader(spool, 0, c.Size))
+	if err != nil {
+		err = fmt.Errorf("%s: %w", c.Path, err)
 	}
 	return sum, mode, err
 }
 
-// spooledBlob is a blob whose content sits in a harness-owned file.
-type spooledBlob struct {
-	f    *os.File
-	size int64
-	hash plumbing.Hash
-}
-
-func (b *spooledBlob) Hash() plumbing.Hash         { return b.hash }
-func (b *spooledBlob) Type() plumbing.ObjectType   { return plumbing.BlobObject }
-func (b *spooledBlob) SetType(plumbing.ObjectType) {}
-func (b *spooledBlob) Size() int64                 { return b.size }
-func (b *spooledBlob) SetSize(int64)               {}
-func (b *spooledBlob) Writer() (io.WriteCloser, error) {
-	return nil, errors.New("spooled blobs are read-only")
-}
-func (b *spooledBlob) Reader() (io.ReadCloser, error) {
-	return io.NopCloser(io.NewSectionReader(b.f, 0, b.size)), nil
-}
-
 // candidate builds a throwaway commit of the current change, for stats
 // and diffs.
-func (w *Workspace) candidate() (*promotion, *object.Commit, error) {
+func (w *Workspace) candidate() (*promotion, *builtCommit, error) {
 	changes, err := w.Changes()
 	if err != nil {
 		return nil, nil, err
@@ -229,7 +215,7 @@ func (w *Workspace) candidate() (*promotion, *object.Commit, error) {
 }
 
 // candidateOf builds the throwaway commit of a given change.
-func (w *Workspace) candidateOf(changes []sandbox.Change) (*promotion, *object.Commit, error) {
+func (w *Workspace) candidateOf(changes []sandbox.Change) (*promotion, *builtCommit, error) {
 	p, err := w.promotion()
 	if err != nil {
 		return nil, nil, err
@@ -240,16 +226,33 @@ func (w *Workspace) candidateOf(changes []sandbox.Change) (*promotion, *object.C
 }
 
 // Diff renders the change so far as a unified diff against the base.
+// The text is kept per tree, so the end of a run does not diff again
+// what a node already diffed.
 func (w *Workspace) Diff() (string, error) {
 	p, c, err := w.candidate()
 	if err != nil {
 		return "", err
 	}
-	patch, err := p.base.Patch(c)
+	return w.patch(context.Background(), p, c.TreeHash)
+}
+
+// patch diffs the base tree against tree with git diff-tree, which reads
+// only the subtrees whose hashes differ and the changed blobs. No external
+// diff or textconv driver runs.
+func (w *Workspace) patch(ctx context.Context, p *promotion, tree plumbing.Hash) (string, error) {
+	w.mu.Lock()
+	if w.lastPatch.tree == tree {
+		defer w.mu.Unlock()
+		return w.lastPatch.text, nil
+	}
+	w.mu.Unlock()
+	text, err := gitText(ctx, p.dir, "diff-tree", "-p", "-r", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames",
+		p.baseTree.String(), tree.String())
 	if err != nil {
 		return "", err
 	}
-	return patch.String(), nil
+	w.mu.Lock()
+	w.lastPatch.tree, w.lastPatch.text = tree, text
+	w.mu.Unlock()
+	return text, nil
 }
-
-func plumbingHash(s string) plumbing.Hash { return plumbing.NewHash(s) }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -45,11 +47,7 @@ func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 	if err != nil {
 		return refuse(err), nil
 	}
-	commit, err := p.repo.CommitObject(plumbingHash(c.Commit))
-	if err != nil {
-		return nil, err
-	}
-	patch, err := p.base.PatchContext(ctx, commit)
+	patch, err := w.patch(ctx, p, plumbing.NewHash(c.Tree))
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +56,7 @@ func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 		return nil, err
 	}
 	if title == "" {
-		title = strings.SplitN(commit.Message, "\n", 2)[0]
+		title = c.Title
 	}
 	verify, _ := os.ReadFile(filepath.Join(w.RunDir, "verify.json"))
 	body := reviewBody(w, c, title, verify)
@@ -71,7 +69,7 @@ func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 	}
 	entry := ReviewEntry{ID: w.RunID, Title: title, Branch: c.Branch, Commit: c.Commit, Base: w.Base,
 		RunDir: w.RunDir, Status: "pending", Created: time.Now().UTC(), DeleteOnReject: w.pushes()}
-	files := map[string][]byte{"diff.patch": []byte(patch.String()), "verify.json": verify, "summary.md": []byte(body), "entry.json": mustJSON(entry)}
+	files := map[string][]byte{"diff.patch": []byte(patch), "verify.json": verify, "summary.md": []byte(body), "entry.json": mustJSON(entry)}
 	for name, data := range files {
 		if err := writeFileAtomic(filepath.Join(dir, name), w.redact.Bytes(data)); err != nil {
 			return nil, err

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
@@ -54,6 +56,11 @@ type Workspace struct {
 	boxOpts sandbox.Options
 	// pushed are branches git_push made with delete_on_reject.
 	pushed []PushedBranch
+	// lastPatch is the latest diff text and the tree it was taken to.
+	lastPatch struct {
+		tree plumbing.Hash
+		text string
+	}
 }
 
 // Exec runs a shell command line in the box (see Command).
@@ -246,7 +253,7 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 		Layers:    box.Layers(),
 		Diff:      ws.Diff,
 		Close: func() error {
-			err := errors.Join(box.Close(), audit.Close())
+			err := errors.Join(ws.closePromotion(), box.Close(), audit.Close())
 			if proxy != nil {
 				err = errors.Join(err, proxy.Close())
 			}

@@ -21,6 +21,10 @@ const (
 	// Information only.
 	EvRunResumed  EventType = "run_resumed"
 	EvEnvironment EventType = "environment"
+	// EvRunClosed ends the journal once the harness has wrapped up after
+	// the last node (stopping nodes, the hand-off diff, tearing the box
+	// down); DurationMS is that time, so no part of a run goes unreported.
+	EvRunClosed EventType = "run_closed"
 )
 
 // IsInput reports whether the scheduler consumes this event type.

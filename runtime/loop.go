@@ -101,10 +101,14 @@ func (x *execution) endTrace() {
 	}
 }
 
+// finish wraps the run up after its last node. Only a run handed to a
+// person needs the change as a diff, so only such a run computes it; the
+// time spent here is journaled (run_closed) and so counted and shown.
 func (x *execution) finish() (*Summary, error) {
+	t0 := time.Now()
 	stopErr := x.stopNodes()
 	var diff string
-	if x.env != nil && x.env.Diff != nil {
+	if x.final != nil && x.final.Status == StatusHandedOff && x.env != nil && x.env.Diff != nil {
 		if d, err := x.env.Diff(); err == nil {
 			diff = d
 		} else {
@@ -114,6 +118,9 @@ func (x *execution) finish() (*Summary, error) {
 	stopErr = errors.Join(stopErr, x.closeEnv())
 	if x.env != nil && x.env.Discard != nil {
 		stopErr = errors.Join(stopErr, x.env.Discard())
+	}
+	if _, err := x.record(Event{Type: EvRunClosed, DurationMS: time.Since(t0).Milliseconds()}); err != nil {
+		return nil, errors.Join(err, x.journal.Close())
 	}
 	if err := x.journal.Close(); err != nil {
 		return nil, err

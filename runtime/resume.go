@@ -21,7 +21,7 @@ func (rt *Runtime) Resume(ctx context.Context, dir string) (*Summary, error) {
 	if len(events) == 0 || events[0].Type != EvRunStarted {
 		return nil, fmt.Errorf("%s: journal has no run_started event", dir)
 	}
-	if events[len(events)-1].Type == EvRunFinished {
+	if finished(events) {
 		return Summarize(dir)
 	}
 	var m meta
@@ -74,6 +74,13 @@ func (rt *Runtime) Resume(ctx context.Context, dir string) (*Summary, error) {
 	return x.loop(ctx)
 }
 
+// finished reports whether a journal ends with the run's end: its
+// run_finished decision, or the run_closed wrap-up after it.
+func finished(events []Event) bool {
+	t := events[len(events)-1].Type
+	return t == EvRunFinished || t == EvRunClosed
+}
+
 // replay feeds recorded inputs to a scheduler, checks its commands against
 // the recorded ones, and returns the commands the journal does not have yet.
 func replay(s *Scheduler, events []Event) ([]Event, error) {
@@ -86,7 +93,7 @@ func replay(s *Scheduler, events []Event) ([]Event, error) {
 				return nil, err
 			}
 			produced = append(produced, cmds...)
-		case ev.Type != EvRunResumed && ev.Type != EvEnvironment:
+		case ev.Type != EvRunResumed && ev.Type != EvEnvironment && ev.Type != EvRunClosed:
 			recorded = append(recorded, ev)
 		}
 	}
@@ -117,7 +124,7 @@ func Replay(bp *blueprint.Blueprint, events []Event) error {
 	if err != nil {
 		return err
 	}
-	if len(pending) > 0 && events[len(events)-1].Type == EvRunFinished {
+	if len(pending) > 0 && finished(events) {
 		return fmt.Errorf("replay produced %d decisions after the run finished", len(pending))
 	}
 	return nil

@@ -10,19 +10,22 @@ import (
 // Summary is a run's verdict and timeline, saved as run.json and printed
 // by `sandgate show`. It is derived from the journal alone.
 type Summary struct {
-	RunID      string        `json:"run_id"`
-	Blueprint  string        `json:"blueprint"`
-	Dir        string        `json:"dir"`
-	Workspace  string        `json:"workspace"`
-	Status     Status        `json:"status"`
-	Kind       string        `json:"kind,omitempty"`
-	Reason     string        `json:"reason,omitempty"`
-	Started    time.Time     `json:"started"`
-	DurationMS int64         `json:"duration_ms"`
-	NodeRuns   int           `json:"node_runs"`
-	Tokens     int           `json:"tokens"`
-	Resumes    int           `json:"resumes,omitempty"`
-	Attempts   []AttemptInfo `json:"attempts"`
+	RunID      string    `json:"run_id"`
+	Blueprint  string    `json:"blueprint"`
+	Dir        string    `json:"dir"`
+	Workspace  string    `json:"workspace"`
+	Status     Status    `json:"status"`
+	Kind       string    `json:"kind,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+	Started    time.Time `json:"started"`
+	DurationMS int64     `json:"duration_ms"`
+	// FinishMS is the part of DurationMS spent after the last node
+	// finished: stopping nodes, the hand-off diff, closing the box.
+	FinishMS int64         `json:"finish_ms,omitempty"`
+	NodeRuns int           `json:"node_runs"`
+	Tokens   int           `json:"tokens"`
+	Resumes  int           `json:"resumes,omitempty"`
+	Attempts []AttemptInfo `json:"attempts"`
 	// Sandbox lists the isolation layers the run's commands ran under.
 	Sandbox []string       `json:"sandbox,omitempty"`
 	Inputs  map[string]any `json:"inputs,omitempty"`
@@ -91,6 +94,8 @@ func Summarize(dir string) (*Summary, error) {
 			}
 		case EvRunFinished:
 			s.Status, s.Kind, s.Reason = ev.Status, ev.Kind, ev.Reason
+		case EvRunClosed:
+			s.FinishMS = ev.DurationMS
 		}
 	}
 	if !s.Started.IsZero() {

@@ -53,6 +53,8 @@ func (p *progress) Event(ev runtime.Event) {
 	case runtime.EvNodeCanceled:
 		p.clear()
 		fmt.Fprintf(p.w, "  ✗ %-14s #%d canceled\n", ev.Node, ev.Attempt)
+	case runtime.EvRunClosed:
+		fmt.Fprintf(p.w, "  harness wrap-up (after the last node) %6d ms\n", ev.DurationMS)
 	case runtime.EvEdgeTaken:
 		if ev.Count > 0 {
 			fmt.Fprintf(p.w, "    ↺ %s → %s (%d)\n", ev.Edge, ev.To, ev.Count)
