@@ -205,7 +205,7 @@ func TestPreflightErrors(t *testing.T) {
 	agent := "version: 1\nname: a\nstart: a\nnodes:\n  a: {type: agent, prompt: hi, on_pass: done, on_fail: done}\n  done: {type: succeed}\n"
 	cases := []struct {
 		name, bp, repo, want string
-		args             []string
+		args                 []string
 	}{
 		{"not a repo", push, t.TempDir(), "is not a git repository", []string{"--input", "remote=/x"}},
 		{"missing input", push, repo, "missing required input remote", nil},
@@ -247,13 +247,15 @@ func TestProgressTicks(t *testing.T) {
 		now:       func() time.Time { return now },
 		newTicker: func() (<-chan time.Time, func()) { return ticks, func() {} }}
 	p.Event(runtime.Event{Type: runtime.EvNodeStarted, Node: "test", Attempt: 1})
+	// A send completes only when the refresher takes the tick, so the
+	// second send of each pair returns after the first refresh finished.
 	for i := 0; i < 2; i++ {
 		p.mu.Lock()
 		now = now.Add(7 * time.Second)
 		p.mu.Unlock()
 		ticks <- now
+		ticks <- now
 	}
-	ticks <- now // the second refresh has finished once this one is taken
 	p.close()
 	if out := buf.String(); !strings.Contains(out, "running test#1 7s") || !strings.Contains(out, "running test#1 14s") {
 		t.Fatalf("no elapsed refresh: %q", out)

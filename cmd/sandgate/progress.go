@@ -87,14 +87,15 @@ func (p *progress) startTicker() {
 	if p.stop != nil {
 		return
 	}
-	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	stop, done := make(chan struct{}), make(chan struct{})
+	p.stop, p.done = stop, done
 	c, stopTicker := p.newTicker()
 	go func() {
-		defer close(p.done)
+		defer close(done)
 		defer stopTicker()
 		for {
 			select {
-			case <-p.stop:
+			case <-stop:
 				return
 			case <-c:
 				p.refresh()
