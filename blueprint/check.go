@@ -121,8 +121,28 @@ func kindHolds(k Kind, v any) bool {
 	case KindStringMap:
 		_, ok := v.(map[string]any)
 		return ok
+	case KindCommand:
+		return isCommand(v)
+	case KindCommandList:
+		l, ok := v.([]any)
+		for _, c := range l {
+			ok = ok && isCommand(c)
+		}
+		return ok
 	}
 	return true
+}
+
+// isCommand reports whether v is a decoded command: a shell line or a
+// non-empty Argv.
+func isCommand(v any) bool {
+	switch c := v.(type) {
+	case string:
+		return true
+	case Argv:
+		return len(c) > 0
+	}
+	return false
 }
 
 // ConfigError turns the diagnostics of [CheckConfig] into one error for a

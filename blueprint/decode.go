@@ -10,7 +10,7 @@ import (
 
 var (
 	topKeys     = []string{"version", "name", "description", "inputs", "budget", "sandbox", "start", "nodes"}
-	inputKeys   = []string{"description", "required", "type", "default"}
+	inputKeys   = []string{"description", "required", "type", "default", "pattern"}
 	budgetKeys  = []string{"max_node_runs", "timeout", "tokens"}
 	sandboxKeys = []string{"network", "allow_hosts", "env", "isolation", "disk"}
 	retryKeys   = []string{"max", "backoff"}
@@ -51,6 +51,8 @@ type decoder struct {
 	envs map[string]*envSchema
 	// startNode is where start was written.
 	startNode *yaml.Node
+	// argvRefs are the inputs argv templates name (see checkArgvRefs).
+	argvRefs []argvRef
 }
 
 // pendingExpr is an expression or template to compile once every node's
@@ -149,13 +151,35 @@ func (d *decoder) inputs(n *yaml.Node) {
 				}
 			case "default":
 				def = f.value
+			case "pattern":
+				d.inputPattern(in, f.value, fp)
 			}
+		}
+		if in.Pattern != "" && in.Type != "string" {
+			d.r.errorf(in.Pos, path+".pattern", "pattern applies to string inputs; %s is a %s", name, in.Type)
 		}
 		if def != nil {
 			in.Default = d.inputDefault(in, def, path+".default")
+			if err := in.CheckValue(in.Default); err != nil && in.Type == "string" {
+				d.r.errorf(posOf(def), path+".default", "the default %q does not match the pattern %s", in.Default, in.Pattern)
+			}
 		}
 		d.addInput(in)
 	}
+}
+
+// inputPattern compiles an input's pattern; string inputs only.
+func (d *decoder) inputPattern(in *Input, v *yaml.Node, path string) {
+	p, ok := d.str(v, path)
+	if !ok {
+		return
+	}
+	re, err := compilePattern(p)
+	if err != nil {
+		d.r.errorf(posOf(v), path, "invalid regular expression: %v", err)
+		return
+	}
+	in.Pattern, in.pattern = p, re
 }
 
 func (d *decoder) addInput(in *Input) {

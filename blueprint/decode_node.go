@@ -147,6 +147,17 @@ func (d *decoder) field(node *Node, f Field, name string, v *yaml.Node, path str
 		val, ok = d.strList(v, path)
 	case KindStringMap:
 		val, ok = d.strMap(v, path)
+	case KindCommand, KindCommandList:
+		// Commands handle their own templates (argv form only).
+		if f.Kind == KindCommand {
+			val, ok = d.command(node, name, v, path)
+		} else {
+			val, ok = d.commandList(node, name, v, path)
+		}
+		if ok {
+			node.Config[name] = val
+		}
+		return
 	default:
 		val, ok = anyValue(v), true
 	}

@@ -68,6 +68,7 @@ func Parse(name string, src []byte, opts ...Option) (*Blueprint, error) {
 	}
 	d.root(root)
 	d.checkGraph()
+	d.checkArgvRefs()
 	d.checkCredentials(o)
 	bp.env = buildEnv(bp, o.types)
 	d.compileExprs()

@@ -58,6 +58,7 @@ func JSONSchema(ts TypeSet) []byte {
 						"required":    obj{"type": "boolean"},
 						"type":        obj{"enum": []string{"string", "int", "bool"}},
 						"default":     obj{},
+						"pattern":     obj{"type": "string", "description": "regular expression the whole value must match (string inputs); required for inputs used in argv commands"},
 					}}},
 			"budget": obj{"type": "object", "additionalProperties": false, "properties": obj{
 				"max_node_runs": obj{"type": "integer", "minimum": 1},
@@ -150,6 +151,21 @@ func kindSchema(k Kind) obj {
 		return obj{"oneOf": []any{obj{"type": "string"}, obj{"type": "array", "items": obj{"type": "string"}}}}
 	case KindStringMap:
 		return obj{"type": "object", "additionalProperties": obj{"type": "string"}}
+	case KindCommand:
+		return commandSchema()
+	case KindCommandList:
+		return obj{"oneOf": []any{commandSchema(), obj{"type": "array", "items": commandSchema()}}}
 	}
 	return obj{}
+}
+
+// commandSchema is a shell command line (no templates) or the argv form,
+// whose items are one argument each and may name patterned inputs.
+func commandSchema() obj {
+	return obj{"oneOf": []any{
+		obj{"type": "string", "description": "shell command line, run by sh -c; no ${{ }} templates"},
+		obj{"type": "object", "additionalProperties": false, "required": []string{"argv"},
+			"description": "argv form, no shell: each item is exactly one argument; templates may name string inputs that declare a pattern",
+			"properties":  obj{"argv": obj{"type": "array", "minItems": 1, "items": obj{"type": "string"}}}},
+	}}
 }

@@ -1,6 +1,7 @@
 package blueprint
 
 import (
+	"regexp"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -54,6 +55,11 @@ type Input struct {
 	// Type is one of "string", "int", "bool"; it defaults to "string".
 	Type    string
 	Default any
+	// Pattern, for string inputs, is a regular expression the whole value
+	// must match; it is checked at load (the default) and when a run
+	// starts (the given value). Inputs used in argv commands need one.
+	Pattern string
+	pattern *regexp.Regexp
 	Pos     Pos
 }
 

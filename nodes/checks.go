@@ -38,8 +38,7 @@ func checkDiffCap(n *blueprint.Node, _ *yaml.Node) []blueprint.Diagnostic {
 func checkTest(n *blueprint.Node, _ *yaml.Node) []blueprint.Diagnostic {
 	rerun, _ := n.Config["rerun_failed"].(int)
 	format, _ := n.Config["format"].(string)
-	run, _ := n.Config["run"].(string)
-	if rerun > 0 && format != "go-json" && !strings.Contains(run, "go test") {
+	if rerun > 0 && format != "go-json" && !commandOf(n.Config["run"], "run").isGoTest() {
 		return []blueprint.Diagnostic{n.ErrorAt("rerun_failed", -1, "rerun_failed needs go test -json (format: go-json): failures are re-run with go test -run")}
 	}
 	if hidden, _ := n.Config["hidden"].(string); hidden != "" {

@@ -9,17 +9,18 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // Lint runs one or more linters and fails on any diagnostic.
 type Lint struct {
-	run []string
+	run []command
 }
 
 var _ runtime.Node = (*Lint)(nil)
 
 func newLint(spec *blueprint.Node) (runtime.Node, error) {
-	return &Lint{run: spec.Config["run"].([]string)}, nil
+	return &Lint{run: commandsOf(spec.Config["run"], "run")}, nil
 }
 
 // Diagnostic is one finding parsed from a linter's output.
@@ -97,7 +98,11 @@ func (l *Lint) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	var diags []Diagnostic
 	var failed []string
 	for i, cmd := range l.run {
-		res, err := w.Exec(ctx, cmd, in.Spec.Timeout)
+		args, err := cmd.args(in)
+		if err != nil {
+			return nil, err
+		}
+		res, err := w.Command(ctx, sandbox.Command{Args: args, Timeout: in.Spec.Timeout})
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +110,7 @@ func (l *Lint) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 		found := ParseDiagnostics(string(res.Output))
 		diags = append(diags, found...)
 		if res.ExitCode != 0 && len(found) == 0 {
-			failed = append(failed, fmt.Sprintf("`%s` exited with %d%s:\n%s", cmd, res.ExitCode, timedOut(res), tail(string(res.Output), 4096)))
+			failed = append(failed, fmt.Sprintf("`%s` exited with %d%s:\n%s", cmd.display(args), res.ExitCode, timedOut(res), tail(string(res.Output), 4096)))
 		}
 	}
 	files := map[string]bool{}

@@ -19,6 +19,9 @@ type Options struct {
 	// AllowEndpoints lists model endpoints blueprints may name in base_url,
 	// with the api_key_env to send there (the CLI's --allow-endpoint).
 	AllowEndpoints []string
+	// ReviewDir is where review nodes without a dir key queue local
+	// reviews (default .sandgate/reviews under the working directory).
+	ReviewDir string
 }
 
 // factories maps each implemented built-in type to its constructor.
@@ -32,7 +35,7 @@ func factories(o Options) map[string]runtime.Factory {
 		"protect":     quietly(newProtect, true),
 		"git_commit":  quietly(newGitCommit, false),
 		"git_push":    quietly(newGitPush, false),
-		"review":      quietly(newReview, false),
+		"review":      quietly(reviewIn(o.ReviewDir), false),
 		"parity":      quietly(newParity, true),
 		"apply_patch": newApplyPatch,
 	}
@@ -99,4 +102,15 @@ func spec(name string) blueprint.NodeType {
 		}
 	}
 	panic("nodes: no spec for " + name)
+}
+
+// reviewIn builds review nodes whose local queue defaults to dir.
+func reviewIn(dir string) runtime.Factory {
+	return func(spec *blueprint.Node) (runtime.Node, error) {
+		n, err := newReview(spec)
+		if r, ok := n.(*Review); ok && dir != "" && spec.Config["dir"] == nil {
+			r.dir = dir
+		}
+		return n, err
+	}
 }

@@ -13,13 +13,13 @@ import (
 
 // Shell runs a command line in the sandbox and passes on exit code 0.
 type Shell struct {
-	run string
+	run command
 }
 
 var _ runtime.Node = (*Shell)(nil)
 
 func newShell(spec *blueprint.Node) (runtime.Node, error) {
-	return &Shell{run: spec.Config["run"].(string)}, nil
+	return &Shell{run: commandOf(spec.Config["run"], "run")}, nil
 }
 
 // Run implements runtime.Node.
@@ -28,7 +28,11 @@ func (s *Shell) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 	if err != nil {
 		return nil, err
 	}
-	res, err := w.Exec(ctx, s.run, in.Spec.Timeout)
+	args, err := s.run.args(in)
+	if err != nil {
+		return nil, err
+	}
+	res, err := w.Command(ctx, sandbox.Command{Args: args, Timeout: in.Spec.Timeout})
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +41,7 @@ func (s *Shell) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 		Outputs: map[string]any{"exit_code": res.ExitCode, "output": tail(string(res.Output), 4096)}}
 	if res.ExitCode != 0 {
 		out.Outcome = runtime.OutcomeFail
-		out.Feedback = fmt.Sprintf("`%s` exited with %d%s:\n%s", s.run, res.ExitCode, timedOut(res), tail(string(res.Output), 8192)) + diskNote(res)
+		out.Feedback = fmt.Sprintf("`%s` exited with %d%s:\n%s", s.run.display(args), res.ExitCode, timedOut(res), tail(string(res.Output), 8192)) + diskNote(res)
 	}
 	return out, nil
 }

@@ -14,6 +14,8 @@ const (
 	kDur  = blueprint.KindDuration
 	kList = blueprint.KindStringList
 	kMap  = blueprint.KindStringMap
+	kCmd  = blueprint.KindCommand
+	kCmds = blueprint.KindCommandList
 )
 
 // Specs returns the declarations of every built-in node type: the keys each
@@ -37,17 +39,17 @@ func Specs() []blueprint.NodeType {
 			Check:   agent.Check},
 		{Name: "shell", Stage: "verify", Doc: "runs a command in the sandbox; passes on exit code 0",
 			Fields: map[string]blueprint.Field{
-				"run": {Kind: kStr, Required: true, NoTemplate: true, Doc: "command line, run by sh -c in the workspace"},
+				"run": {Kind: kCmd, Required: true, NoTemplate: true, Doc: "command line run by sh -c in the workspace (no templates), or {argv: [program, arg...]} run without a shell, whose items may name patterned inputs"},
 			},
 			Outputs: map[string]blueprint.Kind{"exit_code": kInt, "output": kStr}},
 		{Name: "lint", Stage: "verify", Doc: "runs linters and parses file:line:col diagnostics",
 			Fields: map[string]blueprint.Field{
-				"run": {Kind: kList, Required: true, NoTemplate: true, Doc: "one or more linter commands"},
+				"run": {Kind: kCmds, Required: true, NoTemplate: true, Doc: "one or more linter commands, each a shell command line (no templates) or {argv: [program, arg...]}"},
 			},
 			Outputs: map[string]blueprint.Kind{"diagnostics": kInt, "files": kList}},
 		{Name: "test", Stage: "verify", Doc: "runs tests and counts them from structured output",
 			Fields: map[string]blueprint.Field{
-				"run":             {Kind: kStr, Required: true, NoTemplate: true, Doc: "test command"},
+				"run":             {Kind: kCmd, Required: true, NoTemplate: true, Doc: "test command: a shell command line (no templates) or {argv: [program, arg...]} run without a shell, whose items may name patterned inputs"},
 				"format":          {Kind: kStr, Enum: []string{"auto", "go-json", "junit", "tap"}, Doc: "report format (default auto)"},
 				"report":          {Kind: kStr, NoTemplate: true, Doc: "JUnit XML file the command writes under /tmp (a gate may not write in the workspace); removed before each run, so the command must write it anew"},
 				"rerun_failed":    {Kind: kInt, Doc: "re-run failures up to N times to tell flaky from broken"},

@@ -33,16 +33,17 @@ const (
 // ran no test is a failure, and a test the plan announced but the output
 // lacks is a failure.
 type Test struct {
-	run, format, report, hidden string
-	rerun                       int
-	allowNoTests                []string
-	allowDetection              bool
+	run                    command
+	format, report, hidden string
+	rerun                  int
+	allowNoTests           []string
+	allowDetection         bool
 }
 
 var _ runtime.Node = (*Test)(nil)
 
 func newTest(spec *blueprint.Node) (runtime.Node, error) {
-	t := &Test{run: spec.Config["run"].(string)}
+	t := &Test{run: commandOf(spec.Config["run"], "run")}
 	t.format, _ = spec.Config["format"].(string)
 	if t.format == "" {
 		t.format = "auto"
@@ -64,17 +65,21 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	if err != nil {
 		return nil, err
 	}
-	rep, raw, err := t.runOnce(ctx, w, in, t.run, "test.log", true)
+	args, err := t.run.args(in)
 	if err != nil {
 		return nil, err
 	}
-	checks, err := t.harnessChecks(w, rep)
+	rep, raw, err := t.runOnce(ctx, w, in, args, "test.log", true)
+	if err != nil {
+		return nil, err
+	}
+	checks, err := t.harnessChecks(w, rep, t.run.display(args))
 	if err != nil {
 		return nil, err
 	}
 	var flaky []string
 	if rep != nil && t.rerun > 0 && rep.Failed > 0 && len(rep.Problems) == 0 {
-		rep, flaky, err = t.rerunFailures(ctx, w, in, rep)
+		rep, flaky, err = t.rerunFailures(ctx, w, in, args, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +99,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 // module boundary, test-mode detection in production code, and, for go
 // test -json, declared tests of a reported package that never ran. It is
 // called on the first run's report, before re-runs select tests.
-func (t *Test) harnessChecks(w *Workspace, rep *TestReport) ([]string, error) {
+func (t *Test) harnessChecks(w *Workspace, rep *TestReport, cmd string) ([]string, error) {
 	changes, err := w.Changes()
 	if err != nil {
 		return nil, fmt.Errorf("read the change for the test gate's checks: %w", err)
@@ -108,21 +113,21 @@ func (t *Test) harnessChecks(w *Workspace, rep *TestReport) ([]string, error) {
 		out = append(out, detectsTestMode(v, changes)...)
 	}
 	if rep != nil && rep.Format == "go-json" {
-		out = append(out, declaredTests(v, rep, t.run)...)
+		out = append(out, declaredTests(v, rep, cmd)...)
 	}
 	return out, nil
 }
 
 // exec runs a test command with the test node's larger output cap; the
 // cap travels in the request to the box, out of reach of the tests.
-func (t *Test) exec(ctx context.Context, w *Workspace, in *runtime.Input, cmd string) (*sandbox.Result, error) {
-	return w.Command(ctx, sandbox.Command{Args: []string{"sh", "-c", cmd}, Timeout: in.Spec.Timeout, OutputBytes: testOutputBytes})
+func (t *Test) exec(ctx context.Context, w *Workspace, in *runtime.Input, cmd []string) (*sandbox.Result, error) {
+	return w.Command(ctx, sandbox.Command{Args: cmd, Timeout: in.Spec.Timeout, OutputBytes: testOutputBytes})
 }
 
 // runOnce runs cmd and reads its report. first marks the gate's own run,
 // whose Go packages must each have run a test (re-runs select a few tests
 // on purpose).
-func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd, log string, first bool) (*TestReport, string, error) {
+func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd []string, log string, first bool) (*TestReport, string, error) {
 	if t.report != "" {
 		return t.runWithReport(ctx, w, in, cmd, log)
 	}
@@ -157,7 +162,7 @@ func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd
 // the command wrote, through the harness's own view of the workspace. A
 // report left there before the run, or one that is not a regular file,
 // is not evidence.
-func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Input, cmd, log string) (*TestReport, string, error) {
+func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Input, cmd []string, log string) (*TestReport, string, error) {
 	rm, err := w.Command(ctx, sandbox.Command{Args: []string{"rm", "-f", "--", t.report}, Timeout: time.Minute})
 	if err != nil {
 		return nil, "", err
@@ -219,13 +224,13 @@ func saveExcerpt(in *runtime.Input, name string, r *sandbox.Result) {
 // rerunFailures runs only the failing tests again; a test that now
 // reports a pass (in the same package) is flaky, the rest are broken. A
 // re-run that is not clean (unreadable, cut off, a problem) clears nothing.
-func (t *Test) rerunFailures(ctx context.Context, w *Workspace, in *runtime.Input, rep *TestReport) (*TestReport, []string, error) {
+func (t *Test) rerunFailures(ctx context.Context, w *Workspace, in *runtime.Input, args []string, rep *TestReport) (*TestReport, []string, error) {
 	still := map[string]bool{}
 	for _, k := range rep.topLevelFailures() {
 		still[k] = true
 	}
 	for i := 0; i < t.rerun && len(still) > 0; i++ {
-		again, _, err := t.runOnce(ctx, w, in, rerunCommand(t.run, still), fmt.Sprintf("rerun-%d.log", i+1), false)
+		again, _, err := t.runOnce(ctx, w, in, rerunArgs(t.run, args, still), fmt.Sprintf("rerun-%d.log", i+1), false)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -253,8 +258,18 @@ func (t *Test) rerunFailures(ctx context.Context, w *Workspace, in *runtime.Inpu
 	return rep, flaky, nil
 }
 
-// rerunCommand selects the still-failing top-level tests by exact name.
-func rerunCommand(run string, still map[string]bool) string {
+// rerunArgs selects the still-failing top-level tests by exact name: a
+// shell line gets a quoted -run appended, an argv two more arguments.
+func rerunArgs(c command, args []string, still map[string]bool) []string {
+	re := rerunPattern(still)
+	if c.argv == nil {
+		return []string{"sh", "-c", fmt.Sprintf("%s -run %s", args[2], shellQuote(re))}
+	}
+	return append(append([]string(nil), args...), "-run", re)
+}
+
+// rerunPattern matches exactly the still-failing top-level tests.
+func rerunPattern(still map[string]bool) string {
 	set := map[string]bool{}
 	for k := range still {
 		_, name, _ := strings.Cut(k, "\x00")
@@ -265,7 +280,7 @@ func rerunCommand(run string, still map[string]bool) string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return fmt.Sprintf("%s -run %s", run, shellQuote("^("+strings.Join(names, "|")+")$"))
+	return "^(" + strings.Join(names, "|") + ")$"
 }
 
 func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Time, rep *TestReport, raw string, flaky []string) (*runtime.Result, error) {

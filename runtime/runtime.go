@@ -144,10 +144,13 @@ func checkInputs(bp *blueprint.Blueprint, in map[string]any) (map[string]any, er
 	for k, v := range in {
 		decl, ok := bp.Inputs[k]
 		if !ok {
-			problems = append(problems, fmt.Sprintf("unknown input %q (declared: %v)", k, bp.InputOrder))
+			problems = append(problems, fmt.Sprintf("unknown input %q (declared: %s)", k, strings.Join(bp.InputOrder, ", ")))
 			continue
 		}
 		cv, err := convertInput(decl, v)
+		if err == nil {
+			err = decl.CheckValue(cv)
+		}
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -161,7 +164,7 @@ func checkInputs(bp *blueprint.Blueprint, in map[string]any) (map[string]any, er
 	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
-		return nil, fmt.Errorf("inputs: %v", problems)
+		return nil, fmt.Errorf("inputs: %s", strings.Join(problems, "; "))
 	}
 	return out, nil
 }

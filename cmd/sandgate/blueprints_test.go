@@ -64,6 +64,7 @@ func TestShippedBlueprintsRun(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			work := t.TempDir()
+			t.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
 			repo := gitRepo(t)
 			switch c.prep {
 			case "fix-and-misformat":
@@ -78,18 +79,32 @@ func TestShippedBlueprintsRun(t *testing.T) {
 			script := filepath.Join(work, "model.yaml")
 			os.WriteFile(script, []byte(c.script), 0o644)
 			bp, _ := filepath.Abs(filepath.Join("..", "..", "blueprints", c.file))
-			args := []string{"run", bp, "--repo", repo, "--runs-dir", filepath.Join(work, "runs"), "--model", "script:" + script}
+			// No --runs-dir: the run and review records go to the state dir.
+			args := []string{"run", bp, "--repo", repo, "--model", "script:" + script}
 			for _, in := range c.inputs {
 				args = append(args, "--input", strings.Replace(in, "REMOTE", remote, 1))
 			}
 			var code int
 			var out, errs string
-			inDir(t, work, func() { code, out, errs = runCLI(args...) })
+			inDir(t, repo, func() { code, out, errs = runCLI(args...) })
 			if code != exitOK {
 				t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 			}
-			if m, _ := filepath.Glob(filepath.Join(work, ".sandgate", "reviews", "*", "diff.patch")); len(m) != 1 {
-				t.Fatalf("no review entry:\n%s", out)
+			root, _ := repoRoot(repo)
+			state := stateDir(root)
+			if !strings.HasPrefix(state, filepath.Join(work, "state", "sandgate")+string(filepath.Separator)) {
+				t.Fatalf("state dir %s is not under XDG_STATE_HOME", state)
+			}
+			if m, _ := filepath.Glob(filepath.Join(state, "reviews", "*", "diff.patch")); len(m) != 1 {
+				t.Fatalf("no review entry in %s:\n%s", state, out)
+			}
+			if m, _ := filepath.Glob(filepath.Join(state, "runs", "*", "events.jsonl")); len(m) != 1 {
+				t.Fatalf("no run in %s:\n%s", state, out)
+			}
+			// The run was started from inside the repository and left
+			// nothing there: git status is as clean as before.
+			if st, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--ignored").Output(); err != nil || len(st) != 0 {
+				t.Fatalf("git status after the run: %q %v", st, err)
 			}
 		})
 	}

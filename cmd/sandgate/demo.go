@@ -62,8 +62,10 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitFailed
 	}
-	rf := &runFlags{runsDir: filepath.Join(dir, ".sandgate", "runs"), model: *model}
-	rt := newRuntime(rf, repo, stdout, stderr)
+	rf := &runFlags{runsDir: filepath.Join(dir, ".sandgate", "runs"), model: *model, reviewDir: filepath.Join(dir, ".sandgate", "reviews")}
+	p := newProgress(stdout, true)
+	defer p.close()
+	rt := newRuntime(rf, repo, "", p, stderr)
 	bp, err := rt.Registry.Load(bpPath)
 	if err != nil {
 		return reportLoadError(stderr, err)

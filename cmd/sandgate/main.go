@@ -34,7 +34,8 @@ func commands() []command {
 		{"validate", "check blueprints and report every problem with file:line:col", cmdValidate},
 		{"graph", "draw a blueprint as Mermaid or Graphviz DOT", cmdGraph},
 		{"schema", "print the JSON Schema of the blueprint format", cmdSchema},
-		{"run", "run a blueprint against a repository", cmdRun},
+		{"run", "run a blueprint (a file, or a built-in by name) against a repository", cmdRun},
+		{"blueprints", "list the blueprints built into this binary, with their inputs", cmdBlueprints},
 		{"resume", "continue a crashed run from its journal", cmdResume},
 		{"show", "print a run's timeline and verdict", cmdShow},
 		{"runs", "list runs", cmdRuns},
@@ -42,6 +43,7 @@ func commands() []command {
 		{"review", "list, show, approve or reject changes in the local review queue", cmdReview},
 		{"prune", "remove old runs, decided review entries and unused snapshots (--dry-run lists them)", cmdPrune},
 		{"sandbox", "sandbox check: report which isolation layers work here", cmdSandbox},
+		{"version", "print the version and VCS revision (also --version)", cmdVersion},
 	}
 }
 
@@ -58,6 +60,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		return exitOK
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args[0] = "version"
 	}
 	// Nothing the CLI prints carries a credential of the harness's
 	// environment (see package secrets for which variables count).

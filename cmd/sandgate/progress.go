@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/sandgate/sandgate/runtime"
@@ -11,12 +14,25 @@ import (
 
 // progress prints a line per node attempt. On a terminal the "running"
 // line is replaced in place by the attempt's verdict.
+//
+// On a terminal a ticker also rewrites that line every tickEvery with the
+// elapsed time, so a long silent step (a test suite, a model call) never
+// looks hung.
 type progress struct {
+	mu      sync.Mutex
 	w       io.Writer
 	enabled bool
 	tty     bool
 	start   map[string]time.Time
+	// now and newTicker are the clock, replaced in tests.
+	now       func() time.Time
+	newTicker func() (<-chan time.Time, func())
+	stop      chan struct{}
+	done      chan struct{}
 }
+
+// tickEvery is how often a running step's line is refreshed on a TTY.
+const tickEvery = 2 * time.Second
 
 func newProgress(w io.Writer, enabled bool) *progress {
 	tty := false
@@ -25,13 +41,16 @@ func newProgress(w io.Writer, enabled bool) *progress {
 			tty = st.Mode()&os.ModeCharDevice != 0
 		}
 	}
-	return &progress{w: w, enabled: enabled, tty: tty, start: map[string]time.Time{}}
+	return &progress{w: w, enabled: enabled, tty: tty, start: map[string]time.Time{}, now: time.Now,
+		newTicker: func() (<-chan time.Time, func()) { t := time.NewTicker(tickEvery); return t.C, t.Stop }}
 }
 
 func (p *progress) Event(ev runtime.Event) {
 	if !p.enabled {
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	key := fmt.Sprintf("%s#%d", ev.Node, ev.Attempt)
 	switch ev.Type {
 	case runtime.EvRunStarted:
@@ -39,11 +58,13 @@ func (p *progress) Event(ev runtime.Event) {
 	case runtime.EvRunResumed:
 		fmt.Fprintln(p.w, "resumed from the journal")
 	case runtime.EvNodeStarted:
-		p.start[key] = time.Now()
+		p.start[key] = p.now()
 		if p.tty {
 			fmt.Fprintf(p.w, "  … %-14s #%d running", ev.Node, ev.Attempt)
+			p.startTicker()
 		}
 	case runtime.EvNodeFinished:
+		delete(p.start, key)
 		p.clear()
 		verdict := string(ev.Outcome)
 		if ev.Error != "" {
@@ -51,6 +72,7 @@ func (p *progress) Event(ev runtime.Event) {
 		}
 		fmt.Fprintf(p.w, "  %s %-14s #%d %-7s %6d ms\n", mark(ev), ev.Node, ev.Attempt, verdict, ev.DurationMS)
 	case runtime.EvNodeCanceled:
+		delete(p.start, key)
 		p.clear()
 		fmt.Fprintf(p.w, "  ✗ %-14s #%d canceled\n", ev.Node, ev.Attempt)
 	case runtime.EvRunClosed:
@@ -59,6 +81,60 @@ func (p *progress) Event(ev runtime.Event) {
 		if ev.Count > 0 {
 			fmt.Fprintf(p.w, "    ↺ %s → %s (%d)\n", ev.Edge, ev.To, ev.Count)
 		}
+	}
+}
+
+// startTicker starts the refresher once; p.mu is held.
+func (p *progress) startTicker() {
+	if p.stop != nil {
+		return
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	p.stop, p.done = stop, done
+	c, stopTicker := p.newTicker()
+	go func() {
+		defer close(done)
+		defer stopTicker()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-c:
+				p.refresh()
+			}
+		}
+	}()
+}
+
+// refresh rewrites the running line with what runs and for how long.
+func (p *progress) refresh() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.start) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(p.start))
+	for k := range p.start {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %s", k, p.now().Sub(p.start[k]).Round(time.Second))
+	}
+	p.clear()
+	fmt.Fprintf(p.w, "  … running %s", strings.Join(parts, ", "))
+}
+
+// close stops the refresher.
+func (p *progress) close() {
+	p.mu.Lock()
+	stop, done := p.stop, p.done
+	p.stop = nil
+	p.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
 	}
 }
 

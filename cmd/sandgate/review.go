@@ -16,7 +16,7 @@ import (
 
 func cmdReview(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("review", "list | show ID | approve ID | reject ID [--note TEXT]", stderr)
-	dir := fs.String("dir", filepath.Join(".sandgate", "reviews"), "local review queue directory")
+	dir := fs.String("dir", "", "local review queue directory (default: the current repository's, beside its runs; see run --help)")
 	note := fs.String("note", "", "note recorded with approve or reject")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -25,6 +25,9 @@ func cmdReview(args []string, stdout, stderr io.Writer) int {
 	if len(pos) == 0 {
 		fs.Usage()
 		return exitUsage
+	}
+	if *dir == "" {
+		*dir = filepath.Join(filepath.Dir(defaultRunsDir(".")), "reviews")
 	}
 	switch {
 	case pos[0] == "list" && len(pos) == 1:

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
@@ -55,10 +56,11 @@ type runFlags struct {
 	apiKeyEnv        string
 	allowEnv         listFlag
 	allowEndpoints   listFlag
+	reviewDir        string
 }
 
 func (rf *runFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&rf.runsDir, "runs-dir", filepath.Join(".sandgate", "runs"), "directory holding run directories")
+	fs.StringVar(&rf.runsDir, "runs-dir", "", "directory holding run directories (default $XDG_STATE_HOME/sandgate/<repo>-<hash>/runs, outside the work tree)")
 	fs.BoolVar(&rf.json, "json", false, "print the run summary as JSON")
 	fs.BoolVar(&rf.allowUnsandboxed, "allow-unsandboxed", false, "let blueprints with sandbox.isolation: none run commands unconfined")
 	fs.StringVar(&rf.model, "model", "", "model for every agent node: a model name, script:FILE or replay:FILE")
@@ -78,42 +80,64 @@ func (rf *runFlags) redactor(creds []string) *secrets.Redactor {
 	return secrets.FromOS(creds...)
 }
 
-func newRuntime(rf *runFlags, repo string, stdout, stderr io.Writer) *runtime.Runtime {
+func (rf *runFlags) registry() *runtime.Registry {
+	return nodes.NewRegistryWith(nodes.Options{
+		Agent:    agent.Options{Model: rf.model, Record: rf.record, BaseURL: rf.baseURL, APIKeyEnv: rf.apiKeyEnv},
+		AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints, ReviewDir: rf.reviewDir})
+}
+
+// newRuntime builds the runtime for a run on commit rev of repo (rev
+// empty: HEAD, or the run's recorded base on resume).
+func newRuntime(rf *runFlags, repo, rev string, p *progress, stderr io.Writer) *runtime.Runtime {
 	var extra []string
 	if rf.apiKeyEnv != "" {
 		extra = []string{rf.apiKeyEnv}
 	}
 	return &runtime.Runtime{
-		Registry: nodes.NewRegistryWith(nodes.Options{
-			Agent:    agent.Options{Model: rf.model, Record: rf.record, BaseURL: rf.baseURL, APIKeyEnv: rf.apiKeyEnv},
-			AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints}),
+		Registry: rf.registry(),
 		RunsDir:  rf.runsDir,
-		Observer: newProgress(stdout, !rf.json),
+		Observer: p,
 		Tracing:  telemetry.Tracing(),
 		Secrets:  extra,
-		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, AllowUnconfined: rf.allowUnsandboxed, Caches: nodes.GoCaches(),
+		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev, AllowUnconfined: rf.allowUnsandboxed, Caches: nodes.GoCaches(),
 			AllowEnv: rf.allowEnv,
 			OnAlert:  func(a sandbox.Alert) { fmt.Fprintf(stderr, "ALERT egress %s %s: %s\n", a.Method, a.Target, a.Reason) }}),
 	}
 }
 
+const runHelp = `FILE|NAME --repo DIR [--input NAME=VALUE]...
+
+Runs a blueprint file, or a blueprint shipped in the binary by NAME (see
+sandgate blueprints), on a commit of the repository. The run works on HEAD;
+if files differ from HEAD it stops and says how many, unless
+--include-uncommitted (run on a snapshot of the work tree, taken through a
+temporary index: your index and files are untouched) or --head (run on HEAD
+without them) is given.
+
+Runs and local reviews are recorded outside the work tree, in
+$XDG_STATE_HOME/sandgate/<repo>-<hash>/{runs,reviews} (~/.local/state when
+XDG_STATE_HOME is unset), so git status stays clean; --runs-dir overrides.
+
+flags:`
+
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("run", "FILE --repo DIR [--input NAME=VALUE]...", stderr)
+	fs := newFlags("run", runHelp, stderr)
 	var rf runFlags
 	rf.register(fs)
 	repo := fs.String("repo", ".", "repository the run works on")
+	inc := fs.Bool("include-uncommitted", false, "run on a snapshot of the work tree, uncommitted and untracked (not ignored) files included")
+	head := fs.Bool("head", false, "run on HEAD, leaving uncommitted changes out")
 	inputs := inputFlags{}
 	fs.Var(inputs, "input", "blueprint input NAME=VALUE (repeatable)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
 	}
-	if len(files) != 1 {
+	if len(files) != 1 || (*inc && *head) {
 		fs.Usage()
 		return exitUsage
 	}
-	rt := newRuntime(&rf, *repo, stdout, stderr)
-	bp, err := rt.Registry.Load(files[0])
+	bp, err := resolveBlueprint(rf.registry(), files[0])
 	if err != nil {
 		return reportLoadError(stderr, err)
 	}
@@ -121,32 +145,75 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// through a redactor that knows them too.
 	r := rf.redactor(bp.Credentials)
 	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
-	rt = newRuntime(&rf, *repo, stdout, stderr)
+	root, rev, err := preflight(bp, &rf, inputs, *repo, *inc, *head, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return exitUsage
+	}
+	p := newProgress(stdout, !rf.json)
+	defer p.close()
+	rt := newRuntime(&rf, root, rev, p, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: *repo})
+	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: root})
 	return finishRun(sum, err, &rf, stdout, stderr)
 }
 
+// preflight checks everything a run needs before anything is created and
+// settles the commit and the record directories.
+func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo string, inc, head bool, stderr io.Writer) (root, rev string, err error) {
+	if root, err = repoRoot(repo); err != nil {
+		return "", "", err
+	}
+	if err := checkInputs(bp, inputs); err != nil {
+		return "", "", err
+	}
+	if err := checkModelKeys(bp, rf); err != nil {
+		return "", "", err
+	}
+	if err := checkRemotes(bp, inputs, root); err != nil {
+		return "", "", err
+	}
+	if rev, err = chooseRev(root, inc, head, stderr); err != nil {
+		return "", "", err
+	}
+	if rf.runsDir == "" {
+		rf.runsDir = filepath.Join(stateDir(root), "runs")
+	}
+	rf.reviewDir = filepath.Join(stateDir(root), "reviews")
+	return root, rev, nil
+}
+
 func cmdResume(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("resume", "RUN_DIR", stderr)
+	fs := newFlags("resume", "RUN_ID|RUN_DIR", stderr)
 	var rf runFlags
 	rf.register(fs)
 	dirs, ok := exactlyOne(fs, args)
 	if !ok {
 		return exitUsage
 	}
-	prev, err := runtime.Summarize(dirs[0])
+	dir, err := runDir(dirs[0], rf.runsDir)
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}
+	prev, err := runtime.Summarize(dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return exitUsage
+	}
+	if rf.runsDir == "" {
+		rf.runsDir = filepath.Dir(dir)
+	}
+	rf.reviewDir = filepath.Join(filepath.Dir(filepath.Clean(rf.runsDir)), "reviews")
 	r := rf.redactor(nil)
 	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
-	rt := newRuntime(&rf, prev.Workspace, stdout, stderr)
+	p := newProgress(stdout, !rf.json)
+	defer p.close()
+	rt := newRuntime(&rf, prev.Workspace, "", p, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := rt.Resume(ctx, dirs[0])
+	sum, err := rt.Resume(ctx, dir)
 	return finishRun(sum, err, &rf, stdout, stderr)
 }
 

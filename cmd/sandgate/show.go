@@ -2,25 +2,33 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/sandgate/sandgate/runtime"
 )
 
 func cmdShow(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("show", "RUN_DIR", stderr)
+	fs := newFlags("show", "RUN_ID|RUN_DIR", stderr)
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	runsDir := fs.String("runs-dir", "", "directory holding run directories (default: the current repository's, see run --help)")
 	dirs, ok := exactlyOne(fs, args)
 	if !ok {
 		return exitUsage
 	}
-	sum, err := runtime.Summarize(dirs[0])
+	dir, err := runDir(dirs[0], *runsDir)
+	if err == nil {
+		dirs[0] = dir
+	}
+	sum, err := summarize(dir, err)
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
@@ -54,6 +62,9 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	if sum.Reason != "" {
 		fmt.Fprintf(stdout, " (%s)", sum.Reason)
 	}
+	if sum.Status == statusInterrupted {
+		fmt.Fprintf(stdout, "\nresume with: sandgate resume %s", dirs[0])
+	}
 	fmt.Fprintf(stdout, "\nnode runs: %d, tokens: %d, duration: %d ms\n", sum.NodeRuns, sum.Tokens, sum.DurationMS)
 	if v := verifySummary(filepath.Join(dirs[0], "verify.json")); v != "" {
 		fmt.Fprintf(stdout, "verify.json: %s\n", v)
@@ -66,9 +77,12 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 
 func cmdRuns(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("runs", "", stderr)
-	runsDir := fs.String("runs-dir", filepath.Join(".sandgate", "runs"), "directory holding run directories")
+	runsDir := fs.String("runs-dir", "", "directory holding run directories (default: the current repository's, see run --help)")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return exitUsage
+	}
+	if *runsDir == "" {
+		*runsDir = defaultRunsDir(".")
 	}
 	list, err := runtime.ListRuns(*runsDir)
 	if err != nil {
@@ -78,20 +92,31 @@ func cmdRuns(args []string, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tBLUEPRINT\tSTATUS\tNODE RUNS\tDURATION\tREASON")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d ms\t%s\n", s.RunID, filepath.Base(s.Blueprint), s.Status, s.NodeRuns, s.DurationMS, s.Reason)
+		markInterrupted(s)
+		reason := s.Reason
+		if s.Status == statusInterrupted {
+			reason = "the harness stopped; resume with: sandgate resume " + s.Dir
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d ms\t%s\n", s.RunID, filepath.Base(s.Blueprint), s.Status, s.NodeRuns, s.DurationMS, reason)
 	}
 	tw.Flush()
 	return exitOK
 }
 
 func cmdCancel(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cancel", "RUN_DIR", stderr)
+	fs := newFlags("cancel", "RUN_ID|RUN_DIR", stderr)
 	reason := fs.String("reason", "canceled with sandgate cancel", "why the run is stopped")
+	runsDir := fs.String("runs-dir", "", "directory holding run directories (default: the current repository's, see run --help)")
 	dirs, ok := exactlyOne(fs, args)
 	if !ok {
 		return exitUsage
 	}
-	if err := runtime.RequestCancel(dirs[0], *reason); err != nil {
+	dir, err := runDir(dirs[0], *runsDir)
+	if err == nil {
+		dirs[0] = dir
+		err = runtime.RequestCancel(dir, *reason)
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}
@@ -130,4 +155,62 @@ func verifySummary(path string) string {
 	delete(m, "gates")
 	out, _ := json.Marshal(m)
 	return string(out)
+}
+
+// statusInterrupted is shown for a run whose journal has no end and whose
+// harness process is gone: it will not finish unless resumed.
+const statusInterrupted runtime.Status = "interrupted"
+
+// runDir resolves a run id (looked up in runsDir, default the current
+// repository's) or a run directory path.
+func runDir(arg, runsDir string) (string, error) {
+	if st, err := os.Stat(filepath.Join(arg, "events.jsonl")); err == nil && st.Mode().IsRegular() {
+		return arg, nil
+	}
+	if strings.ContainsAny(arg, `/\`) || arg == "." || arg == ".." {
+		return "", fmt.Errorf("%s is not a run directory (no events.jsonl)", arg)
+	}
+	if runsDir == "" {
+		runsDir = defaultRunsDir(".")
+	}
+	dir := filepath.Join(runsDir, arg)
+	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err != nil {
+		return "", fmt.Errorf("no run %s in %s (sandgate runs lists them; --runs-dir names another directory)", arg, runsDir)
+	}
+	return dir, nil
+}
+
+// summarize summarizes dir and marks it interrupted when its harness died.
+func summarize(dir string, err error) (*runtime.Summary, error) {
+	if err != nil {
+		return nil, err
+	}
+	s, err := runtime.Summarize(dir)
+	if err != nil {
+		return nil, err
+	}
+	markInterrupted(s)
+	return s, nil
+}
+
+// markInterrupted turns "running" into "interrupted" when the process
+// recorded in the run's pid file is gone (or the file is).
+func markInterrupted(s *runtime.Summary) {
+	if s.Status != runtime.StatusRunning || harnessAlive(s.Dir) {
+		return
+	}
+	s.Status = statusInterrupted
+}
+
+func harnessAlive(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "pid"))
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return false
+	}
+	err = syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
