@@ -63,3 +63,44 @@ func TestReviewRejectDeletesPushedBranch(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewQueueCLI: list, show (summary, verdict and the diff), approve
+// with a note, and the errors for an unknown entry or a missing id.
+func TestReviewQueueCLI(t *testing.T) {
+	repo, runs, reviews := gitRepo(t), t.TempDir(), t.TempDir()
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	bp := writeBlueprint(t, strings.NewReplacer("REMOTE", remote, "REVIEWS", reviews).Replace(rejectBlueprint))
+	if code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs); code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	ids, _ := filepath.Glob(filepath.Join(reviews, "*", "entry.json"))
+	if len(ids) != 1 {
+		t.Fatalf("review entries %v", ids)
+	}
+	id := filepath.Base(filepath.Dir(ids[0]))
+	code, out, _ := runCLI("review", "list", "--dir", reviews)
+	if code != exitOK || !strings.Contains(out, id) || !strings.Contains(out, "pending") || !strings.Contains(out, "fix/add") {
+		t.Fatalf("list: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI("review", "show", id, "--dir", reviews)
+	if code != exitOK || !strings.Contains(out, "+func Add(a, b int) int { return a + b }") || !strings.Contains(out, "-func Add(a, b int) int { return a - b }") {
+		t.Fatalf("show: exit %d, want the diff\n%s", code, out)
+	}
+	code, out, _ = runCLI("review", "approve", id, "--note", "looks right", "--dir", reviews)
+	if code != exitOK || !strings.Contains(out, "approved") {
+		t.Fatalf("approve: exit %d\n%s", code, out)
+	}
+	e, err := readEntry(ids[0])
+	if err != nil || e.Status != "approved" || e.Note != "looks right" || e.Decided.IsZero() {
+		t.Fatalf("entry after approve: %+v %v", e, err)
+	}
+	if code, _, errs := runCLI("review", "approve", "no-such-entry", "--dir", reviews); code != exitUsage || errs == "" {
+		t.Errorf("unknown entry: exit %d %q", code, errs)
+	}
+	if code, _, _ := runCLI("review", "show", "--dir", reviews); code != exitUsage {
+		t.Errorf("show without an id: exit %d", code)
+	}
+}
