@@ -32,14 +32,13 @@ type cgroups struct {
 	v2                    bool
 }
 
-// commandMemory is the commands' share of the box's memory. Pages in
-// /dev/shm belong to no process, so if commands and init shared one
-// limit, filling it would make init the OOM killer's largest process and
-// the box would die with every node's command; in a cgroup of their own
-// the OOM killer only ever chooses among commands.
-func commandMemory(box int64) int64 {
-	return box - min(64<<20, box/4)
-}
+// initMemoryHeadroom is how much memory the box may use beyond its
+// commands' limit, for init. Pages in /dev/shm belong to no process, so if
+// commands and init shared one limit, filling it would make init the OOM
+// killer's largest process and the box would die with every node's
+// command; with the commands in a cgroup of their own, capped at the
+// box's limit, the OOM killer only ever chooses among commands.
+const initMemoryHeadroom = 64 << 20
 
 // initHeadroom is how many more processes and threads the box may have
 // than its commands, for init itself.
@@ -107,13 +106,13 @@ func (c *cgroups) create(name string, l Limits) error {
 					return err
 				}
 				if dir == d {
-					if err := c.write(map[string]string{"memory.max": itoa64(l.MemoryBytes), "pids.max": total, "cgroup.subtree_control": "+pids +memory"}, d); err != nil {
+					if err := c.write(map[string]string{"memory.max": itoa64(l.MemoryBytes + initMemoryHeadroom), "pids.max": total, "cgroup.subtree_control": "+pids +memory"}, d); err != nil {
 						return err
 					}
 				}
 			}
 			c.join, c.cmdProcs = []string{filepath.Join(d, "init")}, filepath.Join(d, "cmds", "cgroup.procs")
-			return c.write(map[string]string{"pids.max": cmds, "memory.max": itoa64(commandMemory(l.MemoryBytes))}, filepath.Join(d, "cmds"))
+			return c.write(map[string]string{"pids.max": cmds, "memory.max": itoa64(l.MemoryBytes)}, filepath.Join(d, "cmds"))
 		}
 	}
 	mem, pids := filepath.Join(cgroupRoot, "memory", name), filepath.Join(cgroupRoot, "pids", name)
@@ -122,7 +121,7 @@ func (c *cgroups) create(name string, l Limits) error {
 			return err
 		}
 	}
-	for dir, limit := range map[string]int64{mem: l.MemoryBytes, filepath.Join(mem, "cmds"): commandMemory(l.MemoryBytes)} {
+	for dir, limit := range map[string]int64{mem: l.MemoryBytes + initMemoryHeadroom, filepath.Join(mem, "cmds"): l.MemoryBytes} {
 		if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(limit), "memory.memsw.limit_in_bytes": itoa64(limit)}, dir); err != nil {
 			// memsw exists only with swap accounting; the plain limit is enough.
 			if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(limit)}, dir); err != nil {

@@ -51,7 +51,8 @@ type Limits struct {
 	// OutputBytes caps captured output per command (default 1 MiB); the
 	// rest is counted and dropped.
 	OutputBytes int
-	// MemoryBytes caps the whole box (default 4 GiB).
+	// MemoryBytes caps the memory of the box's commands together (default
+	// 4 GiB); init gets a little more on top, so they can never starve it.
 	MemoryBytes int64
 	// Pids caps the number of processes in the box (default 512).
 	Pids int
