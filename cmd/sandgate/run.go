@@ -171,7 +171,7 @@ func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo st
 	if err := checkModelKeys(bp, rf); err != nil {
 		return "", "", err
 	}
-	if err := checkRemotes(bp, inputs, root); err != nil {
+	if err := checkRemotes(bp, inputs, root, rf.allowEndpoints); err != nil {
 		return "", "", err
 	}
 	if rev, err = chooseRev(root, inc, head, stderr); err != nil {
