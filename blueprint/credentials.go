@@ -2,8 +2,9 @@ package blueprint
 
 import (
 	"fmt"
+	neturl "net/url"
 	"slices"
-	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -83,46 +84,78 @@ func (d *decoder) checkCredentials(o options) {
 
 // checkEndpoints refuses Endpoint and CredentialEnv fields of a node type
 // that has an Endpoint field, unless the endpoint is one the operator
-// allowed. A CredentialEnv field without the endpoint would pick which key
-// goes to the operator's endpoint, which only the operator may do.
+// allowed or the type trusts. A CredentialEnv field without the endpoint
+// would pick which key goes to the operator's endpoint, which only the
+// operator may do; a type whose default endpoint is trusted lets it.
 func (d *decoder) checkEndpoints(n *Node, nt NodeType, allowed []string) {
-	var endpoint, endpointField string
-	var keyFields []string
-	for _, f := range sortedKeys(nt.Fields) {
-		v, _ := n.Config[f].(string)
-		switch {
-		case nt.Fields[f].Endpoint && v != "":
-			endpoint, endpointField = v, f
-		case nt.Fields[f].CredentialEnv && v != "":
-			keyFields = append(keyFields, f)
-		}
-	}
-	if endpointField == "" && !hasEndpointField(nt) {
+	name, f, ok := endpointField(nt)
+	if !ok {
 		return
+	}
+	endpoint, _ := n.Config[name].(string)
+	var keyFields []string
+	for _, k := range sortedKeys(nt.Fields) {
+		if v, _ := n.Config[k].(string); v != "" && nt.Fields[k].CredentialEnv {
+			keyFields = append(keyFields, k)
+		}
 	}
 	path := "nodes." + n.ID + "."
-	if endpointField != "" {
-		if !secrets.EndpointAllowed(endpoint, allowed) {
-			d.r.errorf(fieldPos(n, endpointField), path+endpointField,
-				"the blueprint would send a credential to %s; credentials go only to endpoints the operator names (--base-url) or allows (--allow-endpoint %s)", endpoint, endpoint)
+	switch {
+	case endpoint == "" && len(f.Trusted) > 0:
+	case endpoint == "":
+		for _, k := range keyFields {
+			v := n.Config[k].(string)
+			d.r.errorf(fieldPos(n, k), path+k,
+				"the blueprint picks %s as the key for the operator's endpoint; the operator chooses the key (--api-key-env %s), or the blueprint also sets an endpoint the operator allows (--allow-endpoint URL)", v, v)
 		}
-		return
-	}
-	sort.Strings(keyFields)
-	for _, f := range keyFields {
-		v := n.Config[f].(string)
-		d.r.errorf(fieldPos(n, f), path+f,
-			"the blueprint picks %s as the key for the operator's endpoint; the operator chooses the key (--api-key-env %s), or the blueprint also sets an endpoint the operator allows (--allow-endpoint URL)", v, v)
+	case f.KeyOptional && len(keyFields) == 0, strings.Contains(endpoint, "${{"):
+		// No credential goes there, or the node checks the rendered value.
+	default:
+		if err := CheckEndpoint(f, endpoint, allowed); err != nil {
+			d.r.errorf(fieldPos(n, name), path+name, "%v", err)
+		}
 	}
 }
 
-func hasEndpointField(nt NodeType) bool {
-	for _, f := range nt.Fields {
-		if f.Endpoint {
-			return true
+// CheckEndpoint reports why a credential may not go to url through the
+// Endpoint field f, or nil when it may: url is an http(s) URL under one of
+// f.Trusted or the operator's allowed prefixes (see
+// secrets.EndpointAllowed). Nodes call it again on the value they are about
+// to use, after templates render and before any connection.
+func CheckEndpoint(f Field, url string, allowed []string) error {
+	shown := url
+	if u, err := neturl.Parse(url); err == nil {
+		shown = u.Redacted() // a password written into the URL stays out of the message
+	}
+	if !secrets.IsHTTPURL(url) {
+		return fmt.Errorf("%s is not an http(s) URL, and credentials are sent only over HTTP(S); the harness would not use the credential there: drop it", shown)
+	}
+	if secrets.EndpointAllowed(url, allowed) || secrets.EndpointAllowed(url, f.Trusted) {
+		return nil
+	}
+	if len(f.Trusted) == 0 {
+		return fmt.Errorf("the blueprint would send a credential to %s; credentials go only to endpoints the operator names (--base-url) or allows (--allow-endpoint %s)", shown, shown)
+	}
+	return fmt.Errorf("the blueprint would send a credential to %s; credentials go only to %s or to URL prefixes the operator allows (--allow-endpoint %s)",
+		shown, strings.Join(f.Trusted, ", "), origin(url))
+}
+
+// origin is scheme://host of an http(s) URL, the allowance an operator most
+// likely means for a git host or API.
+func origin(s string) string {
+	if u, err := neturl.Parse(s); err == nil {
+		return u.Scheme + "://" + u.Host
+	}
+	return s
+}
+
+func endpointField(nt NodeType) (string, Field, bool) {
+	for _, k := range sortedKeys(nt.Fields) {
+		if nt.Fields[k].Endpoint {
+			return k, nt.Fields[k], true
 		}
 	}
-	return false
+	return "", Field{}, false
 }
 
 // fieldPos is the position of a node field's value, or of the node.

@@ -85,3 +85,58 @@ func TestCredentialsNeedTheOperator(t *testing.T) {
 		})
 	}
 }
+
+// TestTokensGoOnlyToTrustedOrAllowedURLs: types whose endpoint defaults to
+// a trusted host (GitHub) take a token there without an allowance, and
+// anywhere else only under an operator's prefix; a remote with no token is
+// not checked, a templated one is left to the node, a local one is refused.
+func TestTokensGoOnlyToTrustedOrAllowedURLs(t *testing.T) {
+	types := blueprint.MapTypes{
+		"push": {Name: "push", Fields: map[string]blueprint.Field{
+			"remote":    {Kind: blueprint.KindString, Endpoint: true, KeyOptional: true, Trusted: []string{"https://github.com"}},
+			"token_env": {Kind: blueprint.KindString, CredentialEnv: true},
+		}},
+		"pr": {Name: "pr", Fields: map[string]blueprint.Field{
+			"base_url":  {Kind: blueprint.KindString, Endpoint: true, Trusted: []string{"https://api.github.com"}},
+			"token_env": {Kind: blueprint.KindString, CredentialEnv: true},
+		}},
+	}
+	const ghe = "https://ghe.example"
+	cases := []struct {
+		name, node string
+		allow      []string
+		want       string // "line:col: path: fragment"; empty means loads
+	}{
+		{"github remote", "{type: push, remote: https://github.com/o/r.git, token_env: GH_TOKEN}", nil, ""},
+		{"github look-alike", "{type: push, remote: https://github.com@evil.example/r.git, token_env: GH_TOKEN}", nil,
+			"6:27: nodes.n.remote: the blueprint would send a credential to https://github.com@evil.example/r.git; credentials go only to https://github.com or to URL prefixes the operator allows (--allow-endpoint https://evil.example)"},
+		{"other host", "{type: push, remote: https://evil.example/x.git, token_env: GH_TOKEN}", nil, "6:27: nodes.n.remote: the blueprint would send a credential to https://evil.example/x.git"},
+		{"cleartext github", "{type: push, remote: http://github.com/o/r.git, token_env: GH_TOKEN}", nil, "nodes.n.remote: the blueprint would send"},
+		{"allowed host", "{type: push, remote: " + ghe + "/o/r.git, token_env: GH_TOKEN}", []string{ghe}, ""},
+		{"password hidden", "{type: push, remote: 'https://u:hunter22@evil.example/x.git', token_env: GH_TOKEN}", nil, "credential to https://u:xxxxx@evil.example/x.git;"},
+		{"no token", "{type: push, remote: https://evil.example/x.git}", nil, ""},
+		{"templated", "{type: push, remote: '${{ inputs.r }}', token_env: GH_TOKEN}", nil, ""},
+		{"local path", "{type: push, remote: /srv/r.git, token_env: GH_TOKEN}", nil,
+			"6:27: nodes.n.remote: /srv/r.git is not an http(s) URL, and credentials are sent only over HTTP(S); the harness would not use the credential there: drop it"},
+		{"file URL", "{type: push, remote: 'file:///srv/r.git', token_env: GH_TOKEN}", []string{"file:///srv"}, "nodes.n.remote: file:///srv/r.git is not an http(s) URL"},
+		{"default API", "{type: pr, token_env: MY_PAT}", nil, ""},
+		{"github API", "{type: pr, base_url: https://api.github.com/}", nil, ""},
+		{"enterprise API", "{type: pr, base_url: " + ghe + "/api/v3}", nil, "6:27: nodes.n.base_url: the blueprint would send a credential to " + ghe + "/api/v3"},
+		{"enterprise API allowed", "{type: pr, base_url: " + ghe + "/api/v3}", []string{ghe + "/api/v3"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := "version: 1\nname: t\ninputs: {r: {default: x}}\nstart: n\nnodes:\n  n: " + strings.TrimSuffix(c.node, "}") + ", next: d}\n  d: {type: succeed}\n"
+			_, err := blueprint.Parse("t.yaml", []byte(src), blueprint.WithTypes(types), blueprint.WithAllowEndpoints(c.allow...))
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("want it to load: %v\n%s", err, src)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}

@@ -42,7 +42,18 @@ type Field struct {
 	// base_url). A blueprint may set it, or the type's CredentialEnv
 	// fields, only for an endpoint the operator allows
 	// (WithAllowEndpoints): a key never goes where the operator did not say.
+	// The loader checks a literal value; a templated one (only where the
+	// field allows templates) is the node's to check once it renders.
 	Endpoint bool
+	// Trusted lists URL prefixes an Endpoint field may name without the
+	// operator's allowance: GitHub's own hosts for a GitHub token. A type
+	// with Trusted prefixes defaults the field to one of them, so its
+	// CredentialEnv fields may be set without the endpoint.
+	Trusted []string
+	// KeyOptional marks an Endpoint field the node sends a credential to
+	// only when a CredentialEnv field names one (git_push's remote): without
+	// one the field is not checked.
+	KeyOptional bool
 }
 
 // NodeType describes a node type to the validator. The runtime's registry

@@ -21,10 +21,11 @@ type pushSpec struct {
 }
 
 // credentialHelper answers git's "get" with the token from the
-// environment, and only for the remote's own host, so neither argv nor a
-// redirect to another host ever sees it.
-const credentialHelper = `!f() { test "$1" = get || exit 0; h=; while IFS= read -r l; do case "$l" in host=*) h="${l#host=}";; esac; done; ` +
-	`test -n "$h" && test "$h" = "$SANDGATE_PUSH_HOST" || exit 0; printf 'username=x-access-token\npassword=%s\n' "$SANDGATE_PUSH_TOKEN"; }; f`
+// environment, and only for the remote's own scheme and host (which the
+// node checked against the operator's allowances), so neither argv nor a
+// redirect to another host, or from https to http, ever sees it.
+const credentialHelper = `!f() { test "$1" = get || exit 0; h=; p=; while IFS= read -r l; do case "$l" in host=*) h="${l#host=}";; protocol=*) p="${l#protocol=}";; esac; done; ` +
+	`test -n "$h" && test "$h" = "$SANDGATE_PUSH_HOST" && test "$p" = "$SANDGATE_PUSH_PROTOCOL" || exit 0; printf 'username=x-access-token\npassword=%s\n' "$SANDGATE_PUSH_TOKEN"; }; f`
 
 // gitPush pushes s.commit to s.ref on s.remote and reports whether the
 // remote changed. The git process and everything it starts (receive-pack
@@ -79,7 +80,7 @@ func pushEnv(s pushSpec) []string {
 	cfg := [][2]string{{"core.hooksPath", "/dev/null"}, {"http.lowSpeedLimit", "1"}, {"http.lowSpeedTime", "60"}}
 	if u, err := url.Parse(s.remote); s.token != "" && err == nil && (u.Scheme == "http" || u.Scheme == "https") {
 		cfg = append(cfg, [2]string{"credential.helper", credentialHelper})
-		env = append(env, "SANDGATE_PUSH_HOST="+u.Host, "SANDGATE_PUSH_TOKEN="+s.token)
+		env = append(env, "SANDGATE_PUSH_HOST="+u.Host, "SANDGATE_PUSH_PROTOCOL="+u.Scheme, "SANDGATE_PUSH_TOKEN="+s.token)
 	}
 	env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(cfg)))
 	for i, kv := range cfg {

@@ -20,6 +20,8 @@ import (
 // context, so a node timeout could not stop it.
 type GitPush struct {
 	tokenEnv string
+	// allowed are the operator's URL prefixes for tokens (--allow-endpoint).
+	allowed []string
 	// deleteOnReject: the review entry remembers the pushed branch, so
 	// `sandgate review reject` deletes it.
 	deleteOnReject bool
@@ -31,8 +33,8 @@ type GitPush struct {
 
 var _ runtime.Node = (*GitPush)(nil)
 
-func newGitPush(spec *blueprint.Node) (runtime.Node, error) {
-	p := &GitPush{}
+func newGitPush(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
+	p := &GitPush{allowed: allowed}
 	p.tokenEnv, _ = spec.Config["token_env"].(string)
 	p.deleteOnReject, _ = spec.Config["delete_on_reject"].(bool)
 	for _, e := range spec.Edges {
@@ -60,6 +62,11 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	}
 	var tok string
 	if g.tokenEnv != "" {
+		// The loader checked a literal remote; this checks the rendered
+		// one, before git starts.
+		if err := blueprint.CheckEndpoint(spec("git_push").Fields["remote"], remoteURL, g.allowed); err != nil {
+			return nil, fmt.Errorf("remote (token_env %s): %w", g.tokenEnv, err)
+		}
 		if tok = os.Getenv(g.tokenEnv); tok == "" {
 			return nil, fmt.Errorf("token_env %s is not set in the harness environment", g.tokenEnv)
 		}

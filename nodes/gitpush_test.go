@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -33,10 +34,10 @@ nodes:
 
 // pushRun runs pushOnly against remote with a bound of its own: a push
 // that ignored its 3s node timeout would outlive it and fail the test.
-func pushRun(t *testing.T, repo, src string) (*runtime.Summary, runtime.Event) {
+func pushRun(t *testing.T, repo, src string, allow ...string) (*runtime.Summary, runtime.Event) {
 	t.Helper()
-	h := newHarness(t, repo)
-	bp, err := blueprint.Parse("push.yaml", []byte(src), blueprint.WithTypes(h.rt.Registry))
+	h := newHarnessWith(t, repo, nodes.Options{AllowEndpoints: allow})
+	bp, err := blueprint.Parse("push.yaml", []byte(src), blueprint.WithTypes(h.rt.Registry), blueprint.WithAllowEndpoints(allow...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestPushTimesOut(t *testing.T) {
 		defer close(stop)
 		url := srv.URL + "/never.git"
 		src := strings.Replace(pushOnly, "remote: REMOTE,", "remote: "+url+", token_env: SANDGATE_TEST_PUSH_TOKEN,", 1)
-		_, ev := pushRun(t, repo, src)
+		_, ev := pushRun(t, repo, src, srv.URL)
 		mustTimeOut(t, ev)
 		mustBeGone(t, func() bool { return processWith(url) != "" }, "a git process for "+url)
 		mu.Lock()

@@ -54,9 +54,12 @@ type harness struct {
 	repo string
 }
 
-func newHarness(t testing.TB, repo string) *harness {
+func newHarness(t testing.TB, repo string) *harness { return newHarnessWith(t, repo, nodes.Options{}) }
+
+// newHarnessWith is newHarness with the operator's options (allowances).
+func newHarnessWith(t testing.TB, repo string, o nodes.Options) *harness {
 	return &harness{repo: repo, rt: &runtime.Runtime{
-		Registry: nodes.NewRegistry(),
+		Registry: nodes.NewRegistryWith(o),
 		RunsDir:  t.TempDir(),
 		Prepare:  nodes.Environment(nodes.EnvOptions{Repo: repo, CacheDir: t.TempDir(), Caches: nodes.GoCaches()}),
 	}}

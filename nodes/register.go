@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
@@ -16,8 +17,11 @@ type Options struct {
 	// AllowEnv lists credentials blueprints may pass into the box through
 	// sandbox.env (the CLI's --allow-env); give EnvOptions.AllowEnv the same.
 	AllowEnv []string
-	// AllowEndpoints lists model endpoints blueprints may name in base_url,
-	// with the api_key_env to send there (the CLI's --allow-endpoint).
+	// AllowEndpoints lists URL prefixes blueprints may send credentials to
+	// (the CLI's --allow-endpoint): an agent's base_url with its
+	// api_key_env, a git_push remote with its token_env, a review's
+	// base_url. GitHub tokens may go to https://github.com and
+	// https://api.github.com without it.
 	AllowEndpoints []string
 	// ReviewDir is where review nodes without a dir key queue local
 	// reviews (default .sandgate/reviews under the working directory).
@@ -26,6 +30,7 @@ type Options struct {
 
 // factories maps each implemented built-in type to its constructor.
 func factories(o Options) map[string]runtime.Factory {
+	allowed := slices.Concat(o.AllowEndpoints, o.Agent.AllowEndpoints)
 	return map[string]runtime.Factory{
 		"agent":       agent.Factory(o.Agent),
 		"shell":       newShell,
@@ -34,8 +39,8 @@ func factories(o Options) map[string]runtime.Factory {
 		"diff_cap":    quietly(newDiffCap, true),
 		"protect":     quietly(newProtect, true),
 		"git_commit":  quietly(newGitCommit, false),
-		"git_push":    quietly(newGitPush, false),
-		"review":      quietly(reviewIn(o.ReviewDir), false),
+		"git_push":    quietly(pushTo(allowed), false),
+		"review":      quietly(reviewIn(o.ReviewDir, allowed), false),
 		"parity":      quietly(newParity, true),
 		"apply_patch": newApplyPatch,
 	}
@@ -104,13 +109,20 @@ func spec(name string) blueprint.NodeType {
 	panic("nodes: no spec for " + name)
 }
 
-// reviewIn builds review nodes whose local queue defaults to dir.
-func reviewIn(dir string) runtime.Factory {
+// reviewIn builds review nodes whose local queue defaults to dir and
+// whose token goes only to GitHub or an allowed API base.
+func reviewIn(dir string, allowed []string) runtime.Factory {
 	return func(spec *blueprint.Node) (runtime.Node, error) {
-		n, err := newReview(spec)
+		n, err := newReview(spec, allowed)
 		if r, ok := n.(*Review); ok && dir != "" && spec.Config["dir"] == nil {
 			r.dir = dir
 		}
 		return n, err
 	}
+}
+
+// pushTo builds git_push nodes whose token goes only to GitHub or an
+// allowed remote.
+func pushTo(allowed []string) runtime.Factory {
+	return func(spec *blueprint.Node) (runtime.Node, error) { return newGitPush(spec, allowed) }
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -33,32 +34,9 @@ nodes:
 // Go's CGI handler (checking the token) and opens a pull request against a
 // loopback server that checks every request like the GitHub API.
 func TestPushOverSmartHTTPAndOpenPR(t *testing.T) {
-	backend, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
 	repo := seedRepo(t)
-	root := t.TempDir()
-	run(t, "", "git", "clone", "-q", "--bare", repo, filepath.Join(root, "calc.git"))
-	run(t, filepath.Join(root, "calc.git"), "git", "config", "http.receivepack", "true")
-	git := &cgi.Handler{Path: filepath.Join(strings.TrimSpace(string(backend)), "git-http-backend"),
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+	gitSrv, root := smartHTTP(t, repo, "push-secret")
 	var mu sync.Mutex
-	var pushAuth []bool
-	gitSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, pass, ok := r.BasicAuth()
-		mu.Lock()
-		pushAuth = append(pushAuth, ok && pass == "push-secret")
-		mu.Unlock()
-		if !ok || pass != "push-secret" {
-			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		git.ServeHTTP(w, r)
-	}))
-	defer gitSrv.Close()
-
 	var prs []map[string]any
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -84,10 +62,11 @@ func TestPushOverSmartHTTPAndOpenPR(t *testing.T) {
 		}
 	}))
 	defer api.Close()
+	allow := nodes.Options{AllowEndpoints: []string{gitSrv.URL, api.URL}}
 	t.Setenv("SANDGATE_TEST_PUSH_TOKEN", "push-secret")
 	t.Setenv("SANDGATE_TEST_GH_TOKEN", "gh-secret")
 	src := strings.NewReplacer("REMOTE", gitSrv.URL+"/calc.git", "API", api.URL).Replace(promote)
-	sum := newHarness(t, repo).run(t, src, nil)
+	sum := newHarnessWith(t, repo, allow).run(t, src, nil)
 	if sum.Status != runtime.StatusSucceeded {
 		t.Fatalf("run %s: %s", sum.Status, sum.Reason)
 	}
@@ -112,10 +91,55 @@ func TestPushOverSmartHTTPAndOpenPR(t *testing.T) {
 	// A rejected token is a clear failure, not a silent success.
 	t.Setenv("SANDGATE_TEST_GH_TOKEN", "wrong")
 	src = strings.Replace(src, "branch: fix/add", "branch: fix/add-2", 1)
-	sum = newHarness(t, repo).run(t, src, nil)
+	sum = newHarnessWith(t, repo, allow).run(t, src, nil)
 	if sum.Status != runtime.StatusFailed || !strings.Contains(sum.Reason, "401") || !strings.Contains(sum.Reason, "Bad credentials") {
 		t.Fatalf("wrong GitHub token: %s (%s)", sum.Status, sum.Reason)
 	}
+}
+
+// gitServer is a loopback smart-HTTP git server: git http-backend behind
+// Go's CGI handler, serving the bare repositories under root. It records
+// every request's basic-auth password ("" for none) and answers only
+// requests carrying token.
+type gitServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	auths []string
+}
+
+func (g *gitServer) seen() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.auths...)
+}
+
+// smartHTTP serves a bare clone of repo as /calc.git.
+func smartHTTP(t *testing.T, repo, token string) (*gitServer, string) {
+	t.Helper()
+	backend, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	run(t, "", "git", "clone", "-q", "--bare", repo, filepath.Join(root, "calc.git"))
+	run(t, filepath.Join(root, "calc.git"), "git", "config", "http.receivepack", "true")
+	git := &cgi.Handler{Path: filepath.Join(strings.TrimSpace(string(backend)), "git-http-backend"),
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+	g := &gitServer{}
+	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, pass, _ := r.BasicAuth()
+		g.mu.Lock()
+		g.auths = append(g.auths, pass)
+		g.mu.Unlock()
+		if pass != token {
+			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		git.ServeHTTP(w, r)
+	}))
+	t.Cleanup(g.Close)
+	return g, root
 }
 
 func readEvents(t *testing.T, dir string) []runtime.Event {

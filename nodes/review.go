@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,12 +24,14 @@ import (
 // never at merge.
 type Review struct {
 	queue, repo, base, baseURL, tokenEnv, dir string
+	// allowed are the operator's URL prefixes for tokens (--allow-endpoint).
+	allowed []string
 }
 
 var _ runtime.Node = (*Review)(nil)
 
-func newReview(spec *blueprint.Node) (runtime.Node, error) {
-	r := &Review{queue: "local", base: "main", baseURL: "https://api.github.com", tokenEnv: "GITHUB_TOKEN", dir: filepath.Join(".sandgate", "reviews")}
+func newReview(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
+	r := &Review{allowed: allowed, queue: "local", base: "main", baseURL: "https://api.github.com", tokenEnv: "GITHUB_TOKEN", dir: filepath.Join(".sandgate", "reviews")}
 	for k, dst := range map[string]*string{"queue": &r.queue, "repo": &r.repo, "base": &r.base, "base_url": &r.baseURL, "token_env": &r.tokenEnv, "dir": &r.dir} {
 		if v, ok := spec.Config[k].(string); ok && v != "" {
 			*dst = v
@@ -107,6 +110,11 @@ func reviewBody(w *Workspace, c *committed, title string, verify []byte) string 
 }
 
 func (r *Review) pullRequest(ctx context.Context, c *committed, title, body string) (*runtime.Result, error) {
+	// The loader checked base_url too; this holds for blueprints that did
+	// not come through it, before any connection.
+	if err := r.checkURL(r.baseURL); err != nil {
+		return nil, fmt.Errorf("review base_url: %w", err)
+	}
 	tok := os.Getenv(r.tokenEnv)
 	if tok == "" {
 		return nil, fmt.Errorf("review queue github: %s is not set in the harness environment", r.tokenEnv)
@@ -121,7 +129,7 @@ func (r *Review) pullRequest(ctx context.Context, c *committed, title, body stri
 	req.Header.Set("Accept", "application/vnd.github+json")
 	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	resp, err := (&http.Client{Timeout: 60 * time.Second, CheckRedirect: r.checkRedirect}).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("create pull request: %w", err)
 	}
@@ -147,6 +155,25 @@ func (r *Review) pullRequest(ctx context.Context, c *committed, title, body stri
 		return nil, fmt.Errorf("create pull request: %s: %s", resp.Status, msg)
 	}
 	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"url": out.HTMLURL, "id": fmt.Sprint(out.Number)}}, nil
+}
+
+// checkURL refuses to send the token to url unless it is GitHub's API or
+// under a prefix the operator allowed.
+func (r *Review) checkURL(url string) error {
+	return blueprint.CheckEndpoint(spec("review").Fields["base_url"], url, r.allowed)
+}
+
+// checkRedirect follows a redirect only to a URL the token may go to: Go
+// drops the Authorization header only on a redirect to another domain, not
+// to a subdomain or another path.
+func (r *Review) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if err := r.checkURL(req.URL.String()); err != nil {
+		return fmt.Errorf("redirect: %w", err)
+	}
+	return nil
 }
 
 func mustJSON(v any) []byte {

@@ -7,6 +7,9 @@
 package secrets
 
 import (
+	"net"
+	"net/url"
+	"path"
 	"strings"
 )
 
@@ -55,19 +58,66 @@ func notAlnum(r rune) bool {
 	return !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
 }
 
-// EndpointAllowed reports whether url is one of the endpoints the operator
-// allowed. URLs compare exactly, ignoring trailing slashes: an operator who
-// allows https://llm.internal/v1 has not allowed https://llm.internal/v1evil
-// or http://llm.internal/v1.
-func EndpointAllowed(url string, allowed []string) bool {
-	u := strings.TrimRight(url, "/")
-	if u == "" {
+// EndpointAllowed reports whether a credential may be sent to rawURL
+// under one of the allowed URL prefixes. Both are parsed as URLs, never
+// compared as strings, so https://github.com@evil.example/ is a request to
+// evil.example and matches no allowance of github.com. rawURL matches an
+// allowance when it is an http or https URL with the same scheme and host
+// (a port written as the scheme's default counts as absent) and its
+// cleaned path is the allowance's path or below it by whole segments: an
+// operator who allows https://llm.internal/v1 has allowed
+// https://llm.internal/v1/ and https://llm.internal/v1/x, not
+// https://llm.internal/v1evil, https://llm.internal/v1/../admin or
+// http://llm.internal/v1. An allowance with an empty path covers its host.
+func EndpointAllowed(rawURL string, allowed []string) bool {
+	u, ok := parseEndpoint(rawURL)
+	if !ok {
 		return false
 	}
 	for _, a := range allowed {
-		if strings.TrimRight(a, "/") == u {
+		if au, ok := parseEndpoint(a); ok && au.scheme == u.scheme && au.host == u.host && underPath(u.path, au.path) {
 			return true
 		}
 	}
 	return false
+}
+
+// IsHTTPURL reports whether s is an http or https URL with a host: the only
+// kind of place the harness sends a token. A local path, a file:// URL or
+// an ssh remote is not.
+func IsHTTPURL(s string) bool {
+	_, ok := parseEndpoint(s)
+	return ok
+}
+
+type endpoint struct{ scheme, host, path string }
+
+func parseEndpoint(s string) (endpoint, bool) {
+	u, err := url.Parse(s)
+	if err != nil || u.Opaque != "" || u.Host == "" {
+		return endpoint{}, false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return endpoint{}, false
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if host == "" {
+		return endpoint{}, false
+	}
+	if port == map[string]string{"http": "80", "https": "443"}[scheme] {
+		port = ""
+	}
+	if port != "" {
+		host = net.JoinHostPort(host, port)
+	} else if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return endpoint{scheme, host, path.Clean("/" + u.Path)}, true
+}
+
+// underPath reports whether p is base or below it by whole segments.
+func underPath(p, base string) bool {
+	base = strings.TrimSuffix(base, "/")
+	return p == base || strings.HasPrefix(p, base+"/")
 }

@@ -23,10 +23,19 @@ func TestIsCredentialName(t *testing.T) {
 }
 
 func TestEndpointAllowed(t *testing.T) {
-	allowed := []string{"http://127.0.0.1:8080/v1/"}
+	allowed := []string{"http://127.0.0.1:8080/v1/", "https://github.com", "https://ghe.example/api/v3", "not a url", "file:///tmp"}
 	for url, want := range map[string]bool{
-		"http://127.0.0.1:8080/v1": true, "http://127.0.0.1:8080/v1/": true,
-		"http://127.0.0.1:8080/v1evil": false, "https://127.0.0.1:8080/v1": false, "": false,
+		"http://127.0.0.1:8080/v1": true, "http://127.0.0.1:8080/v1/": true, "http://127.0.0.1:8080/v1/chat": true,
+		"http://127.0.0.1:8080/v1evil": false, "https://127.0.0.1:8080/v1": false, "http://127.0.0.1:8081/v1": false,
+		"http://127.0.0.1:8080/v1/../admin": false, "http://127.0.0.1:8080/": false, "": false,
+		"https://github.com/org/repo.git": true, "https://GitHub.com:443/org/repo.git": true, "https://github.com": true,
+		"https://x-access-token:t@github.com/org/r.git": true, "http://github.com/org/r.git": false,
+		"https://github.com@evil.example/x.git": false, "https://github.com.evil.example/x.git": false,
+		"https://github.com:8443/x.git": false, "https://evil.example/x.git": false,
+		"https://ghe.example/api/v3/repos": true, "https://ghe.example/api/v3": true, "https://ghe.example/api": false,
+		"https://ghe.example/api/v3%2f..%2f..": false,
+		"/srv/git/r.git":                       false, "file:///tmp/r.git": false, "git@github.com:org/r.git": false, "ssh://github.com/org/r.git": false,
+		"https://github.com\\@evil.example/x": false,
 	} {
 		if got := EndpointAllowed(url, allowed); got != want {
 			t.Errorf("EndpointAllowed(%q) = %v, want %v", url, got, want)

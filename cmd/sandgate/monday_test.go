@@ -202,6 +202,7 @@ func TestPreflightErrors(t *testing.T) {
 	repo := gitRepo(t)
 	t.Setenv("OPENAI_API_KEY", "")
 	push := "version: 1\nname: p\ninputs:\n  remote: {required: true}\n  word: {default: ok, pattern: '\\w+'}\nstart: c\nnodes:\n  c: {type: git_commit, next: p}\n  p: {type: git_push, remote: \"${{ inputs.remote }}\", next: done}\n  done: {type: succeed}\n"
+	tokenPush := strings.Replace(push, `next: done}`, `token_env: GH_TOKEN, next: done}`, 1)
 	agent := "version: 1\nname: a\nstart: a\nnodes:\n  a: {type: agent, prompt: hi, on_pass: done, on_fail: done}\n  done: {type: succeed}\n"
 	cases := []struct {
 		name, bp, repo, want string
@@ -213,6 +214,9 @@ func TestPreflightErrors(t *testing.T) {
 		{"unknown input", push, repo, `unknown input "nope"`, []string{"--input", "remote=/x", "--input", "nope=1"}},
 		{"remote path missing", push, repo, "does not exist", []string{"--input", "remote=" + filepath.Join(t.TempDir(), "gone.git")}},
 		{"model key", agent, repo, "OPENAI_API_KEY is not set", nil},
+		{"token to a host not allowed", tokenPush, repo, "node p pushes with GH_TOKEN: the blueprint would send a credential to https://evil.example/x.git; credentials go only to https://github.com or to URL prefixes the operator allows (--allow-endpoint https://evil.example)",
+			[]string{"--input", "remote=https://evil.example/x.git"}},
+		{"token to a local path", tokenPush, repo, "is not an http(s) URL", []string{"--input", "remote=" + t.TempDir()}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/blueprints"
+	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -95,8 +96,9 @@ func checkModelKeys(bp *blueprint.Blueprint, rf *runFlags) error {
 }
 
 // checkRemotes fails when a git_push node pushes to a local path that does
-// not exist: the run would do all its work and fail at the end.
-func checkRemotes(bp *blueprint.Blueprint, inputs inputFlags, repo string) error {
+// not exist, or would send its token to a remote the operator did not
+// allow: the run would do all its work and fail at the end.
+func checkRemotes(bp *blueprint.Blueprint, inputs inputFlags, repo string, allowed []string) error {
 	scope := &blueprint.Scope{Inputs: withDefaults(bp, inputs)}
 	for _, id := range bp.Order {
 		n := bp.Nodes[id]
@@ -110,6 +112,11 @@ func checkRemotes(bp *blueprint.Blueprint, inputs inputFlags, repo string) error
 				continue // depends on more than inputs; the node reports it
 			}
 			remote = r
+		}
+		if tok, _ := n.Config["token_env"].(string); tok != "" {
+			if err := blueprint.CheckEndpoint(nodes.Types()["git_push"].Fields["remote"], remote, allowed); err != nil {
+				return fmt.Errorf("node %s pushes with %s: %w", id, tok, err)
+			}
 		}
 		path, ok := localRemote(remote)
 		if !ok {

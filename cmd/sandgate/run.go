@@ -68,7 +68,7 @@ func (rf *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&rf.baseURL, "base-url", "", "OpenAI-compatible endpoint of every agent node (default $OPENAI_BASE_URL, then OpenAI)")
 	fs.StringVar(&rf.apiKeyEnv, "api-key-env", "", "environment variable holding the agents' API key (default OPENAI_API_KEY)")
 	fs.Var(&rf.allowEnv, "allow-env", "let the blueprint pass this credential variable into the box via sandbox.env (repeatable)")
-	fs.Var(&rf.allowEndpoints, "allow-endpoint", "let the blueprint send agent keys to this base_url (repeatable)")
+	fs.Var(&rf.allowEndpoints, "allow-endpoint", "let the blueprint send credentials to URLs under this prefix: an agent's base_url, a git_push remote with token_env, a review's base_url (repeatable; https://github.com and https://api.github.com need none)")
 }
 
 // redactor removes the harness's credentials (and the operator's key, and
@@ -171,7 +171,7 @@ func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo st
 	if err := checkModelKeys(bp, rf); err != nil {
 		return "", "", err
 	}
-	if err := checkRemotes(bp, inputs, root); err != nil {
+	if err := checkRemotes(bp, inputs, root, rf.allowEndpoints); err != nil {
 		return "", "", err
 	}
 	if rev, err = chooseRev(root, inc, head, stderr); err != nil {
