@@ -48,6 +48,7 @@ func (d *decoder) node(id string, key, v *yaml.Node) *Node {
 		if s, ok := d.str(tv, path+".type"); ok {
 			node.Type = s
 			nt, typeKnown = lookupType(d.types, s)
+			node.Gate = nt.Gate
 			if !typeKnown {
 				d.r.errorf(posOf(tv), path+".type", "unknown node type %q%s", s, didYouMean(s, typeNames(d.types)))
 			}

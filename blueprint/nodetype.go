@@ -71,6 +71,13 @@ type NodeType struct {
 	// Stage names the harness stage the type belongs to (propose, verify,
 	// promote), recorded on its spans so a trace reads like the harness.
 	Stage string
+	// Gate marks a type whose nodes judge the change: each run's verdict
+	// is recorded against the change it saw (keyed by node id), and a
+	// promotion node that a gate node can reach refuses to let the change
+	// leave until that verdict passes on the change as it is. The node
+	// reports its judgement through its Outcome (pass or not), Reason and
+	// optional Details; the harness, not the node, ties it to the change.
+	Gate bool
 	// Check, when set, runs after the generic field checks and returns
 	// extra diagnostics; cfg is the node's whole YAML mapping.
 	Check func(n *Node, cfg *yaml.Node) []Diagnostic

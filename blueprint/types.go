@@ -96,6 +96,9 @@ type Node struct {
 	ID          string
 	Type        string
 	Description string
+	// Gate is true when the node's type is declared a gate (NodeType.Gate)
+	// in the type set the blueprint was loaded with.
+	Gate bool
 	// Timeout caps one attempt of the node; zero means no per-node cap.
 	Timeout time.Duration
 	// Retry re-runs the node when it errors (breaks), not when it fails a

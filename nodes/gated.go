@@ -14,9 +14,6 @@ import (
 	"github.com/sandgate/sandgate/runtime"
 )
 
-// gateKinds are the node types whose verdicts promotion depends on.
-var gateKinds = map[string]bool{"lint": true, "test": true, "diff_cap": true, "protect": true, "parity": true}
-
 // promoteKinds are the node types that let a change leave the box.
 var promoteKinds = map[string]bool{"git_commit": true, "git_push": true, "review": true}
 
@@ -130,6 +127,10 @@ func (s *session) rebase() error {
 type quietNode struct {
 	inner runtime.Node
 	gate  bool
+	// publish records the inner node's result as its verdict: a gate type
+	// that is not built in (see decorateGates). Built-in gates record
+	// their own, richer verdicts.
+	publish bool
 }
 
 // quietly wraps a factory so its nodes run on a quiesced box; gates are
@@ -150,12 +151,16 @@ func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if err != nil {
 		return nil, err
 	}
-	release, err := w.quiet.acquire(ctx, true)
-	if err != nil {
-		return nil, err
+	// A node already holding the box (a wrapped gate inside another) must
+	// not wait for itself.
+	if ctx.Value(keyQuiet) == nil {
+		release, err := w.quiet.acquire(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		ctx = quiet(ctx)
 	}
-	defer release()
-	ctx = quiet(ctx)
 	if !q.gate {
 		return q.inner.Run(ctx, in)
 	}
@@ -167,9 +172,12 @@ func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	ctx = context.WithValue(ctx, keySession, s)
 	hidden, _ := in.Spec.Config["hidden"].(string)
 	var res *runtime.Result
-	if hidden != "" {
+	switch {
+	case q.publish:
+		res, err = q.runPublished(ctx, w, in, before.fp)
+	case hidden != "":
 		res, err = q.runHidden(ctx, w, in)
-	} else {
+	default:
 		res, err = q.inner.Run(ctx, in)
 	}
 	if err != nil || res == nil {

@@ -46,18 +46,25 @@ func factories(o Options) map[string]runtime.Factory {
 	}
 }
 
-// Register adds every implemented built-in node type to r.
+// Register adds every implemented built-in node type to r, and makes every
+// gate type in r (blueprint.NodeType.Gate), whoever registers it, run on
+// the quiesced workspace with its verdict recorded for promotion.
 // Blueprints loaded through r (Registry.Load, resumes) get the operator's
 // allowances from o; without them credentials stay out of the box and
 // blueprints cannot choose where keys go.
 func Register(r *runtime.Registry, o Options) error {
 	o.Agent.AllowEndpoints = append(o.Agent.AllowEndpoints, o.AllowEndpoints...)
 	r.AddLoadOptions(blueprint.WithAllowEnv(o.AllowEnv...), blueprint.WithAllowEndpoints(o.Agent.AllowEndpoints...))
+	own := map[string]bool{}
 	for _, t := range types(o) {
 		if err := r.Register(t); err != nil {
 			return err
 		}
+		own[t.Spec.Name] = true
 	}
+	// Gate types registered by the embedder, before or after this call,
+	// run and record their verdicts as the built-in gates do.
+	r.Decorate(decorateGates(own))
 	return nil
 }
 

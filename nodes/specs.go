@@ -42,12 +42,12 @@ func Specs() []blueprint.NodeType {
 				"run": {Kind: kCmd, Required: true, NoTemplate: true, Doc: "command line run by sh -c in the workspace (no templates), or {argv: [program, arg...]} run without a shell, whose items may name patterned inputs"},
 			},
 			Outputs: map[string]blueprint.Kind{"exit_code": kInt, "output": kStr}},
-		{Name: "lint", Stage: "verify", Doc: "runs linters and parses file:line:col diagnostics",
+		{Name: "lint", Stage: "verify", Gate: true, Doc: "runs linters and parses file:line:col diagnostics",
 			Fields: map[string]blueprint.Field{
 				"run": {Kind: kCmds, Required: true, NoTemplate: true, Doc: "one or more linter commands, each a shell command line (no templates) or {argv: [program, arg...]}"},
 			},
 			Outputs: map[string]blueprint.Kind{"diagnostics": kInt, "files": kList}},
-		{Name: "test", Stage: "verify", Doc: "runs tests and counts them from structured output",
+		{Name: "test", Stage: "verify", Gate: true, Doc: "runs tests and counts them from structured output",
 			Fields: map[string]blueprint.Field{
 				"run":             {Kind: kCmd, Required: true, NoTemplate: true, Doc: "test command: a shell command line (no templates) or {argv: [program, arg...]} run without a shell, whose items may name patterned inputs"},
 				"format":          {Kind: kStr, Enum: []string{"auto", "go-json", "junit", "tap"}, Doc: "report format (default auto)"},
@@ -62,7 +62,7 @@ func Specs() []blueprint.NodeType {
 			},
 			Outputs: map[string]blueprint.Kind{"passed": kInt, "failed": kInt, "skipped": kInt, "failures": kList, "flaky": kList},
 			Check:   checkTest},
-		{Name: "diff_cap", Stage: "verify", Doc: "fails when the change against the base commit is too large",
+		{Name: "diff_cap", Stage: "verify", Gate: true, Doc: "fails when the change against the base commit is too large",
 			Fields: map[string]blueprint.Field{
 				"max_lines": {Kind: kInt, Doc: "lines added plus deleted"},
 				"max_files": {Kind: kInt, Doc: "files changed, binary files included"},
@@ -71,13 +71,13 @@ func Specs() []blueprint.NodeType {
 			},
 			Outputs: map[string]blueprint.Kind{"lines": kInt, "added": kInt, "deleted": kInt, "files": kInt, "bytes": kInt, "binary": kInt},
 			Check:   checkDiffCap},
-		{Name: "protect", Stage: "verify", Doc: "fails (or reverts) when protected paths changed",
+		{Name: "protect", Stage: "verify", Gate: true, Doc: "fails (or reverts) when protected paths changed",
 			Fields: map[string]blueprint.Field{
 				"paths":  {Kind: kList, Required: true, NoTemplate: true, Doc: "globs the agent must not change"},
 				"action": {Kind: kStr, Enum: []string{"fail", "revert"}, Doc: "fail (default) or revert the changes"},
 			},
 			Outputs: map[string]blueprint.Kind{"changed": kList}},
-		{Name: "parity", Stage: "verify", Doc: "checks sandbox tool versions against what the repo pins",
+		{Name: "parity", Stage: "verify", Gate: true, Doc: "checks sandbox tool versions against what the repo pins",
 			Fields: map[string]blueprint.Field{
 				"tools": {Kind: kMap, NoTemplate: true, Doc: "tool name to required version prefix, beside go.mod and .tool-versions"},
 			},

@@ -24,13 +24,15 @@ type Verdict struct {
 type GateResult struct {
 	Node string `json:"node"`
 	// Kind is the summary key the node reports under: lint, tests, diff,
-	// protect or parity.
-	Kind        string      `json:"kind"`
-	Pass        bool        `json:"pass"`
-	Reason      string      `json:"reason,omitempty"`
-	Tests       *TestCounts `json:"tests,omitempty"`
-	DurationMS  int64       `json:"duration_ms"`
-	Fingerprint string      `json:"fingerprint"`
+	// protect or parity for the built-in gates, the type name for others.
+	Kind   string      `json:"kind"`
+	Pass   bool        `json:"pass"`
+	Reason string      `json:"reason,omitempty"`
+	Tests  *TestCounts `json:"tests,omitempty"`
+	// Details are a gate's own structured findings (runtime.Result.Details).
+	Details     map[string]any `json:"details,omitempty"`
+	DurationMS  int64          `json:"duration_ms"`
+	Fingerprint string         `json:"fingerprint"`
 }
 
 // TestCounts are what a test gate counted.
@@ -121,7 +123,8 @@ func verdictWord(pass bool) string {
 const anyChange = "*"
 
 // requiredGates lists the gate nodes promotion waits for: every gate node
-// from which a promotion node can be reached. A gate that only runs after
+// (its type declares blueprint.NodeType.Gate, built in or not) from which a
+// promotion node can be reached. A gate that only runs after
 // the change has left (a post-push check) cannot hold it back.
 func requiredGates(bp *blueprint.Blueprint) []string {
 	into := map[string][]string{}
@@ -151,7 +154,7 @@ func requiredGates(bp *blueprint.Blueprint) []string {
 	}
 	var out []string
 	for _, id := range bp.Order {
-		if seen[id] && gateKinds[bp.Nodes[id].Type] {
+		if seen[id] && bp.Nodes[id].Gate {
 			out = append(out, id)
 		}
 	}

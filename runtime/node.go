@@ -104,6 +104,10 @@ type Result struct {
 	Tokens int
 	// Reason explains a hand-off or a failure in one line.
 	Reason string
+	// Details are a gate node's structured findings (its type declares
+	// blueprint.NodeType.Gate), recorded with its verdict. They must
+	// marshal to JSON; a gate whose details do not is recorded as failed.
+	Details map[string]any
 }
 
 // Factory builds a node from its declaration. It runs once per run, before
@@ -116,11 +120,15 @@ type Type struct {
 	New  Factory
 }
 
+// Decorator wraps the factory of a node type; see Registry.Decorate.
+type Decorator func(spec blueprint.NodeType, f Factory) Factory
+
 // Registry maps node type names to types. The embedder owns it: there is no
 // global registry.
 type Registry struct {
-	types    map[string]Type
-	loadOpts []blueprint.Option
+	types      map[string]Type
+	loadOpts   []blueprint.Option
+	decorators []Decorator
 }
 
 var _ blueprint.TypeSet = (*Registry)(nil)
@@ -139,6 +147,8 @@ func (r *Registry) Register(t Type) error {
 		return fmt.Errorf("register node type %q: the name is a built-in terminal", name)
 	case t.New == nil:
 		return fmt.Errorf("register node type %q: no factory", name)
+	case t.Spec.Gate && t.Spec.Terminal:
+		return fmt.Errorf("register node type %q: a terminal type cannot be a gate", name)
 	}
 	if _, dup := r.types[name]; dup {
 		return fmt.Errorf("register node type %q: already registered", name)
@@ -162,6 +172,12 @@ func (r *Registry) NodeTypeNames() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Decorate wraps the factory of every type, those registered later
+// included, with d; decorators apply in the order they were added, the
+// last outermost. The built-in nodes use it to run every gate type on a
+// quiesced workspace and record its verdict against the change it saw.
+func (r *Registry) Decorate(d Decorator) { r.decorators = append(r.decorators, d) }
 
 // AddLoadOptions adds options every Load uses (resumes included), such as
 // the operator's blueprint.WithAllowEnv.
@@ -195,7 +211,11 @@ func (r *Registry) build(bp *blueprint.Blueprint) (map[string]Node, error) {
 		if !ok {
 			return nil, fmt.Errorf("node %s: type %q is not registered", id, spec.Type)
 		}
-		n, err := t.New(spec)
+		f := t.New
+		for _, d := range r.decorators {
+			f = d(t.Spec, f)
+		}
+		n, err := f(spec)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d:%d: nodes.%s: %w", bp.File, spec.Pos.Line, spec.Pos.Col, id, err)
 		}
