@@ -72,6 +72,7 @@ func (s *suite) judge(t testing.TB, what string, res *runtime.Result, err error)
 		t.Errorf("%s: Run returned a nil result and a nil error", what)
 		return
 	}
+	t.Logf("%s: %s %s", what, res.Outcome, res.Reason)
 	if !validOutcome(res.Outcome) {
 		t.Errorf("%s: outcome %q is not pass, fail or handoff (the runtime treats it as a broken node)", what, res.Outcome)
 	}

@@ -3,6 +3,7 @@ package runtimetest
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,6 +136,11 @@ func (s *suite) prepare(t testing.TB) bool {
 	}
 	if s.c.Prepare == nil {
 		return true
+	}
+	// The runtime creates a run's directory before preparing it.
+	if err := os.MkdirAll(s.runDir, 0o755); err != nil {
+		t.Errorf("run directory: %v", err)
+		return false
 	}
 	env, err := s.c.Prepare(secrets.NewContext(context.Background(), s.redact), s.runDir, s.bp, false)
 	if err != nil {
