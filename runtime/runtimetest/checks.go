@@ -110,9 +110,7 @@ func outputProblems(declared map[string]blueprint.Kind, got map[string]any, comp
 	return out
 }
 
-var (
-	durationType = reflect.TypeOf(time.Duration(0))
-)
+var durationType = reflect.TypeOf(time.Duration(0))
 
 // fits reports whether v holds the Go type kind k becomes in expressions
 // (see the package documentation).
