@@ -1,25 +1,21 @@
-// Package runtimetest is a conformance suite for custom node types, in the
-// spirit of testing/slogtest: a node type that passes it plugs into the
-// runtime without surprises.
-//
-//	func TestMyNode(t *testing.T) {
-//		runtimetest.Run(t, runtimetest.Config{Type: mynode.Type(), Body: "url: http://127.0.0.1:1"})
-//	}
 package runtimetest
 
 import (
 	"context"
 	"fmt"
-	"reflect"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/secrets"
 )
 
-// Config describes the node type under test.
-type Config struct {
+// Case is one configuration of a node type to check.
+type Case struct {
 	Type runtime.Type
 	// Body is the node's YAML configuration without type or edges, e.g.
 	// "run: go vet ./...". It must be valid for the type.
@@ -28,170 +24,166 @@ type Config struct {
 	Workspace string
 	// Services are passed to the node.
 	Services map[string]any
+	// Prepare, when set, builds the environment the attempts run in, as
+	// Runtime.Prepare does for a run: its Workspace replaces Workspace and
+	// its Services are merged over Services. The suite prepares one
+	// environment for the direct attempts and the runtime prepares another
+	// for the run; both are closed when the test ends.
+	Prepare runtime.Prepare
+	// AllowError, when set, says why Run may return an error in this
+	// configuration (for example "the service is down on purpose"). Empty
+	// means any error fails the suite.
+	AllowError string
+	// AllowMissing, when set, says why a result may leave declared outputs
+	// out in this configuration (for example "promotion refuses without a
+	// passing verdict, and a refusal publishes nothing"). Undeclared
+	// outputs and wrong types fail the suite regardless.
+	AllowMissing string
+	// Parallel is how many attempts of one node instance the concurrency
+	// check runs at once (default 4).
+	Parallel int
 	// CancelWithin bounds how long Run may take to return once its context
 	// is canceled (default 5s).
 	CancelWithin time.Duration
 }
 
-// Run checks the node type's declaration, its factory, its results and its
-// response to cancellation, and then runs it inside a real blueprint.
-func Run(t *testing.T, c Config) {
+// Run checks a node type against the contract in the package
+// documentation. It reports failures through t.
+func Run(t testing.TB, c Case) {
 	t.Helper()
+	if c.CancelWithin <= 0 {
+		c.CancelWithin = 5 * time.Second
+	}
+	if c.Parallel <= 0 {
+		c.Parallel = 4
+	}
 	if c.Workspace == "" {
 		c.Workspace = t.TempDir()
 	}
-	if c.CancelWithin == 0 {
-		c.CancelWithin = 5 * time.Second
-	}
-	bp := load(t, c)
-	if bp == nil {
+	s := &suite{c: c}
+	group(t, "declaration", func(t testing.TB) { checkSpec(t, c.Type.Spec) })
+	if s.bp = load(t, c); s.bp == nil {
 		return
 	}
-	t.Run("declaration", func(t *testing.T) { checkSpec(t, c.Type.Spec) })
-	t.Run("result", func(t *testing.T) { checkResult(t, c, bp) })
-	t.Run("cancel", func(t *testing.T) { checkCancel(t, c, bp) })
-	t.Run("in a run", func(t *testing.T) { checkInRun(t, c, bp) })
+	if !s.prepare(t) {
+		return
+	}
+	group(t, "result", s.checkResult)
+	group(t, "concurrency", s.checkConcurrent)
+	group(t, "cancel", s.checkCancel)
+	group(t, "in a run", s.checkInRun)
 }
 
-func load(t *testing.T, c Config) *blueprint.Blueprint {
+// group runs one group of rules: as a subtest where t can have them, else
+// inline, under a log line naming the group.
+func group(t testing.TB, name string, f func(testing.TB)) {
+	t.Helper()
+	if tt, ok := t.(*testing.T); ok {
+		tt.Run(name, func(t *testing.T) { f(t) })
+		return
+	}
+	t.Logf("runtimetest: %s", name)
+	f(t)
+}
+
+// suite is the state the checks share: the blueprint and the environment
+// direct attempts run in.
+type suite struct {
+	c         Case
+	bp        *blueprint.Blueprint
+	runDir    string
+	workspace string
+	services  map[string]any
+	redact    *secrets.Redactor
+}
+
+func load(t testing.TB, c Case) *blueprint.Blueprint {
 	t.Helper()
 	reg := runtime.NewRegistry()
 	if err := reg.Register(c.Type); err != nil {
-		t.Fatalf("register: %v", err)
+		t.Errorf("register: %v", err)
+		return nil
 	}
 	src := fmt.Sprintf("version: 1\nname: conformance\nstart: node\nnodes:\n  node:\n    type: %s\n    on_pass: ok\n    on_fail: no\n%s  ok: {type: succeed}\n  no: {type: fail}\n",
 		c.Type.Spec.Name, indent(c.Body))
-	bp, err := blueprint.Parse("conformance.yaml", []byte(src), blueprint.WithTypes(reg))
+	bp, err := reg.Parse("conformance.yaml", []byte(src))
 	if err != nil {
-		t.Fatalf("the node's configuration does not validate:\n%v\n---\n%s", err, src)
+		t.Errorf("the case's Body does not validate against the type:\n%v\n---\n%s", err, src)
 		return nil
 	}
 	return bp
 }
 
 func indent(body string) string {
-	out := ""
-	for _, l := range splitLines(body) {
-		out += "    " + l + "\n"
-	}
-	return out
-}
-
-func splitLines(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			out = append(out, s[start:i])
-			start = i + 1
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
+		if l != "" {
+			b.WriteString("    " + l + "\n")
 		}
 	}
-	if start < len(s) {
-		out = append(out, s[start:])
-	}
-	return out
+	return b.String()
 }
 
-func checkSpec(t *testing.T, s blueprint.NodeType) {
-	if s.Terminal {
-		t.Error("custom node types must not be terminal")
+// prepare builds the environment of the direct attempts.
+func (s *suite) prepare(t testing.TB) bool {
+	t.Helper()
+	s.runDir = filepath.Join(t.TempDir(), "conformance")
+	s.workspace = s.c.Workspace
+	s.redact = secrets.New(nil)
+	s.services = map[string]any{}
+	for k, v := range s.c.Services {
+		s.services[k] = v
 	}
-	if s.Doc == "" {
-		t.Error("NodeType.Doc is empty: users read it in the schema")
+	if s.c.Prepare == nil {
+		return true
 	}
-	if _, ok := s.Outputs["outcome"]; ok {
-		t.Error(`"outcome" is set by the runtime; do not declare it as an output`)
+	// The runtime creates a run's directory before preparing it.
+	if err := os.MkdirAll(s.runDir, 0o755); err != nil {
+		t.Errorf("run directory: %v", err)
+		return false
 	}
-	for name, f := range s.Fields {
-		if f.Kind == "" {
-			t.Errorf("field %s has no kind", name)
-		}
-	}
-}
-
-func newInput(t *testing.T, c Config, bp *blueprint.Blueprint) *runtime.Input {
-	return &runtime.Input{RunID: "conformance", NodeID: "node", Attempt: 1, Spec: bp.Nodes["node"],
-		Scope: &blueprint.Scope{}, Workspace: c.Workspace, Dir: t.TempDir(), Services: c.Services}
-}
-
-func checkResult(t *testing.T, c Config, bp *blueprint.Blueprint) {
-	n, err := c.Type.New(bp.Nodes["node"])
+	env, err := s.c.Prepare(secrets.NewContext(context.Background(), s.redact), s.runDir, s.bp, false)
 	if err != nil {
-		t.Fatalf("factory: %v", err)
+		t.Errorf("Case.Prepare: %v", err)
+		return false
 	}
-	res, err := n.Run(context.Background(), newInput(t, c, bp))
-	if err != nil {
-		t.Logf("node returned an error (allowed, but check it is a real breakage): %v", err)
-		return
+	t.Cleanup(func() { closeEnv(t, env) })
+	if env.Workspace != "" {
+		s.workspace = env.Workspace
 	}
-	if res == nil {
-		t.Fatal("nil result without an error")
-	}
-	switch res.Outcome {
-	case runtime.OutcomePass, runtime.OutcomeFail, runtime.OutcomeHandoff:
-	default:
-		t.Errorf("outcome %q is not pass, fail or handoff", res.Outcome)
-	}
-	for k, v := range res.Outputs {
-		kind, ok := c.Type.Spec.Outputs[k]
-		if !ok {
-			t.Errorf("output %q is not declared in NodeType.Outputs", k)
-			continue
-		}
-		if !fits(kind, v) {
-			t.Errorf("output %q = %#v does not fit declared kind %s", k, v, kind)
-		}
-	}
-}
-
-// fits reports whether a value can be used as the declared kind.
-func fits(k blueprint.Kind, v any) bool {
-	rv := reflect.ValueOf(v)
-	switch k {
-	case blueprint.KindString:
-		return rv.Kind() == reflect.String
-	case blueprint.KindInt:
-		return rv.CanInt()
-	case blueprint.KindFloat:
-		return rv.CanFloat() || rv.CanInt()
-	case blueprint.KindBool:
-		return rv.Kind() == reflect.Bool
-	case blueprint.KindStringList:
-		return rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.String
+	for k, v := range env.Services {
+		s.services[k] = v
 	}
 	return true
 }
 
-func checkCancel(t *testing.T, c Config, bp *blueprint.Blueprint) {
-	n, err := c.Type.New(bp.Nodes["node"])
-	if err != nil {
-		t.Fatalf("factory: %v", err)
+func closeEnv(t testing.TB, env *runtime.Environment) {
+	if env.Close != nil {
+		if err := env.Close(); err != nil {
+			t.Errorf("closing the prepared environment: %v", err)
+		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = n.Run(ctx, newInput(t, c, bp))
-	}()
-	select {
-	case <-done:
-	case <-time.After(c.CancelWithin):
-		t.Fatalf("Run ignored a canceled context for %s", c.CancelWithin)
+	if env.Discard != nil {
+		_ = env.Discard()
 	}
 }
 
-func checkInRun(t *testing.T, c Config, bp *blueprint.Blueprint) {
-	reg := runtime.NewRegistry()
-	_ = reg.Register(c.Type)
-	rt := &runtime.Runtime{Registry: reg, RunsDir: t.TempDir(), Services: c.Services}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Workspace: c.Workspace})
+// build makes a node instance through the type's factory.
+func (s *suite) build(t testing.TB) runtime.Node {
+	t.Helper()
+	n, err := s.c.Type.New(s.bp.Nodes["node"])
 	if err != nil {
-		t.Fatalf("run: %v", err)
+		t.Fatalf("factory: %v", err)
 	}
-	if sum.Status == runtime.StatusRunning || sum.Status == runtime.StatusCanceled {
-		t.Fatalf("run ended %s: %s", sum.Status, sum.Reason)
+	if n == nil {
+		t.Fatal("factory returned a nil node without an error")
 	}
+	return n
+}
+
+// input is attempt n's input, each with its own attempt directory.
+func (s *suite) input(attempt int) *runtime.Input {
+	return &runtime.Input{RunID: filepath.Base(s.runDir), NodeID: "node", Attempt: attempt, Spec: s.bp.Nodes["node"],
+		Scope: &blueprint.Scope{}, Workspace: s.workspace, Dir: filepath.Join(s.runDir, "nodes", "node", fmt.Sprint(attempt)),
+		Logger: discardLogger, Redactor: s.redact, Services: s.services}
 }

@@ -1,0 +1,5 @@
+//go:build race
+
+package runtimetest_test
+
+const raceEnabled = true
