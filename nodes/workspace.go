@@ -218,7 +218,7 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 	if err := os.WriteFile(filepath.Join(runDir, "base"), []byte(commit), 0o644); err != nil {
 		return nil, err
 	}
-	policy := sandbox.FromBlueprint(bp.Sandbox)
+	policy := SandboxPolicy(bp.Sandbox)
 	disk := policy.Limits.DiskBytes // the blueprint's sandbox.disk
 	policy.Limits, policy.ReadOnly, policy.Caches = o.Limits, o.ReadOnly, o.Caches
 	if policy.Limits.DiskBytes == 0 {

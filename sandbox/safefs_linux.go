@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -20,9 +19,6 @@ import (
 // O_PATH, so a FIFO or device planted between a stat and an open is never
 // waited on.
 const resolveBeneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV
-
-// ErrChanged reports a path that changed while the harness read it.
-var ErrChanged = errors.New("changed while the harness was reading it")
 
 // openBeneath opens rel (slash or OS separated, never absolute) below root.
 func openBeneath(root, rel string, flags uint64) (int, error) {
