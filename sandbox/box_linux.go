@@ -101,7 +101,7 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		}
 		if out, err := exec.CommandContext(ctx, "cp", "-a", "--", o.Seed+"/.", d.path(diskUpper)).CombinedOutput(); err != nil {
 			b.Close()
-			return nil, fmt.Errorf("sandbox: seed the workspace: %v: %s", err, strings.TrimSpace(string(out)))
+			return nil, fmt.Errorf("sandbox: seed the workspace: %w: %s", err, strings.TrimSpace(string(out)))
 		}
 	}
 	if o.Snapshot != "" && o.NoOverlay {
@@ -134,7 +134,7 @@ func (b *Box) useCopy(ctx context.Context) error {
 	if _, err := os.Stat(dst); err != nil {
 		out, err := exec.CommandContext(ctx, "cp", "-a", b.opts.Snapshot, dst).CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("copy the workspace: %v: %s", err, out)
+			return fmt.Errorf("copy the workspace: %w: %s", err, out)
 		}
 	}
 	b.copyDir, b.opts.Workspace = dst, dst
@@ -206,13 +206,13 @@ func (b *Box) startInit(ctx context.Context) error {
 	}
 	cg, err := newCgroups(b.limits)
 	if err != nil {
-		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
 	}
 	b.cg = cg
 	// init moves each command into the commands' cgroup through this fd.
 	procs, err := os.OpenFile(cg.cmdProcs, os.O_WRONLY, 0)
 	if err != nil {
-		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
 	}
 	defer procs.Close()
 	// On cgroup v1 each command thread joins the commands' cgroup before
@@ -223,7 +223,7 @@ func (b *Box) startInit(ctx context.Context) error {
 	if !cg.v2 {
 		for i, p := range []string{filepath.Join(filepath.Dir(cg.cmdProcs), "tasks"), cg.cmdMemTasks, cg.memTasks} {
 			if tasks[i], err = os.OpenFile(p, os.O_WRONLY, 0); err != nil {
-				return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+				return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
 			}
 			defer tasks[i].Close()
 		}
@@ -251,10 +251,10 @@ func (b *Box) startInit(ctx context.Context) error {
 		Pdeathsig:                  syscall.SIGKILL,
 	}
 	if err := b.cmd.Start(); err != nil {
-		return fmt.Errorf("%w: cannot create namespaces: %v (user namespaces may be disabled: check /proc/sys/user/max_user_namespaces)", ErrUnavailable, err)
+		return fmt.Errorf("%w: cannot create namespaces: %w (user namespaces may be disabled: check /proc/sys/user/max_user_namespaces)", ErrUnavailable, err)
 	}
 	if err := cg.add(b.cmd.Process.Pid); err != nil {
-		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
 	}
 	b.enc = json.NewEncoder(b.sock)
 	go b.readLoop()
@@ -315,7 +315,7 @@ func (b *Box) fail(err error) {
 		}
 	}
 	b.mu.Lock()
-	b.deadErr = fmt.Errorf("sandbox init exited: %v; %s", err, strings.TrimSpace(b.initLog.String()))
+	b.deadErr = fmt.Errorf("sandbox init exited: %w; %s", err, strings.TrimSpace(b.initLog.String()))
 	b.mu.Unlock()
 	close(b.dead)
 }

@@ -89,7 +89,7 @@ func openFileBeneath(root, rel string, want node) (*os.File, error) {
 	fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY)
 	if err != nil {
 		if err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP || err == unix.ENXIO {
-			return nil, fmt.Errorf("%s: %w (%v)", rel, ErrChanged, err)
+			return nil, fmt.Errorf("%s: %w (%w)", rel, ErrChanged, err)
 		}
 		return nil, fmt.Errorf("%s: %w", rel, err)
 	}

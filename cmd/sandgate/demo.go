@@ -106,7 +106,7 @@ func setUpDemo(dir, scenario string, model *string) (repo, remote, bpPath string
 		cmd := exec.Command("git", args...)
 		cmd.Dir = wd
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 		return nil
 	}
