@@ -94,16 +94,6 @@ func NewRegistryWith(o Options) *runtime.Registry {
 	return r
 }
 
-// spec returns the declaration of a built-in type by name.
-func spec(name string) blueprint.NodeType {
-	for _, s := range Specs() {
-		if s.Name == name {
-			return s
-		}
-	}
-	panic("nodes: no spec for " + name)
-}
-
 // reviewIn builds review nodes whose local queue defaults to dir.
 func reviewIn(dir string) runtime.Factory {
 	return func(spec *blueprint.Node) (runtime.Node, error) {

@@ -62,3 +62,18 @@ type Layer struct {
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
 }
+
+// Result is the outcome of one command.
+type Result struct {
+	ExitCode int `json:"exit_code"`
+	// Signal names the signal that ended the command, if any.
+	Signal   string        `json:"signal,omitempty"`
+	TimedOut bool          `json:"timed_out,omitempty"`
+	Output   []byte        `json:"output"`
+	Dropped  int64         `json:"dropped,omitempty"`
+	Duration time.Duration `json:"duration"`
+	// DiskFull, set by the harness, says the command failed with the box's
+	// disk limit reached; DiskNote says so in words for feedback.
+	DiskFull bool   `json:"disk_full,omitempty"`
+	DiskNote string `json:"disk_note,omitempty"`
+}

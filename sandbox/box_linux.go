@@ -479,3 +479,26 @@ func (l *lockedWriter) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// hostEnv looks a variable up in the harness environment.
+func hostEnv(k string) (string, bool) { return os.LookupEnv(k) }
+
+// withDefaults fills in the defaults documented on Limits.
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = 10 * time.Minute
+	}
+	if l.OutputBytes <= 0 {
+		l.OutputBytes = 1 << 20
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = 4 << 30
+	}
+	if l.Pids <= 0 {
+		l.Pids = 512
+	}
+	if l.DiskBytes <= 0 {
+		l.DiskBytes = DefaultDiskBytes
+	}
+	return l
+}

@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
+	"strings"
 )
 
 // errNotLinux is what every box operation returns off Linux: the
@@ -58,8 +60,19 @@ func Changes(lower, upper, merged string) ([]Change, error) { return nil, errNot
 // source is where a change's content lives; off Linux there is none.
 type source struct{}
 
-// Open fails off Linux (no Change carries content there).
-func (c Change) Open() (io.ReadCloser, error) { return nil, errNotLinux }
+// Open yields what a Change carries by itself (a link's target); a
+// file's content is read from a workspace, which exists only on Linux.
+func (c Change) Open() (io.ReadCloser, error) {
+	switch {
+	case c.Deleted:
+		return nil, fmt.Errorf("%s: deleted, it has no content", c.Path)
+	case c.Mode&fs.ModeSymlink != 0:
+		return io.NopCloser(strings.NewReader(c.Link)), nil
+	case c.src == nil:
+		return nil, fmt.Errorf("%s: no content (not listed by Changes)", c.Path)
+	}
+	return nil, errNotLinux
+}
 
 // runRole is never reached in a working setup off Linux: the harness
 // starts no helper processes there.

@@ -130,9 +130,6 @@ func walk(root, rel string, visit func(rel string) (bool, error)) error {
 	return nil
 }
 
-// isTopGit reports the snapshot's own repository directory.
-func isTopGit(rel string) bool { return rel == ".git" || strings.HasPrefix(rel, ".git/") }
-
 // treeCandidates lists every path of both trees (copy mode). The top-level
 // .git is compared by metadata only (it is mounted read-only in the box,
 // and reading all of history on every listing would be slow): any

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,25 +62,6 @@ type Limits struct {
 
 // DefaultDiskBytes is the disk limit when the policy sets none.
 const DefaultDiskBytes = 4 << 30
-
-func (l Limits) withDefaults() Limits {
-	if l.Timeout <= 0 {
-		l.Timeout = 10 * time.Minute
-	}
-	if l.OutputBytes <= 0 {
-		l.OutputBytes = 1 << 20
-	}
-	if l.MemoryBytes <= 0 {
-		l.MemoryBytes = 4 << 30
-	}
-	if l.Pids <= 0 {
-		l.Pids = 512
-	}
-	if l.DiskBytes <= 0 {
-		l.DiskBytes = DefaultDiskBytes
-	}
-	return l
-}
 
 // FormatBytes writes a byte count in binary units: 4 GiB, 512 MiB.
 func FormatBytes(n int64) string {
@@ -174,9 +154,6 @@ func BuildEnv(p Policy, host func(string) (string, bool)) []string {
 	sort.Strings(out)
 	return out
 }
-
-// hostEnv looks a variable up in the harness environment.
-func hostEnv(k string) (string, bool) { return os.LookupEnv(k) }
 
 // ErrUnavailable is wrapped by every error that means a confinement layer
 // could not be set up on this machine.
