@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
@@ -51,11 +50,11 @@ func (w *Workspace) stamps() (map[string]stamp, error) {
 		if err != nil {
 			return err
 		}
-		st, _ := info.Sys().(*syscall.Stat_t)
-		if st == nil {
-			return fmt.Errorf("stat %s: no inode data", p)
+		s, err := stampOf(info)
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", p, err)
 		}
-		out[rel] = stamp{ino: st.Ino, size: uint64(st.Size), ctime: st.Ctim.Nano(), mode: info.Mode()}
+		out[rel] = s
 		return nil
 	})
 	return out, err

@@ -218,8 +218,3 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
-
-func writeJSONLine(f *os.File, v any) {
-	b, _ := json.Marshal(v)
-	_, _ = f.Write(append(b, '\n'))
-}

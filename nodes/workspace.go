@@ -218,7 +218,7 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 	if err := os.WriteFile(filepath.Join(runDir, "base"), []byte(commit), 0o644); err != nil {
 		return nil, err
 	}
-	policy := sandbox.FromBlueprint(bp.Sandbox)
+	policy := SandboxPolicy(bp.Sandbox)
 	disk := policy.Limits.DiskBytes // the blueprint's sandbox.disk
 	policy.Limits, policy.ReadOnly, policy.Caches = o.Limits, o.ReadOnly, o.Caches
 	if policy.Limits.DiskBytes == 0 {
@@ -230,9 +230,9 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 	}
 	bo := sandbox.Options{Policy: policy, Snapshot: snap, StateDir: filepath.Join(runDir, "box"),
 		Audit: redact.Writer(audit), AllowUnconfined: o.AllowUnconfined}
-	var proxy *sandbox.Proxy
+	stopProxy := func() error { return nil }
 	if policy.Network == sandbox.NetworkAllowlist {
-		proxy, bo.ProxySocket, err = startProxy(runDir, policy, o.OnAlert, redact)
+		bo.ProxySocket, stopProxy, err = startProxy(runDir, policy, o.OnAlert, redact)
 		if err != nil {
 			audit.Close()
 			return nil, err
@@ -241,9 +241,7 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 	box, err := sandbox.Start(ctx, bo)
 	if err != nil {
 		audit.Close()
-		if proxy != nil {
-			proxy.Close()
-		}
+		_ = stopProxy()
 		return nil, err
 	}
 	ws.Box, ws.boxOpts = box, bo
@@ -253,27 +251,40 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 		Layers:    box.Layers(),
 		Diff:      ws.Diff,
 		Close: func() error {
-			err := errors.Join(ws.closePromotion(), box.Close(), audit.Close())
-			if proxy != nil {
-				err = errors.Join(err, proxy.Close())
-			}
-			return errors.Join(err, lease.Release())
+			return errors.Join(ws.closePromotion(), box.Close(), audit.Close(), stopProxy(), lease.Release())
 		},
 		// Close has stopped the box; a finished run never resumes.
 		Discard: box.Discard,
 	}, nil
 }
 
-func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert), redact *secrets.Redactor) (*sandbox.Proxy, string, error) {
+// startProxy starts the egress proxy for an allowlist box. stop closes
+// the proxy (waiting for its connections), then its logs, and removes the
+// socket's directory.
+func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert), redact *secrets.Redactor) (sock string, stop func() error, err error) {
+	var closers []func() error
+	stop = func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			_ = stop()
+		}
+	}()
 	f, err := os.OpenFile(filepath.Join(runDir, "audit.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, "", err
+		return "", nil, err
 	}
+	closers = append(closers, f.Close)
 	alerts, err := os.OpenFile(filepath.Join(runDir, "alerts.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		f.Close()
-		return nil, "", err
+		return "", nil, err
 	}
+	closers = append(closers, alerts.Close)
 	alertLog := redact.Writer(alerts)
 	proxy := &sandbox.Proxy{Allow: p.AllowHosts, AuditLog: redact.Writer(f), OnAlert: func(a sandbox.Alert) {
 		b, _ := json.Marshal(a)
@@ -286,11 +297,13 @@ func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert), re
 	// deeper than that, so the socket lives in a short private directory.
 	dir, err := os.MkdirTemp("", "sg-")
 	if err != nil {
-		return nil, "", err
+		return "", nil, err
 	}
-	sock := filepath.Join(dir, "proxy.sock")
+	closers = append(closers, func() error { return os.RemoveAll(dir) })
+	sock = filepath.Join(dir, "proxy.sock")
 	if err := proxy.Listen(sock); err != nil {
-		return nil, "", err
+		return "", nil, err
 	}
-	return proxy, sock, nil
+	closers = append(closers, proxy.Close)
+	return sock, stop, nil
 }

@@ -21,57 +21,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Options configure a box.
-type Options struct {
-	Policy Policy
-	// Workspace is a host directory mounted read-write at /work; writes
-	// to it are not under the disk limit. Leave it empty and set Snapshot
-	// to get a copy-on-write overlay instead.
-	Workspace string
-	// Snapshot is a read-only directory (a checkout of the base commit)
-	// used as the overlay's lower layer; changes land in the upper layer
-	// on the box's disk (StateDir/disk.img; see Upper).
-	Snapshot string
-	// StateDir holds the box's private files (mount point, overlay upper
-	// layer, init log). It must not be inside Workspace.
-	StateDir string
-	// AuditPath, when set, gets one JSON line per command.
-	AuditPath string
-	// Audit, when set, gets the audit lines instead of AuditPath, one
-	// Write per line (the harness wraps its file to redact credentials).
-	Audit io.Writer
-	// ProxySocket is the harness proxy's unix socket, for allowlist mode.
-	ProxySocket string
-	// AllowUnconfined permits Policy.Isolation "none". Without it such a
-	// policy is refused.
-	AllowUnconfined bool
-	// NoOverlay copies the snapshot instead of mounting an overlay. Start
-	// falls back to this by itself when the kernel refuses the overlay.
-	NoOverlay bool
-	// Seed is a host directory in the overlay upper layer's format (a
-	// copy of another box's Upper, whiteouts included) that the new box's
-	// workspace starts from, on top of Snapshot: a box built from a
-	// run's change, for held-out tests. Only with an overlay.
-	Seed string
-}
-
-// Command is one command to run in the box.
-type Command struct {
-	Args []string
-	// Dir is relative to the workspace (or absolute inside the box).
-	Dir     string
-	Timeout time.Duration
-	Stdin   []byte
-	// OutputBytes caps this command's captured output in place of
-	// Limits.OutputBytes, up to MaxOutputBytes; zero keeps the limit. The
-	// harness sets it per request, so nothing in the box can raise it.
-	OutputBytes int
-}
-
-// MaxOutputBytes bounds Command.OutputBytes: init holds the output in
-// memory and sends it to the harness in one message.
-const MaxOutputBytes = 256 << 20
-
 // outputBytes is the capture cap of one command.
 func (b *Box) outputBytes(c Command) int {
 	if c.OutputBytes > 0 {
@@ -105,6 +54,11 @@ type Box struct {
 	// disk holds everything the box writes, within the disk limit.
 	disk *disk
 }
+
+// Platform reports whether this OS can run boxes at all: nil on Linux
+// (Check tells which layers work here), an error wrapping ErrUnavailable
+// elsewhere. Callers use it to refuse before creating anything.
+func Platform() error { return nil }
 
 // Start builds a box. It fails, and runs nothing, if any layer of isolation
 // cannot be set up.
@@ -147,7 +101,7 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		}
 		if out, err := exec.CommandContext(ctx, "cp", "-a", "--", o.Seed+"/.", d.path(diskUpper)).CombinedOutput(); err != nil {
 			b.Close()
-			return nil, fmt.Errorf("sandbox: seed the workspace: %v: %s", err, strings.TrimSpace(string(out)))
+			return nil, fmt.Errorf("sandbox: seed the workspace: %w: %s", err, strings.TrimSpace(string(out)))
 		}
 	}
 	if o.Snapshot != "" && o.NoOverlay {
@@ -180,7 +134,7 @@ func (b *Box) useCopy(ctx context.Context) error {
 	if _, err := os.Stat(dst); err != nil {
 		out, err := exec.CommandContext(ctx, "cp", "-a", b.opts.Snapshot, dst).CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("copy the workspace: %v: %s", err, out)
+			return fmt.Errorf("copy the workspace: %w: %s", err, out)
 		}
 	}
 	b.copyDir, b.opts.Workspace = dst, dst
@@ -252,13 +206,13 @@ func (b *Box) startInit(ctx context.Context) error {
 	}
 	cg, err := newCgroups(b.limits)
 	if err != nil {
-		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
 	}
 	b.cg = cg
 	// init moves each command into the commands' cgroup through this fd.
 	procs, err := os.OpenFile(cg.cmdProcs, os.O_WRONLY, 0)
 	if err != nil {
-		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
 	}
 	defer procs.Close()
 	// On cgroup v1 each command thread joins the commands' cgroup before
@@ -269,7 +223,7 @@ func (b *Box) startInit(ctx context.Context) error {
 	if !cg.v2 {
 		for i, p := range []string{filepath.Join(filepath.Dir(cg.cmdProcs), "tasks"), cg.cmdMemTasks, cg.memTasks} {
 			if tasks[i], err = os.OpenFile(p, os.O_WRONLY, 0); err != nil {
-				return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+				return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
 			}
 			defer tasks[i].Close()
 		}
@@ -297,10 +251,10 @@ func (b *Box) startInit(ctx context.Context) error {
 		Pdeathsig:                  syscall.SIGKILL,
 	}
 	if err := b.cmd.Start(); err != nil {
-		return fmt.Errorf("%w: cannot create namespaces: %v (user namespaces may be disabled: check /proc/sys/user/max_user_namespaces)", ErrUnavailable, err)
+		return fmt.Errorf("%w: cannot create namespaces: %w (user namespaces may be disabled: check /proc/sys/user/max_user_namespaces)", ErrUnavailable, err)
 	}
 	if err := cg.add(b.cmd.Process.Pid); err != nil {
-		return fmt.Errorf("%w: resource limits: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
 	}
 	b.enc = json.NewEncoder(b.sock)
 	go b.readLoop()
@@ -361,7 +315,7 @@ func (b *Box) fail(err error) {
 		}
 	}
 	b.mu.Lock()
-	b.deadErr = fmt.Errorf("sandbox init exited: %v; %s", err, strings.TrimSpace(b.initLog.String()))
+	b.deadErr = fmt.Errorf("sandbox init exited: %w; %s", err, strings.TrimSpace(b.initLog.String()))
 	b.mu.Unlock()
 	close(b.dead)
 }
@@ -524,4 +478,27 @@ func (l *lockedWriter) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// hostEnv looks a variable up in the harness environment.
+func hostEnv(k string) (string, bool) { return os.LookupEnv(k) }
+
+// withDefaults fills in the defaults documented on Limits.
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = 10 * time.Minute
+	}
+	if l.OutputBytes <= 0 {
+		l.OutputBytes = 1 << 20
+	}
+	if l.MemoryBytes <= 0 {
+		l.MemoryBytes = 4 << 30
+	}
+	if l.Pids <= 0 {
+		l.Pids = 512
+	}
+	if l.DiskBytes <= 0 {
+		l.DiskBytes = DefaultDiskBytes
+	}
+	return l
 }

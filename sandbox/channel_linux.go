@@ -28,7 +28,10 @@ func newChannel() (harness, child *os.File, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("socketpair: %w", err)
 	}
-	if err := unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err == nil {
+	// Both calls share err: without credentials or non-blocking reads
+	// the channel is unsafe, so a failure of either closes the pair.
+	err = unix.SetsockoptInt(fds[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1)
+	if err == nil {
 		err = unix.SetNonblock(fds[0], true)
 	}
 	if err != nil {

@@ -11,13 +11,6 @@ import (
 	"time"
 )
 
-// Layer is one line of the doctor's report.
-type Layer struct {
-	Name   string `json:"name"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-}
-
 // Check reports which confinement layers work on this machine, by
 // building real boxes (a bind-mounted one and an overlay one) and running
 // a command in each.

@@ -96,14 +96,14 @@ func openDisk(stateDir string, limit int64) (*disk, error) {
 	}
 	loop, err := attachLoop(d.image)
 	if err != nil {
-		return nil, fmt.Errorf("%w: disk limit: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: disk limit: %w", ErrUnavailable, err)
 	}
 	// The mount holds the loop device from here on; closing ours lets
 	// autoclear detach it when the mount goes away.
 	defer loop.Close()
 	d.mnt, err = mountDetached(loop.Name())
 	if err != nil {
-		return nil, fmt.Errorf("%w: disk limit: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: disk limit: %w", ErrUnavailable, err)
 	}
 	if err := d.layout(); err != nil {
 		d.close()
@@ -149,14 +149,14 @@ func makeImage(path string, size int64) error {
 	mkfs, err := exec.LookPath("mkfs.ext4")
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("%w: the disk limit needs mkfs.ext4 (Debian package e2fsprogs): %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: the disk limit needs mkfs.ext4 (Debian package e2fsprogs): %w", ErrUnavailable, err)
 	}
 	// No reserved blocks: the box gets the whole limit. Lazy init keeps
 	// the image sparse and mkfs fast.
 	out, err := exec.Command(mkfs, "-q", "-F", "-m", "0", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1", tmp).CombinedOutput()
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("%w: format the disk image: %v: %s", ErrUnavailable, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("%w: format the disk image: %w: %s", ErrUnavailable, err, strings.TrimSpace(string(out)))
 	}
 	return os.Rename(tmp, path)
 }
@@ -271,7 +271,7 @@ func (d *disk) free() (int64, error) {
 func (d *disk) forBox() (*os.File, error) {
 	fd, err := unix.OpenTree(int(d.mnt.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
 	if err != nil {
-		return nil, fmt.Errorf("%w: disk limit: clone the disk mount: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: disk limit: clone the disk mount: %w", ErrUnavailable, err)
 	}
 	return os.NewFile(uintptr(fd), "sandgate-disk-box"), nil
 }

@@ -2,11 +2,10 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
-
-	"github.com/sandgate/sandgate/blueprint"
 )
 
 // Network modes.
@@ -65,25 +64,6 @@ type Limits struct {
 // DefaultDiskBytes is the disk limit when the policy sets none.
 const DefaultDiskBytes = 4 << 30
 
-func (l Limits) withDefaults() Limits {
-	if l.Timeout <= 0 {
-		l.Timeout = 10 * time.Minute
-	}
-	if l.OutputBytes <= 0 {
-		l.OutputBytes = 1 << 20
-	}
-	if l.MemoryBytes <= 0 {
-		l.MemoryBytes = 4 << 30
-	}
-	if l.Pids <= 0 {
-		l.Pids = 512
-	}
-	if l.DiskBytes <= 0 {
-		l.DiskBytes = DefaultDiskBytes
-	}
-	return l
-}
-
 // FormatBytes writes a byte count in binary units: 4 GiB, 512 MiB.
 func FormatBytes(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
@@ -95,10 +75,30 @@ func FormatBytes(n int64) string {
 	return fmt.Sprintf("%d %s", n, units[i])
 }
 
-// FromBlueprint turns a blueprint's sandbox section into a policy.
-func FromBlueprint(s blueprint.Sandbox) Policy {
-	return Policy{Network: s.Network, AllowHosts: s.AllowHosts, Env: s.Env, Isolation: s.Isolation,
-		Limits: Limits{DiskBytes: s.Disk}}
+// parseSize reads a byte size as sandbox.disk spells it (512MiB,
+// 4GiB). The blueprint package has its own reader, bounded for
+// sandbox.disk; this one only serves the sandbox's environment settings,
+// so the sandbox needs nothing of the blueprint.
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		name  string
+		bytes int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	for _, u := range units {
+		num, ok := strings.CutSuffix(s, u.name)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil || n < 0 || num == "" || num[0] == '+' || num[0] == '-' {
+			break
+		}
+		if n > (1<<62)/u.bytes {
+			return 0, fmt.Errorf("%q is too large", s)
+		}
+		return n * u.bytes, nil
+	}
+	return 0, fmt.Errorf("expected a size like 512MiB or 4GiB (units B, KiB, MiB, GiB, TiB), got %q", s)
 }
 
 // Paths inside the box.
@@ -155,9 +155,6 @@ func BuildEnv(p Policy, host func(string) (string, bool)) []string {
 	sort.Strings(out)
 	return out
 }
-
-// hostEnv looks a variable up in the harness environment.
-func hostEnv(k string) (string, bool) { return os.LookupEnv(k) }
 
 // ErrUnavailable is wrapped by every error that means a confinement layer
 // could not be set up on this machine.

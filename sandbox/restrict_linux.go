@@ -32,7 +32,7 @@ func lockDown(nestedUser bool) ([]string, error) {
 	// downgraded below it; BestEffort only drops rights newer than abi.
 	err := landlock.V7.BestEffort().RestrictPaths(fsRules()...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: landlock: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: landlock: %w", ErrUnavailable, err)
 	}
 	layers := []string{fmt.Sprintf("landlock ABI %d (writes only to /work, /tmp, %s)", abi, HomeDir)}
 	// Landlock's signal and abstract-socket scopes are left off: before
@@ -40,7 +40,7 @@ func lockDown(nestedUser bool) ([]string, error) {
 	// command started from one thread could not be killed from another.
 	// The box's own PID and network namespaces already confine both.
 	if err := seccomp.LoadFilter(seccompFilter(nestedUser)); err != nil {
-		return nil, fmt.Errorf("%w: seccomp: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: seccomp: %w", ErrUnavailable, err)
 	}
 	layers = append(layers, "no_new_privs", "seccomp (no mount, namespaces, ptrace, pidfd_open/getfd, process_vm, io_uring, bpf, keyrings, module loading)")
 	return layers, nil

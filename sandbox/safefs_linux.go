@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -20,9 +19,6 @@ import (
 // O_PATH, so a FIFO or device planted between a stat and an open is never
 // waited on.
 const resolveBeneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV
-
-// ErrChanged reports a path that changed while the harness read it.
-var ErrChanged = errors.New("changed while the harness was reading it")
 
 // openBeneath opens rel (slash or OS separated, never absolute) below root.
 func openBeneath(root, rel string, flags uint64) (int, error) {
@@ -93,7 +89,7 @@ func openFileBeneath(root, rel string, want node) (*os.File, error) {
 	fd, err := openBeneath(root, rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY)
 	if err != nil {
 		if err == unix.ENOENT || err == unix.ENOTDIR || err == unix.ELOOP || err == unix.ENXIO {
-			return nil, fmt.Errorf("%s: %w (%v)", rel, ErrChanged, err)
+			return nil, fmt.Errorf("%s: %w (%w)", rel, ErrChanged, err)
 		}
 		return nil, fmt.Errorf("%s: %w", rel, err)
 	}

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/sandgate/sandgate/blueprint"
 )
 
 // DefaultCacheMax is the snapshot cache's size cap when SANDGATE_CACHE_MAX
@@ -24,7 +22,7 @@ const DefaultCacheMax int64 = 10 << 30
 // such as 10GiB) or DefaultCacheMax. An unreadable value keeps the
 // default rather than evicting everything.
 func CacheMax() int64 {
-	if n, err := blueprint.ParseSize(os.Getenv("SANDGATE_CACHE_MAX")); err == nil && n > 0 {
+	if n, err := parseSize(os.Getenv("SANDGATE_CACHE_MAX")); err == nil && n > 0 {
 		return n
 	}
 	return DefaultCacheMax

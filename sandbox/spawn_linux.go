@@ -35,7 +35,7 @@ func startSpawner(nestedUser bool) ([]string, error) {
 		return nil, err
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return nil, fmt.Errorf("%w: make init undumpable: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: make init undumpable: %w", ErrUnavailable, err)
 	}
 	return append(layers, "init undumpable; its control socket close-on-exec"), nil
 }
@@ -96,7 +96,7 @@ func onCommandThread(nestedUser bool, f func() error) ([]string, error) {
 func restrictCommandThread(nestedUser bool) ([]string, error) {
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
-			return nil, fmt.Errorf("%w: drop capability %d from the bounding set: %v", ErrUnavailable, c, err)
+			return nil, fmt.Errorf("%w: drop capability %d from the bounding set: %w", ErrUnavailable, c, err)
 		}
 	}
 	r, err := commandRuleset(nestedUser)
@@ -105,7 +105,7 @@ func restrictCommandThread(nestedUser bool) ([]string, error) {
 	}
 	// Every call makes a new domain, so one ruleset serves every command.
 	if err := llsys.LandlockRestrictSelf(r.fd, r.flags); err != nil {
-		return nil, fmt.Errorf("%w: enter the commands' landlock domain: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: enter the commands' landlock domain: %w", ErrUnavailable, err)
 	}
 	scope := "signals and abstract sockets scoped to the command's domain"
 	if r.abi < 6 {
@@ -139,7 +139,7 @@ func commandRuleset(nestedUser bool) (ruleset, error) {
 		}
 		cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}.BestEffort()
 		if r.fd, r.flags, r.err = cfg.NewRulesetFD(fsRules()...); r.err != nil {
-			r.err = fmt.Errorf("%w: commands' landlock domain: %v", ErrUnavailable, r.err)
+			r.err = fmt.Errorf("%w: commands' landlock domain: %w", ErrUnavailable, r.err)
 		}
 	})
 	return cmdRuleset, cmdRuleset.err

@@ -101,7 +101,7 @@ func buildSnapshot(ctx context.Context, repo, commit, root string) error {
 	var errb bytes.Buffer
 	pack.Stdout, pack.Stderr = nil, &errb
 	if err := pack.Run(); err != nil {
-		return fmt.Errorf("snapshot %s at %s: git pack-objects: %v: %s", repo, commit, err, strings.TrimSpace(errb.String()))
+		return fmt.Errorf("snapshot %s at %s: git pack-objects: %w: %s", repo, commit, err, strings.TrimSpace(errb.String()))
 	}
 	if _, err := gitOut(ctx, tmp, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit); err != nil {
 		return fmt.Errorf("snapshot %s at %s: %w", repo, commit, err)
@@ -134,7 +134,7 @@ func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return strings.TrimSpace(out.String()), nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprints"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // demoRepo is a small Go module with a seeded bug and a failing test.
@@ -39,6 +40,10 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	scenario := "fix"
 	if len(pos) == 1 {
 		scenario = "bad-patch"
+	}
+	if err := sandbox.Platform(); err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return exitFailed
 	}
 	dir, err := os.MkdirTemp("", "sandgate-demo-")
 	if err != nil {
@@ -101,7 +106,7 @@ func setUpDemo(dir, scenario string, model *string) (repo, remote, bpPath string
 		cmd := exec.Command("git", args...)
 		cmd.Dir = wd
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 		return nil
 	}

@@ -162,6 +162,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 // preflight checks everything a run needs before anything is created and
 // settles the commit and the record directories.
 func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo string, inc, head bool, stderr io.Writer) (root, rev string, err error) {
+	if err := sandbox.Platform(); err != nil {
+		return "", "", err
+	}
 	if root, err = repoRoot(repo); err != nil {
 		return "", "", err
 	}
@@ -190,6 +193,10 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	rf.register(fs)
 	dirs, ok := exactlyOne(fs, args)
 	if !ok {
+		return exitUsage
+	}
+	if err := sandbox.Platform(); err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}
 	dir, err := runDir(dirs[0], rf.runsDir)

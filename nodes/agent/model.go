@@ -172,8 +172,6 @@ func startFake(script []scriptReply, replay []exchange) (*fakeServer, error) {
 	return f, nil
 }
 
-func (f *fakeServer) close() { f.srv.Close() }
-
 func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)

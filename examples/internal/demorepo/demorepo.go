@@ -30,7 +30,7 @@ func Create() (string, error) {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("git %v: %v: %s", args, err, out)
+			return "", fmt.Errorf("git %v: %w: %s", args, err, out)
 		}
 	}
 	return dir, nil

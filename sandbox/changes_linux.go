@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -7,24 +9,6 @@ import (
 	"sort"
 	"strings"
 )
-
-// Change is one path that differs between the base snapshot and the
-// workspace. Paths are slash-separated and relative to the workspace.
-//
-// A Change holds no content: Open streams it from the workspace when
-// needed, so the harness's memory does not grow with the change.
-type Change struct {
-	Path    string      `json:"path"`
-	Deleted bool        `json:"deleted,omitempty"`
-	Mode    fs.FileMode `json:"mode,omitempty"`
-	// Link is the target of a symbolic link; links are recorded, never
-	// followed.
-	Link string `json:"link,omitempty"`
-	// Size is the length of the content Open yields: a file's apparent
-	// size (a sparse file counts in full) or a link target's length.
-	Size int64 `json:"size,omitempty"`
-	src  *source
-}
 
 // Changes lists what differs between the snapshot (lower) and the
 // workspace. With an overlay, only the upper layer is walked, so the cost
@@ -145,9 +129,6 @@ func walk(root, rel string, visit func(rel string) (bool, error)) error {
 	}
 	return nil
 }
-
-// isTopGit reports the snapshot's own repository directory.
-func isTopGit(rel string) bool { return rel == ".git" || strings.HasPrefix(rel, ".git/") }
 
 // treeCandidates lists every path of both trees (copy mode). The top-level
 // .git is compared by metadata only (it is mounted read-only in the box,

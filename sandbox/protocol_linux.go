@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import "time"
@@ -62,18 +64,3 @@ type response struct {
 
 // chunkBytes is the size of one output chunk.
 const chunkBytes = 1 << 20
-
-// Result is the outcome of one command.
-type Result struct {
-	ExitCode int `json:"exit_code"`
-	// Signal names the signal that ended the command, if any.
-	Signal   string        `json:"signal,omitempty"`
-	TimedOut bool          `json:"timed_out,omitempty"`
-	Output   []byte        `json:"output"`
-	Dropped  int64         `json:"dropped,omitempty"`
-	Duration time.Duration `json:"duration"`
-	// DiskFull, set by the harness, says the command failed with the box's
-	// disk limit reached; DiskNote says so in words for feedback.
-	DiskFull bool   `json:"disk_full,omitempty"`
-	DiskNote string `json:"disk_note,omitempty"`
-}

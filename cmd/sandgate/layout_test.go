@@ -1,0 +1,74 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const modulePath = "github.com/sandgate/sandgate"
+
+// moduleRoot is the directory holding go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == os.DevNull {
+		t.Fatalf("go env GOMOD: %v %q", err, out)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+// goCmd runs the go tool at the module root with extra environment.
+func goCmd(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = moduleRoot(t)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s go %s: %v\n%s", strings.Join(env, " "), strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestImportDirection keeps the library's seams one-way: the sandbox and
+// secrets stand alone, the blueprint knows nothing of running, and the
+// runtime knows nothing of the built-in nodes or the sandbox. A package
+// that starts importing one of ours outside its row fails here, on every
+// OS the build covers (the Linux-only files are the ones with the most
+// imports, so GOOS is varied).
+func TestImportDirection(t *testing.T) {
+	allowed := map[string][]string{
+		"sandbox":   nil,
+		"secrets":   nil,
+		"blueprint": {"secrets"},
+		"runtime":   {"blueprint", "secrets"},
+	}
+	for _, goos := range []string{"linux", "darwin"} {
+		for pkg, want := range allowed {
+			out := goCmd(t, []string{"GOOS=" + goos}, "list", "-deps", "-f", "{{.ImportPath}}", "./"+pkg)
+			var got []string
+			for _, p := range strings.Fields(out) {
+				rel, ok := strings.CutPrefix(p, modulePath+"/")
+				if ok && rel != pkg {
+					got = append(got, rel)
+				}
+			}
+			sort.Strings(got)
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("GOOS=%s: %s imports %v of this module; only %v are allowed", goos, pkg, got, want)
+			}
+		}
+	}
+}
+
+// TestBuildsOffLinux cross-compiles: the whole module for macOS (where
+// validate, graph, schema, show and runs work and run refuses), and the
+// portable library packages for Windows.
+func TestBuildsOffLinux(t *testing.T) {
+	goCmd(t, []string{"GOOS=darwin"}, "build", "./...")
+	goCmd(t, []string{"GOOS=windows"}, "build", "./blueprint/...", "./runtime/...", "./secrets/...")
+}

@@ -1,0 +1,82 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+)
+
+// errNotLinux is what every box operation returns off Linux: the
+// confinement is built from Linux namespaces, Landlock and seccomp, and
+// without them nothing runs at all (fail closed, never unconfined).
+var errNotLinux = fmt.Errorf("sandgate runs commands only on Linux: the sandbox needs namespaces, Landlock and seccomp (%w on %s)",
+	ErrUnavailable, runtime.GOOS)
+
+// Platform reports that boxes cannot run on this OS.
+func Platform() error { return errNotLinux }
+
+// Box is a running sandbox; off Linux none can be started.
+type Box struct{}
+
+// Start fails off Linux with an error wrapping ErrUnavailable.
+func Start(ctx context.Context, o Options) (*Box, error) { return nil, errNotLinux }
+
+// Exec fails off Linux.
+func (b *Box) Exec(ctx context.Context, c Command) (*Result, error) { return nil, errNotLinux }
+
+// Layers is empty off Linux.
+func (b *Box) Layers() []string { return nil }
+
+// Env is empty off Linux.
+func (b *Box) Env() []string { return nil }
+
+// Upper is empty off Linux.
+func (b *Box) Upper() string { return "" }
+
+// Merged is empty off Linux.
+func (b *Box) Merged() string { return "" }
+
+// Close does nothing off Linux.
+func (b *Box) Close() error { return nil }
+
+// Discard does nothing off Linux.
+func (b *Box) Discard() error { return nil }
+
+// Check reports that no layer is available off Linux.
+func Check(ctx context.Context) []Layer {
+	return []Layer{{Name: "platform", OK: false, Detail: errNotLinux.Error()}}
+}
+
+// Changes fails off Linux: the workspace is a Linux overlay, and the
+// safe reader (openat2 beneath a root) is Linux-only.
+func Changes(lower, upper, merged string) ([]Change, error) { return nil, errNotLinux }
+
+// source is where a change's content lives; off Linux there is none.
+type source struct{}
+
+// Open yields what a Change carries by itself (a link's target); a
+// file's content is read from a workspace, which exists only on Linux.
+func (c Change) Open() (io.ReadCloser, error) {
+	switch {
+	case c.Deleted:
+		return nil, fmt.Errorf("%s: deleted, it has no content", c.Path)
+	case c.Mode&fs.ModeSymlink != 0:
+		return io.NopCloser(strings.NewReader(c.Link)), nil
+	case c.src == nil:
+		return nil, fmt.Errorf("%s: no content (not listed by Changes)", c.Path)
+	}
+	return nil, errNotLinux
+}
+
+// runRole is never reached in a working setup off Linux: the harness
+// starts no helper processes there.
+func runRole(role string) int {
+	fmt.Fprintln(os.Stderr, "sandgate sandbox role", role+":", errNotLinux)
+	return 2
+}
