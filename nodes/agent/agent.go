@@ -190,8 +190,8 @@ func (a *Agent) client(ctx context.Context) (*openai.Client, string, error) {
 
 // Run implements runtime.Node: the tool loop.
 func (a *Agent) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	exec, ok := in.Services[ServiceExecutor].(Executor)
-	if !ok {
+	exec, ok := ServiceExecutor.Get(in)
+	if !ok || exec == nil {
 		return nil, errors.New("agent: no sandbox in the run's services; agent tools never run unconfined")
 	}
 	tb := &toolbox{exec: exec, allowed: map[string]bool{}, timeout: in.Spec.Timeout}

@@ -11,6 +11,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -21,7 +22,7 @@ type Executor interface {
 
 // ServiceExecutor is the Input.Services key under which the environment
 // provides the sandbox.
-const ServiceExecutor = "sandgate.exec"
+var ServiceExecutor = runtime.NewServiceKey[Executor]("sandgate.exec")
 
 // DefaultTools is the toolset when a blueprint names none: read, search,
 // edit exactly, write, run, and the two ways to stop.
