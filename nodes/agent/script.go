@@ -21,7 +21,12 @@ type scriptReply struct {
 			Arguments any    `yaml:"arguments" json:"arguments"`
 		} `yaml:"function" json:"function"`
 	} `yaml:"tool_calls" json:"tool_calls"`
-	Usage *openai.Usage `yaml:"usage" json:"usage"`
+	// Usage, when set, is what the turn reports spending (default: an
+	// estimate from the sizes).
+	Usage *struct {
+		PromptTokens     int `yaml:"prompt_tokens" json:"prompt_tokens"`
+		CompletionTokens int `yaml:"completion_tokens" json:"completion_tokens"`
+	} `yaml:"usage" json:"usage"`
 }
 
 // loadScript reads a YAML or JSON list of assistant replies.
