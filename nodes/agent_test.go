@@ -150,7 +150,7 @@ func TestAgentFixesBugThroughTheRealClient(t *testing.T) {
 	if sys := msgs[0].(map[string]any)["content"].(string); !strings.HasPrefix(sys, "Task: make Add add") {
 		t.Fatalf("system prompt: %q", sys)
 	}
-	if n := len(first["tools"].([]any)); n != len(agent.DefaultTools) {
+	if n := len(first["tools"].([]any)); n != len(agent.DefaultTools()) {
 		t.Fatalf("%d tools offered", n)
 	}
 	// The tool result of read_file reached the model.

@@ -17,7 +17,7 @@ import (
 type funcNode func(ctx context.Context, in *runtime.Input, w *nodes.Workspace) (*runtime.Result, error)
 
 func (f funcNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, _ := in.Services[nodes.ServiceWorkspace].(*nodes.Workspace)
+	w, _ := nodes.ServiceWorkspace.Get(in)
 	return f(ctx, in, w)
 }
 

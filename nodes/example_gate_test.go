@@ -29,7 +29,7 @@ func NoTodoType() runtime.Type {
 
 // Run implements runtime.Node.
 func (NoTodo) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, ok := in.Services[nodes.ServiceWorkspace].(*nodes.Workspace)
+	w, ok := nodes.ServiceWorkspace.Get(in)
 	if !ok {
 		return nil, fmt.Errorf("no workspace")
 	}

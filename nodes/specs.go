@@ -1,6 +1,8 @@
 package nodes
 
 import (
+	"strings"
+
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
 )
@@ -29,7 +31,7 @@ func Specs() []blueprint.NodeType {
 				"model":           {Kind: kStr, Doc: "model name, or script:FILE / replay:FILE for offline runs"},
 				"base_url":        {Kind: kStr, NoTemplate: true, Endpoint: true, Doc: "OpenAI-compatible endpoint; only one the operator allows (--allow-endpoint), else the operator's --base-url / OPENAI_BASE_URL"},
 				"api_key_env":     {Kind: kStr, NoTemplate: true, CredentialEnv: true, Doc: "environment variable holding the key, for an allowed base_url (default: the operator's --api-key-env / OPENAI_API_KEY)"},
-				"tools":           {Kind: kList, Doc: "subset of read_file, list_files, search, edit_file, write_file, run, finish, handoff"},
+				"tools":           {Kind: kList, Doc: "subset of " + strings.Join(agent.ToolNames(), ", ")},
 				"max_turns":       {Kind: kInt, Doc: "model calls before the node fails (default 20)"},
 				"max_tokens":      {Kind: kInt, Doc: "tokens this node may spend"},
 				"temperature":     {Kind: kFlt, Doc: "sampling temperature"},

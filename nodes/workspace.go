@@ -26,7 +26,7 @@ import (
 )
 
 // ServiceWorkspace is the Input.Services key of the run's *Workspace.
-const ServiceWorkspace = "sandgate.workspace"
+var ServiceWorkspace = runtime.NewServiceKey[*Workspace]("sandgate.workspace")
 
 // Workspace is a run's sandboxed copy of the repository, shared by the
 // built-in nodes: commands run in Box, the harness reads changes from the
@@ -114,7 +114,7 @@ func copyContent(dst io.Writer, c sandbox.Change) error {
 
 // workspaceOf fetches the run's workspace from a node's input.
 func workspaceOf(in *runtime.Input) (*Workspace, error) {
-	w, ok := in.Services[ServiceWorkspace].(*Workspace)
+	w, ok := ServiceWorkspace.Get(in)
 	if !ok || w == nil {
 		return nil, errors.New("no sandboxed workspace: the runtime was built without nodes.Environment, and built-in nodes never run unconfined")
 	}
@@ -245,9 +245,12 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 		return nil, err
 	}
 	ws.Box, ws.boxOpts = box, bo
+	var services runtime.Services
+	ServiceWorkspace.Set(&services, ws)
+	agent.ServiceExecutor.Set(&services, executor{ws})
 	return &runtime.Environment{
 		Workspace: o.Repo,
-		Services:  map[string]any{ServiceWorkspace: ws, agent.ServiceExecutor: executor{ws}},
+		Services:  services,
 		Layers:    box.Layers(),
 		Diff:      ws.Diff,
 		Close: func() error {

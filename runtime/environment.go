@@ -11,7 +11,7 @@ type Environment struct {
 	// Workspace is the directory nodes see as Input.Workspace.
 	Workspace string
 	// Services are merged over Runtime.Services for this run.
-	Services map[string]any
+	Services Services
 	// Diff returns the change so far, for hand-off reports.
 	Diff func() (string, error)
 	// Layers describes the isolation in force, recorded in the trace.

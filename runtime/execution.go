@@ -42,7 +42,7 @@ type execution struct {
 	shutdown func(context.Context) error
 
 	env      *Environment
-	services map[string]any
+	services Services
 	// pendingInfo holds information events produced before the journal's
 	// first entry may be written.
 	pendingInfo []Event
@@ -243,14 +243,7 @@ func (x *execution) prepare(ctx context.Context, resume bool) error {
 	if env.Workspace != "" {
 		x.meta.Workspace = env.Workspace
 	}
-	merged := map[string]any{}
-	for k, v := range x.rt.Services {
-		merged[k] = v
-	}
-	for k, v := range env.Services {
-		merged[k] = v
-	}
-	x.services = merged
+	x.services = x.rt.Services.Merge(env.Services)
 	if len(env.Layers) > 0 {
 		x.runSpan.SetAttributes(attribute.StringSlice("sandgate.sandbox.layers", env.Layers))
 		x.pendingInfo = append(x.pendingInfo, Event{Type: EvEnvironment, Layers: env.Layers, Time: time.Now()})

@@ -56,8 +56,9 @@ type Input struct {
 	// everything they write or publish through it (WriteFile does).
 	Redactor *secrets.Redactor
 	// Services carries embedder-provided dependencies (a sandbox, a model
-	// client) keyed by name; nodes look up what they need.
-	Services map[string]any
+	// client); nodes look up what they need through typed keys
+	// (ServiceKey.Get).
+	Services Services
 }
 
 // Render renders one of the node's templated fields, or returns the plain

@@ -39,7 +39,7 @@ type Runtime struct {
 	// Logger receives one line per node attempt (default: discard).
 	Logger *slog.Logger
 	// Services are handed to every node in Input.Services.
-	Services map[string]any
+	Services Services
 	// NoSync skips fsync at node boundaries. Only for benchmarks and
 	// throwaway runs: a crash may then lose the journal's tail.
 	NoSync bool

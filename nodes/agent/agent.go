@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -45,6 +42,11 @@ type Options struct {
 	// Record, when set, appends every real model exchange to this file
 	// for later replay.
 	Record string
+	// Provider, when set, answers every agent node's model calls instead
+	// of an endpoint or an offline model (an embedder's own client, a test
+	// double); Model then only names the model in requests. Record still
+	// records its exchanges.
+	Provider Model
 	// HTTPClient is the base client for model calls (default: a client
 	// with a sane timeout); retries wrap it.
 	HTTPClient *http.Client
@@ -63,6 +65,10 @@ type Options struct {
 	// other endpoint is refused before any request: a key never goes to an
 	// endpoint the operator did not name.
 	AllowEndpoints []string
+	// Tools is the toolset of agent nodes whose blueprint names none
+	// (default: every tool, DefaultTools). finish and handoff are always
+	// added.
+	Tools []string
 
 	models *models
 }
@@ -93,7 +99,10 @@ type Agent struct {
 var _ runtime.Node = (*Agent)(nil)
 
 func newAgent(spec *blueprint.Node, o Options) (*Agent, error) {
-	a := &Agent{o: o, model: "gpt-4.1-mini", tools: DefaultTools, maxTurns: 20, reqTimeout: 2 * time.Minute, file: spec.File}
+	a := &Agent{o: o, model: "gpt-4.1-mini", tools: o.Tools, maxTurns: 20, reqTimeout: 2 * time.Minute, file: spec.File}
+	if len(a.tools) == 0 {
+		a.tools = DefaultTools()
+	}
 	c := spec.Config
 	if v, ok := c["model"].(string); ok && v != "" {
 		a.model = v
@@ -107,8 +116,13 @@ func newAgent(spec *blueprint.Node, o Options) (*Agent, error) {
 	if v, ok := c["tools"].([]string); ok && len(v) > 0 {
 		a.tools = v
 	}
-	// Check refused unknown tools before the factory ran.
-	for _, must := range []string{"finish", "handoff"} {
+	// Check refused a blueprint's unknown tools before the factory ran;
+	// the operator's default toolset is checked here.
+	if err := unknownTools(a.tools); err != nil {
+		return nil, err
+	}
+	a.tools = slices.Clone(a.tools) // the stop tools are appended below
+	for _, must := range stopTools {
 		if !slices.Contains(a.tools, must) {
 			a.tools = append(a.tools, must)
 		}
@@ -151,54 +165,50 @@ func (a *Agent) endpoint(c map[string]any) error {
 	return nil
 }
 
-// client builds the model client for this attempt.
-func (a *Agent) client(ctx context.Context) (*openai.Client, string, error) {
-	model, baseURL, key := a.model, a.baseURL, ""
-	if strings.HasPrefix(model, "script:") || strings.HasPrefix(model, "replay:") {
-		u, err := a.o.models.endpoint(ctx, model, a.file)
+// chatModel picks the model for this attempt: the embedder's Provider,
+// an offline script or recording, or the OpenAI-compatible endpoint with
+// the key from the harness environment. Recording wraps any but a replay.
+// It also returns the model name the requests carry.
+func (a *Agent) chatModel() (Model, string, error) {
+	var m Model
+	name := a.model
+	switch {
+	case a.o.Provider != nil:
+		m = a.o.Provider
+	case offline(a.model):
+		om, err := a.o.models.load(a.model, a.file)
 		if err != nil {
 			return nil, "", err
 		}
-		baseURL, key, model = u, "offline", strings.SplitN(model, ":", 2)[0]
-	} else {
-		key = a.o.Getenv(a.keyEnv)
+		m, name = om, strings.SplitN(a.model, ":", 2)[0]
+	default:
+		key := a.o.Getenv(a.keyEnv)
 		if key == "" {
-			return nil, "", fmt.Errorf("model %s needs an API key in %s (or run offline with --model script:FILE)", model, a.keyEnv)
+			return nil, "", fmt.Errorf("model %s needs an API key in %s (or run offline with --model script:FILE)", a.model, a.keyEnv)
 		}
+		baseURL := a.baseURL
 		if baseURL == "" {
 			baseURL = a.o.Getenv("OPENAI_BASE_URL")
 		}
-	}
-	cfg := openai.DefaultConfig(key)
-	if baseURL != "" {
-		cfg.BaseURL = baseURL
-	}
-	base := a.o.HTTPClient
-	if base == nil {
-		base = &http.Client{}
-	}
-	var rt http.RoundTripper = base.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
+		m = newOpenAIModel(baseURL, key, a.o.HTTPClient)
 	}
 	if a.o.Record != "" && !strings.HasPrefix(a.model, "replay:") {
-		rt = &recordTransport{base: rt, path: a.o.Record}
+		m = &recordModel{Model: m, mu: &a.o.models.recordMu, path: a.o.Record}
 	}
-	cfg.HTTPClient = &http.Client{Transport: &retryTransport{base: rt, attempts: 5, maxWait: 30 * time.Second}, Timeout: 0}
-	return openai.NewClientWithConfig(cfg), model, nil
+	return m, name, nil
 }
 
 // Run implements runtime.Node: the tool loop.
 func (a *Agent) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	exec, ok := in.Services[ServiceExecutor].(Executor)
-	if !ok {
+	exec, ok := ServiceExecutor.Get(in)
+	if !ok || exec == nil {
 		return nil, errors.New("agent: no sandbox in the run's services; agent tools never run unconfined")
 	}
 	tb := &toolbox{exec: exec, allowed: map[string]bool{}, timeout: in.Spec.Timeout}
 	for _, t := range a.tools {
 		tb.allowed[t] = true
 	}
-	client, model, err := a.client(ctx)
+	client, model, err := a.chatModel()
 	if err != nil {
 		return nil, err
 	}
@@ -222,9 +232,9 @@ func (a *Agent) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 	if in.Feedback != "" && !strings.Contains(prompt, in.Feedback) {
 		user = "Your previous attempt did not pass the checks. Feedback:\n" + in.Feedback + "\n\n" + user
 	}
-	s.msgs = []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: prompt + rulesPrompt(rules) + systemSuffix},
-		{Role: openai.ChatMessageRoleUser, Content: user},
+	s.msgs = []Message{
+		{Role: RoleSystem, Content: prompt + rulesPrompt(rules) + systemSuffix},
+		{Role: RoleUser, Content: user},
 	}
 	return s.loop(ctx)
 }
@@ -236,11 +246,11 @@ type session struct {
 	a                   *Agent
 	in                  *runtime.Input
 	tb                  *toolbox
-	client              *openai.Client
+	client              Model
 	model               string
 	tr                  *transcript
 	tracer              trace.Tracer
-	msgs                []openai.ChatCompletionMessage
+	msgs                []Message
 	turns, calls        int
 	tokensIn, tokensOut int
 }
@@ -274,17 +284,17 @@ func (s *session) loop(ctx context.Context) (*runtime.Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			s.msgs = append(s.msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: call.ID, Content: out})
+			s.msgs = append(s.msgs, Message{Role: RoleTool, ToolCallID: call.ID, Content: out})
 		}
 	}
 	return s.result(runtime.OutcomeFail, "", fmt.Sprintf("agent reached max_turns (%d) without finishing", s.a.maxTurns)), nil
 }
 
 // stopCall handles finish and handoff; other calls return nil.
-func (s *session) stopCall(call openai.ToolCall) *runtime.Result {
+func (s *session) stopCall(call ToolCall) *runtime.Result {
 	var args map[string]any
-	_ = json.Unmarshal([]byte(call.Function.Arguments), &args)
-	switch call.Function.Name {
+	_ = json.Unmarshal([]byte(call.Arguments), &args)
+	switch call.Name {
 	case "finish":
 		summary, _ := args["summary"].(string)
 		s.tr.add("finish", args)
@@ -297,37 +307,35 @@ func (s *session) stopCall(call openai.ToolCall) *runtime.Result {
 	return nil
 }
 
-func (s *session) complete(ctx context.Context) (openai.ChatCompletionMessage, error) {
+func (s *session) complete(ctx context.Context) (Message, error) {
 	ctx, span := s.tracer.Start(ctx, "chat "+s.model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		AttrGenAISystem.String("openai"), AttrGenAIOperation.String("chat"), AttrGenAIRequestModel.String(s.model)))
 	defer span.End()
 	rctx, cancel := context.WithTimeout(ctx, s.a.reqTimeout)
 	defer cancel()
-	req := openai.ChatCompletionRequest{Model: s.model, Messages: s.msgs, Tools: toolDefs(s.a.tools), Temperature: s.a.temperature}
+	req := Request{Model: s.model, Messages: s.msgs, Tools: toolSpecsFor(s.a.tools), Temperature: s.a.temperature}
 	s.tr.add("request", map[string]any{"turn": s.turns, "messages": len(s.msgs)})
-	resp, err := s.client.CreateChatCompletion(rctx, req)
+	resp, err := s.client.Chat(rctx, req)
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
-		return openai.ChatCompletionMessage{}, fmt.Errorf("model call failed after retries: %w", err)
+		return Message{}, fmt.Errorf("model call failed after retries: %w", err)
 	}
-	s.tokensIn += resp.Usage.PromptTokens
-	s.tokensOut += resp.Usage.CompletionTokens
-	span.SetAttributes(AttrGenAIResponseID.String(resp.ID), AttrGenAIInputTokens.Int(resp.Usage.PromptTokens), AttrGenAIOutputTokens.Int(resp.Usage.CompletionTokens))
-	if len(resp.Choices) == 0 {
-		return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "(the model returned no choices)"}, nil
+	s.tokensIn += resp.Usage.Input
+	s.tokensOut += resp.Usage.Output
+	span.SetAttributes(AttrGenAIResponseID.String(resp.ID), AttrGenAIInputTokens.Int(resp.Usage.Input), AttrGenAIOutputTokens.Int(resp.Usage.Output))
+	if resp.FinishReason != "" {
+		span.SetAttributes(AttrGenAIFinish.StringSlice([]string{resp.FinishReason}))
 	}
-	ch := resp.Choices[0]
-	span.SetAttributes(AttrGenAIFinish.StringSlice([]string{string(ch.FinishReason)}))
-	s.tr.add("completion", ch.Message)
-	return ch.Message, nil
+	s.tr.add("completion", resp.Message)
+	return resp.Message, nil
 }
 
-func (s *session) tool(ctx context.Context, call openai.ToolCall) (string, error) {
-	ctx, span := s.tracer.Start(ctx, "execute_tool "+call.Function.Name, trace.WithAttributes(
-		AttrGenAIOperation.String("execute_tool"), AttrGenAIToolName.String(call.Function.Name), AttrGenAIToolCallID.String(call.ID)))
+func (s *session) tool(ctx context.Context, call ToolCall) (string, error) {
+	ctx, span := s.tracer.Start(ctx, "execute_tool "+call.Name, trace.WithAttributes(
+		AttrGenAIOperation.String("execute_tool"), AttrGenAIToolName.String(call.Name), AttrGenAIToolCallID.String(call.ID)))
 	defer span.End()
-	out, err := s.tb.call(ctx, call.Function.Name, call.Function.Arguments)
+	out, err := s.tb.call(ctx, call.Name, call.Arguments)
 	if err != nil {
 		span.RecordError(err)
 		return "", err
@@ -338,7 +346,7 @@ func (s *session) tool(ctx context.Context, call openai.ToolCall) (string, error
 	// A credential the operator let into the box must not travel on to
 	// the model provider or the transcript through command output.
 	out = s.in.Redactor.String(out)
-	s.tr.add("tool", map[string]any{"name": call.Function.Name, "arguments": call.Function.Arguments, "result": out})
+	s.tr.add("tool", map[string]any{"name": call.Name, "arguments": call.Arguments, "result": out})
 	return out, nil
 }
 
@@ -354,37 +362,4 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
-}
-
-// transcript records prompts, completions and tool calls in the attempt
-// directory rather than in span attributes.
-type transcript struct {
-	f *os.File
-	w io.Writer // f, redacting credentials
-}
-
-func newTranscript(in *runtime.Input) *transcript {
-	dir, err := in.MkDir()
-	if err != nil {
-		return &transcript{}
-	}
-	f, err := os.Create(filepath.Join(dir, "transcript.jsonl"))
-	if err != nil {
-		return &transcript{}
-	}
-	return &transcript{f: f, w: in.Redactor.Writer(f)}
-}
-
-func (t *transcript) add(kind string, v any) {
-	if t.f == nil {
-		return
-	}
-	b, _ := json.Marshal(map[string]any{"time": time.Now().UTC(), "kind": kind, "data": v})
-	_, _ = t.w.Write(append(b, '\n'))
-}
-
-func (t *transcript) close() {
-	if t.f != nil {
-		t.f.Close()
-	}
 }

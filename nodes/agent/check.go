@@ -1,7 +1,7 @@
 package agent
 
 import (
-	"sort"
+	"fmt"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -16,23 +16,28 @@ func Check(n *blueprint.Node, _ *yaml.Node) []blueprint.Diagnostic {
 	tools, _ := n.Config["tools"].([]string)
 	var ds []blueprint.Diagnostic
 	for i, t := range tools {
-		if _, ok := toolSpecs[t]; ok {
-			continue
+		if _, ok := lookupTool(t); !ok {
+			ds = append(ds, n.ErrorAt("tools", i, "unknown tool %q%s", t, toolHint(t)))
 		}
-		hint := blueprint.Suggest(t, toolNames())
-		if hint == "" {
-			hint = " (tools: " + strings.Join(DefaultTools, ", ") + ")"
-		}
-		ds = append(ds, n.ErrorAt("tools", i, "unknown tool %q%s", t, hint))
 	}
 	return ds
 }
 
-func toolNames() []string {
-	out := make([]string, 0, len(toolSpecs))
-	for n := range toolSpecs {
-		out = append(out, n)
+// unknownTools refuses a toolset naming a tool the agent lacks.
+func unknownTools(names []string) error {
+	for _, t := range names {
+		if _, ok := lookupTool(t); !ok {
+			return fmt.Errorf("agent tools: unknown tool %q%s", t, toolHint(t))
+		}
 	}
-	sort.Strings(out)
-	return out
+	return nil
+}
+
+// toolHint suggests the closest tool name, or lists them all.
+func toolHint(t string) string {
+	names := ToolNames()
+	if hint := blueprint.Suggest(t, names); hint != "" {
+		return hint
+	}
+	return " (tools: " + strings.Join(names, ", ") + ")"
 }

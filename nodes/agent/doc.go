@@ -4,7 +4,11 @@
 //
 // The model proposes; every tool call is checked and carried out by the
 // harness in the box, and a malformed call goes back to the model as a tool
-// error. Offline, a blueprint runs against a scripted model (script:FILE)
-// or a recorded session (replay:FILE), both served by an OpenAI-compatible
-// HTTP server on loopback so the real client path runs.
+// error. The node talks to its model through the Model interface (one chat
+// turn with tools): the OpenAI-compatible client is one implementation,
+// an embedder may supply its own (Options.Provider), and offline a
+// blueprint runs against a scripted model (script:FILE) or a recorded
+// session (replay:FILE), both answering in process. Recordings store each
+// exchange in the OpenAI wire form, so a replay fails loudly when the
+// conversation drifts from what was recorded.
 package agent

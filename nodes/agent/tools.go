@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
+	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -21,39 +20,70 @@ type Executor interface {
 
 // ServiceExecutor is the Input.Services key under which the environment
 // provides the sandbox.
-const ServiceExecutor = "sandgate.exec"
-
-// DefaultTools is the toolset when a blueprint names none: read, search,
-// edit exactly, write, run, and the two ways to stop.
-var DefaultTools = []string{"read_file", "list_files", "search", "edit_file", "write_file", "run", "finish", "handoff"}
+var ServiceExecutor = runtime.NewServiceKey[Executor]("sandgate.exec")
 
 // maxToolOutput caps what one tool call sends back to the model.
 const maxToolOutput = 16 << 10
 
-type toolSpec struct {
-	desc   string
-	params string
+// tool is one tool's declaration: the contract blueprints and transcripts
+// rely on (name, arguments) and what carries it out. Validation, the
+// schema's documentation and the tool list offered to the model all derive
+// from builtinTools.
+type tool struct {
+	name, desc string
+	params     string // JSON Schema of the arguments object
+	// run carries the call out; nil for finish and handoff, which the
+	// session handles because they end it.
+	run func(tb *toolbox, ctx context.Context, a map[string]any) (string, error)
 }
 
-// toolSpecs are the tool contract: names and arguments blueprints and
-// transcripts rely on.
-var toolSpecs = map[string]toolSpec{
-	"read_file":  {"Read a text file of the repository. offset (1-based line) and limit (lines) page through long files.", `{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer","minimum":1},"limit":{"type":"integer","minimum":1}},"required":["path"]}`},
-	"list_files": {"List files and directories under a path of the repository.", `{"type":"object","properties":{"path":{"type":"string"},"depth":{"type":"integer","minimum":1,"maximum":6}}}`},
-	"search":     {"Search the repository for a regular expression (grep -E); returns file:line: text.", `{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"}},"required":["pattern"]}`},
-	"edit_file":  {"Replace the exact text old with new in a file. old must occur exactly once; include surrounding lines to make it unique. Prefer this to rewriting files.", `{"type":"object","properties":{"path":{"type":"string"},"old":{"type":"string"},"new":{"type":"string"}},"required":["path","old","new"]}`},
-	"write_file": {"Create or overwrite a file with content.", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`},
-	"run":        {"Run a shell command in the repository (sandboxed, no network unless allowed). Returns the exit code and output.", `{"type":"object","properties":{"command":{"type":"string"},"timeout_s":{"type":"integer","minimum":1,"maximum":1800}},"required":["command"]}`},
-	"finish":     {"Stop: the task is done. Summarize what you changed and why.", `{"type":"object","properties":{"summary":{"type":"string"}},"required":["summary"]}`},
-	"handoff":    {"Stop and ask a person to take over, saying why (missing access, unclear task, risky change).", `{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"]}`},
+// builtinTools is every tool, in the order the default toolset offers them:
+// read, search, edit exactly, write, run, and the two ways to stop.
+var builtinTools = []tool{
+	{"read_file", "Read a text file of the repository. offset (1-based line) and limit (lines) page through long files.", `{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer","minimum":1},"limit":{"type":"integer","minimum":1}},"required":["path"]}`, (*toolbox).readFile},
+	{"list_files", "List files and directories under a path of the repository.", `{"type":"object","properties":{"path":{"type":"string"},"depth":{"type":"integer","minimum":1,"maximum":6}}}`, (*toolbox).listFiles},
+	{"search", "Search the repository for a regular expression (grep -E); returns file:line: text.", `{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"}},"required":["pattern"]}`, (*toolbox).search},
+	{"edit_file", "Replace the exact text old with new in a file. old must occur exactly once; include surrounding lines to make it unique. Prefer this to rewriting files.", `{"type":"object","properties":{"path":{"type":"string"},"old":{"type":"string"},"new":{"type":"string"}},"required":["path","old","new"]}`, (*toolbox).editFile},
+	{"write_file", "Create or overwrite a file with content.", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`, (*toolbox).writeFile},
+	{"run", "Run a shell command in the repository (sandboxed, no network unless allowed). Returns the exit code and output.", `{"type":"object","properties":{"command":{"type":"string"},"timeout_s":{"type":"integer","minimum":1,"maximum":1800}},"required":["command"]}`, (*toolbox).run},
+	{"finish", "Stop: the task is done. Summarize what you changed and why.", `{"type":"object","properties":{"summary":{"type":"string"}},"required":["summary"]}`, nil},
+	{"handoff", "Stop and ask a person to take over, saying why (missing access, unclear task, risky change).", `{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"]}`, nil},
 }
 
-func toolDefs(names []string) []openai.Tool {
-	var out []openai.Tool
+// stopTools end the session; every toolset has them.
+var stopTools = []string{"finish", "handoff"}
+
+// ToolNames lists every tool the agent implements, in declaration order.
+// The caller owns the slice.
+func ToolNames() []string {
+	out := make([]string, len(builtinTools))
+	for i, t := range builtinTools {
+		out[i] = t.name
+	}
+	return out
+}
+
+// DefaultTools is the toolset when neither the blueprint nor the Options
+// name one: every tool. The caller owns the slice.
+func DefaultTools() []string { return ToolNames() }
+
+// lookupTool finds a tool's declaration by name.
+func lookupTool(name string) (*tool, bool) {
+	for i := range builtinTools {
+		if builtinTools[i].name == name {
+			return &builtinTools[i], true
+		}
+	}
+	return nil, false
+}
+
+// toolSpecsFor is what the model is offered for a toolset.
+func toolSpecsFor(names []string) []ToolSpec {
+	out := make([]ToolSpec, 0, len(names))
 	for _, n := range names {
-		s := toolSpecs[n]
-		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: n, Description: s.desc, Parameters: json.RawMessage(s.params)}})
+		if t, ok := lookupTool(n); ok {
+			out = append(out, ToolSpec{Name: t.name, Description: t.desc, Parameters: json.RawMessage(t.params)})
+		}
 	}
 	return out
 }
@@ -83,19 +113,8 @@ func (tb *toolbox) call(ctx context.Context, name, args string) (string, error) 
 	if err := json.Unmarshal([]byte(args), &a); err != nil {
 		return fmt.Sprintf("error: arguments are not a JSON object: %v", err), nil
 	}
-	switch name {
-	case "read_file":
-		return tb.readFile(ctx, a)
-	case "list_files":
-		return tb.listFiles(ctx, a)
-	case "search":
-		return tb.search(ctx, a)
-	case "edit_file":
-		return tb.editFile(ctx, a)
-	case "write_file":
-		return tb.writeFile(ctx, a)
-	case "run":
-		return tb.run(ctx, a)
+	if t, ok := lookupTool(name); ok && t.run != nil {
+		return t.run(tb, ctx, a)
 	}
 	return "error: " + name + " cannot be called here", nil
 }

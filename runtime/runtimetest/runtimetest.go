@@ -23,7 +23,7 @@ type Case struct {
 	// Workspace is the directory the node runs in (default: a temp dir).
 	Workspace string
 	// Services are passed to the node.
-	Services map[string]any
+	Services runtime.Services
 	// Prepare, when set, builds the environment the attempts run in, as
 	// Runtime.Prepare does for a run: its Workspace replaces Workspace and
 	// its Services are merged over Services. The suite prepares one
@@ -93,7 +93,7 @@ type suite struct {
 	bp        *blueprint.Blueprint
 	runDir    string
 	workspace string
-	services  map[string]any
+	services  runtime.Services
 	redact    *secrets.Redactor
 }
 
@@ -130,10 +130,7 @@ func (s *suite) prepare(t testing.TB) bool {
 	s.runDir = filepath.Join(t.TempDir(), "conformance")
 	s.workspace = s.c.Workspace
 	s.redact = secrets.New(nil)
-	s.services = map[string]any{}
-	for k, v := range s.c.Services {
-		s.services[k] = v
-	}
+	s.services = s.c.Services
 	if s.c.Prepare == nil {
 		return true
 	}
@@ -151,9 +148,7 @@ func (s *suite) prepare(t testing.TB) bool {
 	if env.Workspace != "" {
 		s.workspace = env.Workspace
 	}
-	for k, v := range env.Services {
-		s.services[k] = v
-	}
+	s.services = s.services.Merge(env.Services)
 	return true
 }
 

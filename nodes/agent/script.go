@@ -1,0 +1,114 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+
+	openai "github.com/sashabaranov/go-openai"
+	"gopkg.in/yaml.v3"
+)
+
+// scriptReply is one assistant turn of a script file.
+type scriptReply struct {
+	Content   string `yaml:"content" json:"content"`
+	ToolCalls []struct {
+		ID       string `yaml:"id" json:"id"`
+		Function struct {
+			Name      string `yaml:"name" json:"name"`
+			Arguments any    `yaml:"arguments" json:"arguments"`
+		} `yaml:"function" json:"function"`
+	} `yaml:"tool_calls" json:"tool_calls"`
+	// Usage, when set, is what the turn reports spending (default: an
+	// estimate from the sizes).
+	Usage *struct {
+		PromptTokens     int `yaml:"prompt_tokens" json:"prompt_tokens"`
+		CompletionTokens int `yaml:"completion_tokens" json:"completion_tokens"`
+	} `yaml:"usage" json:"usage"`
+}
+
+// loadScript reads a YAML or JSON list of assistant replies.
+func loadScript(path string) ([]scriptReply, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("model script: %w", err)
+	}
+	var replies []scriptReply
+	if err := yaml.Unmarshal(b, &replies); err != nil {
+		return nil, fmt.Errorf("model script %s: %w", path, err)
+	}
+	return replies, nil
+}
+
+// scriptModel plays a script's replies in order, whatever it is asked;
+// once they run out it answers with a plain message, which ends the turn.
+type scriptModel struct {
+	mu     sync.Mutex
+	script []scriptReply
+	next   int
+}
+
+// Chat implements Model.
+func (m *scriptModel) Chat(_ context.Context, req Request) (*Response, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var reply scriptReply
+	if m.next < len(m.script) {
+		reply = m.script[m.next]
+		m.next++
+	} else {
+		reply.Content = "The script has no more replies; finishing."
+	}
+	msg := Message{Role: RoleAssistant, Content: reply.Content}
+	for i, tc := range reply.ToolCalls {
+		args, ok := tc.Function.Arguments.(string)
+		if !ok {
+			b, _ := json.Marshal(normalizeYAML(tc.Function.Arguments))
+			args = string(b)
+		}
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d_%d", m.next, i)
+		}
+		msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: id, Name: tc.Function.Name, Arguments: args})
+	}
+	resp := &Response{ID: fmt.Sprintf("script-%d", m.next), Message: msg, Usage: scriptUsage(req, msg), FinishReason: string(openai.FinishReasonStop)}
+	if reply.Usage != nil {
+		resp.Usage = Usage{Input: reply.Usage.PromptTokens, Output: reply.Usage.CompletionTokens}
+	}
+	if len(msg.ToolCalls) > 0 {
+		resp.FinishReason = string(openai.FinishReasonToolCalls)
+	}
+	return resp, nil
+}
+
+// scriptUsage estimates tokens as a quarter of the bytes, measured on the
+// wire form so offline runs count what they counted when scripts were
+// served over HTTP.
+func scriptUsage(req Request, msg Message) Usage {
+	body, _ := json.Marshal(wireRequest(req))
+	return Usage{Input: len(body) / 4, Output: max(1, (len(msg.Content)+len(fmt.Sprint(wireCalls(msg.ToolCalls))))/4)}
+}
+
+// normalizeYAML turns YAML maps into JSON-encodable ones.
+func normalizeYAML(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = normalizeYAML(x)
+		}
+	case map[any]any:
+		m := map[string]any{}
+		for k, x := range t {
+			m[fmt.Sprint(k)] = normalizeYAML(x)
+		}
+		return m
+	case []any:
+		for i := range t {
+			t[i] = normalizeYAML(t[i])
+		}
+	}
+	return v
+}
