@@ -66,17 +66,11 @@ func (w *Workspace) lastCommit() (*committed, error) {
 
 // Run implements runtime.Node.
 func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
-	if err != nil {
-		return nil, err
+	pr, refused, err := startPromotion(in, false)
+	if pr == nil {
+		return refused, err
 	}
-	changes, err := w.requirePassed()
-	if err == nil {
-		err = w.checkPromotable(changes)
-	}
-	if err != nil {
-		return refuse(err), nil
-	}
+	w, changes := pr.w, pr.changes
 	msg, err := in.Render("message")
 	if err != nil {
 		return nil, err
@@ -191,31 +185,4 @@ func (w *Workspace) findCredential(c sandbox.Change) (string, error) {
 			return "", fmt.Errorf("%s: %w", c.Path, err)
 		}
 	}
-}
-
-// refuse is what a promotion node returns when the verdict does not allow
-// it: the run is handed to a person, whatever edge follows the node.
-func refuse(err error) *runtime.Result {
-	return &runtime.Result{Outcome: runtime.OutcomeHandoff, Reason: err.Error(), Feedback: err.Error()}
-}
-
-// verifiedCommit checks that the recorded commit holds exactly the change
-// the passing verdict judged.
-func (w *Workspace) verifiedCommit() (*committed, *promotion, error) {
-	changes, err := w.requirePassed()
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := w.lastCommit()
-	if err != nil {
-		return nil, nil, err
-	}
-	p, cand, err := w.candidateOf(changes)
-	if err != nil {
-		return nil, nil, err
-	}
-	if cand.TreeHash.String() != c.Tree {
-		return nil, nil, fmt.Errorf("the workspace changed after commit %s: commit again after the gates pass", c.Commit[:12])
-	}
-	return c, p, nil
 }
