@@ -179,7 +179,7 @@ func copyTree(ctx context.Context, src, dst string) error {
 	}
 	out, err := exec.CommandContext(ctx, "cp", "-a", "--", src+"/.", dst).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("copy the change: %v: %s", err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("copy the change: %w: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

@@ -54,7 +54,7 @@ func DeleteBranch(ctx context.Context, b PushedBranch) error {
 	defer os.RemoveAll(gitDir)
 	s := pushSpec{gitDir: gitDir, remote: b.Remote, ref: b.Ref, token: tok}
 	if out, err := runGit(ctx, s, "init", "--bare", "--quiet", gitDir); err != nil {
-		return fmt.Errorf("delete %s: %v: %s", b.Ref, err, out)
+		return fmt.Errorf("delete %s: %w: %s", b.Ref, err, out)
 	}
 	out, err := runGit(ctx, s, "--git-dir="+gitDir, "push", "--porcelain", "--force-with-lease="+b.Ref+":"+b.Commit, "--", b.Remote, ":"+b.Ref)
 	if err != nil {
@@ -65,7 +65,7 @@ func DeleteBranch(ctx context.Context, b PushedBranch) error {
 		if tok != "" {
 			why = strings.ReplaceAll(why, tok, "xxxxx")
 		}
-		return fmt.Errorf("delete %s on %s: %v: %s", b.Ref, redactURL(b.Remote), err, why)
+		return fmt.Errorf("delete %s on %s: %w: %s", b.Ref, redactURL(b.Remote), err, why)
 	}
 	return nil
 }

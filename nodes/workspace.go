@@ -230,7 +230,7 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 	}
 	bo := sandbox.Options{Policy: policy, Snapshot: snap, StateDir: filepath.Join(runDir, "box"),
 		Audit: redact.Writer(audit), AllowUnconfined: o.AllowUnconfined}
-	var proxy *sandbox.Proxy
+	var proxy *runProxy
 	if policy.Network == sandbox.NetworkAllowlist {
 		proxy, bo.ProxySocket, err = startProxy(runDir, policy, o.OnAlert, redact)
 		if err != nil {
@@ -264,18 +264,39 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 	}, nil
 }
 
-func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert), redact *secrets.Redactor) (*sandbox.Proxy, string, error) {
-	f, err := os.OpenFile(filepath.Join(runDir, "audit.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, "", err
+// runProxy is a run's egress proxy with the logs and socket directory
+// only it uses; Close releases all of them.
+type runProxy struct {
+	proxy *sandbox.Proxy
+	logs  []*os.File
+	dir   string
+}
+
+func (r *runProxy) Close() error {
+	var err error
+	if r.proxy != nil {
+		err = r.proxy.Close()
 	}
-	alerts, err := os.OpenFile(filepath.Join(runDir, "alerts.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		f.Close()
-		return nil, "", err
+	for _, f := range r.logs {
+		err = errors.Join(err, f.Close())
 	}
-	alertLog := redact.Writer(alerts)
-	proxy := &sandbox.Proxy{Allow: p.AllowHosts, AuditLog: redact.Writer(f), OnAlert: func(a sandbox.Alert) {
+	if r.dir != "" {
+		err = errors.Join(err, os.RemoveAll(r.dir))
+	}
+	return err
+}
+
+func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert), redact *secrets.Redactor) (*runProxy, string, error) {
+	r := &runProxy{}
+	for _, name := range []string{"audit.log", "alerts.jsonl"} {
+		f, err := os.OpenFile(filepath.Join(runDir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, "", errors.Join(err, r.Close())
+		}
+		r.logs = append(r.logs, f)
+	}
+	alertLog := redact.Writer(r.logs[1])
+	proxy := &sandbox.Proxy{Allow: p.AllowHosts, AuditLog: redact.Writer(r.logs[0]), OnAlert: func(a sandbox.Alert) {
 		b, _ := json.Marshal(a)
 		_, _ = alertLog.Write(append(b, '\n'))
 		if onAlert != nil {
@@ -286,11 +307,13 @@ func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert), re
 	// deeper than that, so the socket lives in a short private directory.
 	dir, err := os.MkdirTemp("", "sg-")
 	if err != nil {
-		return nil, "", err
+		return nil, "", errors.Join(err, r.Close())
 	}
+	r.dir = dir
 	sock := filepath.Join(dir, "proxy.sock")
 	if err := proxy.Listen(sock); err != nil {
-		return nil, "", err
+		return nil, "", errors.Join(err, r.Close())
 	}
-	return proxy, sock, nil
+	r.proxy = proxy
+	return r, sock, nil
 }
