@@ -12,6 +12,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/wspath"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -30,26 +31,9 @@ func newApplyPatch(spec *blueprint.Node) (runtime.Node, error) {
 	return p, nil
 }
 
-// patchPath checks a path named by a patch.
+// patchPath checks a path named by a patch (see wspath.Clean).
 func patchPath(p string) (string, error) {
-	switch {
-	case p == "":
-		return "", errors.New("empty path")
-	case strings.HasPrefix(p, "/"):
-		return "", fmt.Errorf("%s: absolute paths are refused", p)
-	case strings.ContainsRune(p, 0):
-		return "", errors.New("path contains a NUL byte")
-	}
-	for _, part := range strings.Split(p, "/") {
-		if part == ".." {
-			return "", fmt.Errorf("%s: \"..\" is refused", p)
-		}
-	}
-	clean := path.Clean(p)
-	if clean == ".git" || strings.HasPrefix(clean, ".git/") {
-		return "", fmt.Errorf("%s: patches may not touch .git", p)
-	}
-	return clean, nil
+	return wspath.Clean(p)
 }
 
 // Run implements runtime.Node.

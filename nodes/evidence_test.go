@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -172,9 +173,13 @@ func TestTestGateReportMustBeThisRuns(t *testing.T) {
 // base commit (the overlay's lower layer) is covered too.
 func repoWithReport(t *testing.T, repo string) string {
 	t.Helper()
-	os.WriteFile(filepath.Join(repo, "base.xml"), []byte(passingReport), 0o644)
-	run(t, repo, "git", "add", "base.xml")
-	run(t, repo, "git", "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "report")
+	err := gitfixture.Write(repo, map[string]string{"base.xml": passingReport})
+	if err == nil {
+		err = gitfixture.Commit(repo, "dev", "report")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	return repo
 }
 

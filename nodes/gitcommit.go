@@ -66,17 +66,11 @@ func (w *Workspace) lastCommit() (*committed, error) {
 
 // Run implements runtime.Node.
 func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
-	if err != nil {
-		return nil, err
+	pr, refused, err := startPromotion(in, false)
+	if pr == nil {
+		return refused, err
 	}
-	changes, err := w.requirePassed()
-	if err == nil {
-		err = w.checkPromotable(changes)
-	}
-	if err != nil {
-		return refuse(err), nil
-	}
+	w, changes := pr.w, pr.changes
 	msg, err := in.Render("message")
 	if err != nil {
 		return nil, err
@@ -87,17 +81,9 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if err := w.holdsCredential(changes, msg); err != nil {
 		return refuse(err), nil
 	}
-	branch := g.branch
-	if t, ok := in.Spec.Templates["branch"]; ok {
-		if branch, err = t.Render(in.Scope); err != nil {
-			return nil, err
-		}
-	}
-	if branch == "" {
-		branch = "sandgate/" + w.RunID
-	}
-	if !validBranch(branch) {
-		return nil, fmt.Errorf("invalid branch name %q", branch)
+	branch, err := g.branchFor(in, w)
+	if err != nil {
+		return nil, err
 	}
 	p, err := w.promotion()
 	if err != nil {
@@ -118,19 +104,44 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if prev, err := w.lastCommit(); err == nil && prev.Branch == branch && prev.Tree == c.TreeHash.String() {
 		return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"commit": prev.Commit, "branch": branch}}, nil
 	}
-	refFile := filepath.Join(p.dir, filepath.FromSlash(plumbing.NewBranchReferenceName(branch).String()))
-	if err := os.MkdirAll(filepath.Dir(refFile), 0o755); err != nil {
-		return nil, err
-	}
-	if err := writeFileAtomic(refFile, []byte(c.Hash.String()+"\n")); err != nil {
-		return nil, err
-	}
-	rec, _ := json.Marshal(committed{Branch: branch, Commit: c.Hash.String(), Tree: c.TreeHash.String(),
-		Title: strings.SplitN(msg, "\n", 2)[0]})
-	if err := writeFileAtomic(filepath.Join(w.RunDir, "commit.json"), rec); err != nil {
+	if err := w.recordCommit(p, branch, c, msg); err != nil {
 		return nil, err
 	}
 	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"commit": c.Hash.String(), "branch": branch}}, nil
+}
+
+// branchFor is the branch the commit goes on: the rendered template, the
+// configured name, or sandgate/<run id>.
+func (g *GitCommit) branchFor(in *runtime.Input, w *Workspace) (string, error) {
+	branch := g.branch
+	if t, ok := in.Spec.Templates["branch"]; ok {
+		var err error
+		if branch, err = t.Render(in.Scope); err != nil {
+			return "", err
+		}
+	}
+	if branch == "" {
+		branch = "sandgate/" + w.RunID
+	}
+	if !validBranch(branch) {
+		return "", fmt.Errorf("invalid branch name %q", branch)
+	}
+	return branch, nil
+}
+
+// recordCommit points branch at c in the promotion repository and writes
+// commit.json, which push and review read and which survives a crash.
+func (w *Workspace) recordCommit(p *promotion, branch string, c *builtCommit, msg string) error {
+	refFile := filepath.Join(p.dir, filepath.FromSlash(plumbing.NewBranchReferenceName(branch).String()))
+	if err := os.MkdirAll(filepath.Dir(refFile), 0o755); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(refFile, []byte(c.Hash.String()+"\n")); err != nil {
+		return err
+	}
+	rec, _ := json.Marshal(committed{Branch: branch, Commit: c.Hash.String(), Tree: c.TreeHash.String(),
+		Title: strings.SplitN(msg, "\n", 2)[0]})
+	return writeFileAtomic(filepath.Join(w.RunDir, "commit.json"), rec)
 }
 
 // holdsCredential refuses a change or message that contains the value of
@@ -191,31 +202,4 @@ func (w *Workspace) findCredential(c sandbox.Change) (string, error) {
 			return "", fmt.Errorf("%s: %w", c.Path, err)
 		}
 	}
-}
-
-// refuse is what a promotion node returns when the verdict does not allow
-// it: the run is handed to a person, whatever edge follows the node.
-func refuse(err error) *runtime.Result {
-	return &runtime.Result{Outcome: runtime.OutcomeHandoff, Reason: err.Error(), Feedback: err.Error()}
-}
-
-// verifiedCommit checks that the recorded commit holds exactly the change
-// the passing verdict judged.
-func (w *Workspace) verifiedCommit() (*committed, *promotion, error) {
-	changes, err := w.requirePassed()
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := w.lastCommit()
-	if err != nil {
-		return nil, nil, err
-	}
-	p, cand, err := w.candidateOf(changes)
-	if err != nil {
-		return nil, nil, err
-	}
-	if cand.TreeHash.String() != c.Tree {
-		return nil, nil, fmt.Errorf("the workspace changed after commit %s: commit again after the gates pass", c.Commit[:12])
-	}
-	return c, p, nil
 }

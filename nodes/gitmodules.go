@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/sandgate/sandgate/nodes/internal/wspath"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -92,7 +93,7 @@ func gitmodulesKey(line string) error {
 	case "url":
 		return safeSubmoduleURL(val)
 	case "path":
-		if strings.HasPrefix(val, "-") || unsafeGitPath(val, false) != "" {
+		if strings.HasPrefix(val, "-") || wspath.GitUnsafe(val, false) != "" {
 			return fmt.Errorf("unsafe submodule path %q", val)
 		}
 	case "update":

@@ -45,14 +45,11 @@ func newGitPush(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
 
 // Run implements runtime.Node.
 func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
-	if err != nil {
-		return nil, err
+	pr, refused, err := startPromotion(in, true)
+	if pr == nil {
+		return refused, err
 	}
-	c, p, err := w.verifiedCommit()
-	if err != nil {
-		return refuse(err), nil
-	}
+	w, c, p := pr.w, pr.commit, pr.p
 	remoteURL, err := in.Render("remote")
 	if err != nil {
 		return nil, err

@@ -53,9 +53,9 @@ var (
 	stylishRE = regexp.MustCompile(`^\s+(\d+):(\d+)\s+(error|warning)\s+(.*)$`)
 )
 
-// ParseDiagnostics extracts diagnostics from linter output in the common
+// parseDiagnostics extracts diagnostics from linter output in the common
 // formats: file:line:col: message, gofmt -l file lists, eslint stylish.
-func ParseDiagnostics(out string) []Diagnostic {
+func parseDiagnostics(out string) []Diagnostic {
 	var ds []Diagnostic
 	current := ""
 	for _, line := range strings.Split(out, "\n") {
@@ -107,7 +107,7 @@ func (l *Lint) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 			return nil, err
 		}
 		saveOutput(in, fmt.Sprintf("lint-%d.log", i), res)
-		found := ParseDiagnostics(string(res.Output))
+		found := parseDiagnostics(string(res.Output))
 		diags = append(diags, found...)
 		if res.ExitCode != 0 && len(found) == 0 {
 			failed = append(failed, fmt.Sprintf("`%s` exited with %d%s:\n%s", cmd.display(args), res.ExitCode, timedOut(res), tail(string(res.Output), 4096)))

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -29,12 +30,9 @@ func seedRepo(t testing.TB) string {
 		"calc.go":      "package calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int { return a - b }\n",
 		"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif got := Add(2, 3); got != 5 {\n\t\tt.Fatalf(\"Add(2, 3) = %d, want 5\", got)\n\t}\n}\n\nfunc TestAddZero(t *testing.T) {\n\tif Add(0, 0) != 0 {\n\t\tt.Fatal(\"zero\")\n\t}\n}\n",
 	}
-	for p, c := range files {
-		os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644)
+	if err := gitfixture.Seed(dir, files, "calc with a bug"); err != nil {
+		t.Fatal(err)
 	}
-	run(t, dir, "git", "init", "-q", "-b", "main")
-	run(t, dir, "git", "add", ".")
-	run(t, dir, "git", "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "calc with a bug")
 	return dir
 }
 

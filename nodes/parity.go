@@ -89,35 +89,7 @@ func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 	if err != nil {
 		return nil, err
 	}
-	type want struct {
-		tool, version, source string
-		minimum               bool
-	}
-	var wants []want
-	for _, chunk := range strings.Split(string(res.Output), "\x1e")[1:] {
-		name, body, _ := strings.Cut(chunk, "\n")
-		for _, line := range strings.Split(body, "\n") {
-			f := strings.Fields(line)
-			switch {
-			case name == "go.mod" && len(f) == 2 && f[0] == "go":
-				wants = append(wants, want{"go", f[1], "go.mod go directive", true})
-			case name == "go.mod" && len(f) == 2 && f[0] == "toolchain":
-				wants = append(wants, want{"go", strings.TrimPrefix(f[1], "go"), "go.mod toolchain directive", false})
-			case name == ".tool-versions" && len(f) >= 2 && !strings.HasPrefix(f[0], "#"):
-				wants = append(wants, want{f[0], f[1], ".tool-versions", false})
-			case name == ".nvmrc" && len(f) == 1:
-				wants = append(wants, want{"node", f[0], ".nvmrc", false})
-			}
-		}
-	}
-	names := make([]string, 0, len(p.tools))
-	for t := range p.tools {
-		names = append(names, t)
-	}
-	sort.Strings(names)
-	for _, t := range names {
-		wants = append(wants, want{t, p.tools[t], "blueprint", false})
-	}
+	wants := append(pinnedVersions(string(res.Output)), p.blueprintVersions()...)
 	var mismatches []string
 	for _, wt := range wants {
 		cmd, ok := versionCmd[wt.tool]
@@ -128,17 +100,8 @@ func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 		if err != nil {
 			return nil, err
 		}
-		have, okHave := parseVer(string(out.Output))
-		need, okNeed := parseVer(wt.version)
-		switch {
-		case out.ExitCode != 0 || !okHave:
-			mismatches = append(mismatches, fmt.Sprintf("%s %s (%s): not available in the sandbox", wt.tool, wt.version, wt.source))
-		case !okNeed:
-			mismatches = append(mismatches, fmt.Sprintf("%s: cannot read the version %q (%s)", wt.tool, wt.version, wt.source))
-		case wt.minimum && less(have, need):
-			mismatches = append(mismatches, fmt.Sprintf("%s: the sandbox has %s, %s needs at least %s", wt.tool, strings.TrimSpace(string(out.Output)), wt.source, wt.version))
-		case !wt.minimum && !matches(need, have):
-			mismatches = append(mismatches, fmt.Sprintf("%s: the sandbox has %s, %s pins %s", wt.tool, strings.TrimSpace(string(out.Output)), wt.source, wt.version))
+		if m := wt.mismatch(out.ExitCode, string(out.Output)); m != "" {
+			mismatches = append(mismatches, m)
 		}
 	}
 	r := &runtime.Result{Outputs: map[string]any{"mismatches": mismatches}}
@@ -149,4 +112,65 @@ func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 	}
 	// Tool versions do not depend on the change: the verdict holds for any.
 	return gate(in, w, "parity", anyChange, start, g, r)
+}
+
+// toolWant is one tool version something pins.
+type toolWant struct {
+	tool, version, source string
+	// minimum: the pin is a lower bound (go.mod's go directive).
+	minimum bool
+}
+
+// pinnedVersions reads the pin files the box printed, each after a \x1e
+// and its name.
+func pinnedVersions(output string) []toolWant {
+	var wants []toolWant
+	for _, chunk := range strings.Split(output, "\x1e")[1:] {
+		name, body, _ := strings.Cut(chunk, "\n")
+		for _, line := range strings.Split(body, "\n") {
+			f := strings.Fields(line)
+			switch {
+			case name == "go.mod" && len(f) == 2 && f[0] == "go":
+				wants = append(wants, toolWant{"go", f[1], "go.mod go directive", true})
+			case name == "go.mod" && len(f) == 2 && f[0] == "toolchain":
+				wants = append(wants, toolWant{"go", strings.TrimPrefix(f[1], "go"), "go.mod toolchain directive", false})
+			case name == ".tool-versions" && len(f) >= 2 && !strings.HasPrefix(f[0], "#"):
+				wants = append(wants, toolWant{f[0], f[1], ".tool-versions", false})
+			case name == ".nvmrc" && len(f) == 1:
+				wants = append(wants, toolWant{"node", f[0], ".nvmrc", false})
+			}
+		}
+	}
+	return wants
+}
+
+// blueprintVersions are the node's own pins, in name order.
+func (p *Parity) blueprintVersions() []toolWant {
+	names := make([]string, 0, len(p.tools))
+	for t := range p.tools {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	wants := make([]toolWant, 0, len(names))
+	for _, t := range names {
+		wants = append(wants, toolWant{t, p.tools[t], "blueprint", false})
+	}
+	return wants
+}
+
+// mismatch says how the box's version output differs from the pin, or "".
+func (wt toolWant) mismatch(exit int, output string) string {
+	have, okHave := parseVer(output)
+	need, okNeed := parseVer(wt.version)
+	switch {
+	case exit != 0 || !okHave:
+		return fmt.Sprintf("%s %s (%s): not available in the sandbox", wt.tool, wt.version, wt.source)
+	case !okNeed:
+		return fmt.Sprintf("%s: cannot read the version %q (%s)", wt.tool, wt.version, wt.source)
+	case wt.minimum && less(have, need):
+		return fmt.Sprintf("%s: the sandbox has %s, %s needs at least %s", wt.tool, strings.TrimSpace(output), wt.source, wt.version)
+	case !wt.minimum && !matches(need, have):
+		return fmt.Sprintf("%s: the sandbox has %s, %s pins %s", wt.tool, strings.TrimSpace(output), wt.source, wt.version)
+	}
+	return ""
 }

@@ -48,9 +48,10 @@ func TestApplyPatch(t *testing.T) {
 	}{
 		{"applies and tests pass", "true", fixPatch, "", sgruntime.StatusSucceeded, ""},
 		{"conflict names the hunk", "true", strings.Replace(fixPatch, "a - b }", "a * b }", 1), "", sgruntime.StatusFailed, "hunk 1"},
-		{"absolute path", "true", strings.ReplaceAll(fixPatch, "a/calc.go", "/etc/calc.go"), "", sgruntime.StatusFailed, "absolute paths are refused"},
-		{"dot dot", "true", strings.ReplaceAll(strings.ReplaceAll(fixPatch, "a/calc.go", "a/../calc.go"), "b/calc.go", "b/../calc.go"), "", sgruntime.StatusFailed, `".." is refused`},
-		{"git dir", "true", "--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+evil\n", "", sgruntime.StatusFailed, "may not touch .git"},
+		{"absolute path", "true", strings.ReplaceAll(fixPatch, "a/calc.go", "/etc/calc.go"), "", sgruntime.StatusFailed, "absolute paths are not allowed"},
+		{"dot dot", "true", strings.ReplaceAll(strings.ReplaceAll(fixPatch, "a/calc.go", "a/../calc.go"), "b/calc.go", "b/../calc.go"), "", sgruntime.StatusFailed, `".." is not allowed`},
+		{"git dir", "true", "--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+evil\n", "", sgruntime.StatusFailed, ".git is not yours"},
+		{"git dir in another spelling and deeper", "true", "--- /dev/null\n+++ b/sub/.GIT/config\n@@ -0,0 +1 @@\n+evil\n", "", sgruntime.StatusFailed, ".git is not yours"},
 		{"symlink out", "ln -s /etc evil", "--- /dev/null\n+++ b/evil/pwned\n@@ -0,0 +1 @@\n+x\n", "", sgruntime.StatusFailed, "resolves outside the workspace"},
 		{"not a patch", "true", "hello", "", sgruntime.StatusFailed, "does not parse"},
 		{"preview applies nothing", "true", fixPatch, "\n    preview: true", sgruntime.StatusFailed, "Add(2, 3) = -1"},

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandgate/sandgate/internal/gitfixture"
 )
 
 // The tests in this file perform cheats an agent can use against a
@@ -54,16 +56,13 @@ func replaceOnce(s, old, new string) string {
 func seedWithSub(t *testing.T) string {
 	t.Helper()
 	repo := seedRepo(t)
-	if err := os.MkdirAll(filepath.Join(repo, "sub"), 0o755); err != nil {
+	err := gitfixture.Write(repo, map[string]string{"sub/sub.go": subCode, "sub/sub_test.go": subTest})
+	if err == nil {
+		err = gitfixture.Commit(repo, "dev", "sub with a bug")
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	for p, c := range map[string]string{"sub/sub.go": subCode, "sub/sub_test.go": subTest} {
-		if err := os.WriteFile(filepath.Join(repo, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run(t, repo, "git", "add", ".")
-	run(t, repo, "git", "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "sub with a bug")
 	return repo
 }
 

@@ -42,14 +42,11 @@ func newReview(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
 
 // Run implements runtime.Node.
 func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
-	if err != nil {
-		return nil, err
+	pr, refused, err := startPromotion(in, true)
+	if pr == nil {
+		return refused, err
 	}
-	c, p, err := w.verifiedCommit()
-	if err != nil {
-		return refuse(err), nil
-	}
+	w, c, p := pr.w, pr.commit, pr.p
 	patch, err := w.patch(ctx, p, plumbing.NewHash(c.Tree))
 	if err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandgate/sandgate/internal/gitfixture"
 )
 
 // inDir runs f with the working directory set to dir.
@@ -33,12 +35,9 @@ func TestDemo(t *testing.T) {
 }
 
 func commitAll(t *testing.T, dir string) {
-	for _, args := range [][]string{{"add", "."}, {"-c", "user.name=d", "-c", "user.email=d@d", "commit", "-q", "-m", "change"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
+	t.Helper()
+	if err := gitfixture.Commit(dir, "d", "change"); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -116,18 +114,7 @@ func pruneRuns(dir string, cutoff time.Time, keep int) ([]pruneItem, error) {
 // runAlive reports whether the run's process (its pid file, removed when
 // a run finishes) still exists. A reused pid keeps a dead run: prune errs
 // towards keeping.
-func runAlive(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "pid"))
-	if err != nil {
-		return false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return true // unreadable: assume alive
-	}
-	err = syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+func runAlive(dir string) bool { return pidFileAlive(dir, true) }
 
 // pruneReviews: decided review entries past the cutoff. A pending entry
 // is a person's to-do and stays.

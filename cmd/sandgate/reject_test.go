@@ -20,19 +20,27 @@ nodes:
   stuck: {type: handoff}
 `
 
+// runToReview runs rejectBlueprint on a new repository, pushing to a new
+// bare remote and queueing the change for review.
+func runToReview(t *testing.T) (repo, runs, reviews, remote string) {
+	t.Helper()
+	repo, runs, reviews = gitRepo(t), t.TempDir(), t.TempDir()
+	remote = filepath.Join(t.TempDir(), "remote.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	bp := writeBlueprint(t, strings.NewReplacer("REMOTE", remote, "REVIEWS", reviews).Replace(rejectBlueprint))
+	if code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs); code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	return repo, runs, reviews, remote
+}
+
 // TestReviewRejectDeletesPushedBranch: rejecting deletes the branch the
 // run pushed (delete_on_reject), but never a branch someone moved since.
 func TestReviewRejectDeletesPushedBranch(t *testing.T) {
 	for _, moved := range []bool{false, true} {
-		repo, runs, reviews := gitRepo(t), t.TempDir(), t.TempDir()
-		remote := filepath.Join(t.TempDir(), "remote.git")
-		if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
-			t.Fatalf("%v %s", err, out)
-		}
-		bp := writeBlueprint(t, strings.NewReplacer("REMOTE", remote, "REVIEWS", reviews).Replace(rejectBlueprint))
-		if code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs); code != exitOK {
-			t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-		}
+		repo, _, reviews, remote := runToReview(t)
 		branch := func() string {
 			out, _ := exec.Command("git", "--git-dir="+remote, "rev-parse", "--verify", "-q", "refs/heads/fix/add").Output()
 			return strings.TrimSpace(string(out))
@@ -67,15 +75,7 @@ func TestReviewRejectDeletesPushedBranch(t *testing.T) {
 // TestReviewQueueCLI: list, show (summary, verdict and the diff), approve
 // with a note, and the errors for an unknown entry or a missing id.
 func TestReviewQueueCLI(t *testing.T) {
-	repo, runs, reviews := gitRepo(t), t.TempDir(), t.TempDir()
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
-	bp := writeBlueprint(t, strings.NewReplacer("REMOTE", remote, "REVIEWS", reviews).Replace(rejectBlueprint))
-	if code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs); code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
+	_, _, reviews, _ := runToReview(t)
 	ids, _ := filepath.Glob(filepath.Join(reviews, "*", "entry.json"))
 	if len(ids) != 1 {
 		t.Fatalf("review entries %v", ids)

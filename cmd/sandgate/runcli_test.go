@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -24,15 +25,13 @@ func TestMain(m *testing.M) {
 func gitRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module calc\n\ngo 1.22\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "calc.go"), []byte("package calc\n\nfunc Add(a, b int) int { return a - b }\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "calc_test.go"), []byte("package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n"), 0o644)
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.name=d", "-c", "user.email=d@d", "commit", "-q", "-m", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
+	files := map[string]string{
+		"go.mod":       "module calc\n\ngo 1.22\n",
+		"calc.go":      "package calc\n\nfunc Add(a, b int) int { return a - b }\n",
+		"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n",
+	}
+	if err := gitfixture.Seed(dir, files, "init"); err != nil {
+		t.Fatal(err)
 	}
 	return dir
 }

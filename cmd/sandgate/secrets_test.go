@@ -3,10 +3,11 @@ package main
 import (
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandgate/sandgate/internal/gitfixture"
 )
 
 // Canary credentials in the harness environment. Every test below fails
@@ -175,11 +176,9 @@ func TestCredentialWrittenToTheWorkspaceIsNotPromoted(t *testing.T) {
 
 func gitRun(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
+	out, err := gitfixture.Git(dir, args...)
 	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
+		t.Fatal(err)
 	}
-	return string(out)
+	return out
 }

@@ -202,14 +202,20 @@ func markInterrupted(s *runtime.Summary) {
 	s.Status = statusInterrupted
 }
 
-func harnessAlive(dir string) bool {
+// harnessAlive: an unreadable pid file shows the run as interrupted.
+func harnessAlive(dir string) bool { return pidFileAlive(dir, false) }
+
+// pidFileAlive reports whether the process in dir's pid file (removed
+// when a run finishes) still exists; unreadable is the answer for a pid
+// file that is there but holds no pid.
+func pidFileAlive(dir string, unreadable bool) bool {
 	b, err := os.ReadFile(filepath.Join(dir, "pid"))
 	if err != nil {
 		return false
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || pid <= 0 {
-		return false
+		return unreadable
 	}
 	err = syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)

@@ -3,10 +3,9 @@
 package demorepo
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
+
+	"github.com/sandgate/sandgate/internal/gitfixture"
 )
 
 // Create writes the repository into a new temporary directory, commits it
@@ -21,17 +20,8 @@ func Create() (string, error) {
 		"calc.go":      "package calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int { return a - b }\n",
 		"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n",
 	}
-	for name, c := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(c), 0o644); err != nil {
-			return "", err
-		}
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"-c", "user.name=example", "-c", "user.email=example@example.com", "commit", "-q", "-m", "calc"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("git %v: %w: %s", args, err, out)
-		}
+	if err := gitfixture.Seed(dir, files, "calc"); err != nil {
+		return "", err
 	}
 	return dir, nil
 }
