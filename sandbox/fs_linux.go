@@ -124,7 +124,11 @@ func mountWorkspace(s *setup, root string) (string, error) {
 		return "", err
 	}
 	if s.Lower != "" {
-		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", s.Lower, s.Upper, s.OvlWork)
+		opts, done, err := overlayOptions(s.Lower, s.Upper, s.OvlWork)
+		if err != nil {
+			return "", err
+		}
+		defer done()
 		if err := unix.Mount("overlay", dst, "overlay", 0, opts); err != nil {
 			return "", fmt.Errorf("mount overlay workspace: %w", err)
 		}
@@ -368,9 +372,42 @@ func mountCache(root, stateDir string, i int, c Cache, nestedUser bool) error {
 			return err
 		}
 	}
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", c.Host, upper, work)
+	opts, done, err := overlayOptions(c.Host, upper, work)
+	if err != nil {
+		return err
+	}
+	defer done()
 	if err := unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 		return fmt.Errorf("mount cache %s: %w", c.Box, err)
 	}
 	return nil
+}
+
+// overlayOptions builds an overlay mount's options. The options are one
+// comma-separated string in which a path may not hold a comma, colon or
+// backslash; such a path (a run directory or cache somebody named so) is
+// given by an O_PATH descriptor's /proc/self/fd link instead, which the
+// kernel resolves to the directory itself. done closes the descriptors
+// once the mount is made.
+func overlayOptions(lower, upper, work string) (opts string, done func(), err error) {
+	var fds []int
+	done = func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}
+	paths := []string{lower, upper, work}
+	for i, p := range paths {
+		if !strings.ContainsAny(p, ",:\\") {
+			continue
+		}
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			done()
+			return "", nil, fmt.Errorf("open %s for the overlay: %w", p, err)
+		}
+		fds = append(fds, fd)
+		paths[i] = fmt.Sprintf("/proc/self/fd/%d", fd)
+	}
+	return fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", paths[0], paths[1], paths[2]), done, nil
 }

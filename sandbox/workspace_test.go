@@ -153,3 +153,30 @@ git log --oneline | wc -l`)
 		t.Fatalf("snapshot not reused: %s vs %s (%v)", again, snap, err)
 	}
 }
+
+// TestOverlayPathsWithCommas: overlay options are one comma-separated
+// string; a snapshot, state directory or cache whose path holds a comma
+// or colon must still work (it failed with ENOENT before).
+func TestOverlayPathsWithCommas(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "a,b:c")
+	snap, cache := filepath.Join(base, "snap"), filepath.Join(base, "go,cache")
+	for _, d := range []string{snap, filepath.Join(cache, "00")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(snap, "f.txt"), []byte("base\n"), 0o644)
+	b, err := sandbox.Start(context.Background(), sandbox.Options{Snapshot: snap, StateDir: filepath.Join(base, "state,1"),
+		Policy: sandbox.Policy{Caches: []sandbox.Cache{{Host: cache, Box: sandbox.HomeDir + "/.cache/c", Env: "XCACHE"}}}})
+	if err != nil {
+		t.Fatalf("start a box under %q: %v", base, err)
+	}
+	defer b.Close()
+	res := sh(t, b, `cat /work/f.txt && echo changed > /work/f.txt && ls -d "$XCACHE/00" && touch "$XCACHE/new"`)
+	if res.ExitCode != 0 {
+		t.Fatalf("box under a comma path: %s", res.Output)
+	}
+	if b.Upper() == "" {
+		t.Fatal("the box fell back to a copy instead of the overlay")
+	}
+}
