@@ -119,6 +119,14 @@ func TestAttackInitOutOfReach(t *testing.T) {
 // kill another node's command running beside it.
 func TestAttackParallelCommandsAreStrangers(t *testing.T) {
 	b, ws := newBox(t, sandbox.Policy{})
+	// Command threads are reused: go through more commands than one thread
+	// serves, so the victim and the intruder run on threads that have
+	// served others before.
+	for i := 0; i < 25; i++ {
+		if res := sh(t, b, "true"); res.ExitCode != 0 {
+			t.Fatalf("command %d on a reused thread: %s", i, res.Output)
+		}
+	}
 	victim := make(chan *sandbox.Result, 1)
 	go func() {
 		res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", "touch /work/victim-up; sleep 3.777; echo survived"}, Timeout: time.Minute})

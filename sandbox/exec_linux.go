@@ -141,12 +141,17 @@ const tasksFD = 6
 // cmdCgroup is init's handle on the commands' cgroup.procs (fd 4).
 var cmdCgroup *os.File
 
-// startInCgroup starts a command and moves it into the commands' cgroup,
-// whose process limit leaves init room to work; a command that cannot be
-// placed there is killed rather than run outside its limit.
+// startInCgroup starts a command in the commands' cgroup, whose process
+// limit leaves init room to work. On v1 the command thread joined it
+// before forking; on v2 the command is moved right after it starts, and
+// one that cannot be placed there is killed rather than run outside its
+// limit.
 func startInCgroup(cmd *exec.Cmd) error {
 	if err := cmd.Start(); err != nil {
 		return err
+	}
+	if cgroupV1 {
+		return nil // born in the commands' cgroups: its thread joined them
 	}
 	if _, err := unix.Pwrite(int(cmdCgroup.Fd()), []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
 		_ = cmd.Process.Kill()

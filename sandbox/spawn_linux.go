@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -15,23 +14,47 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Each command is started from an OS thread of its own, set apart for it
-// for as long as it runs: a child inherits the credentials of the thread
-// that forks it, and Linux keeps capabilities and Landlock domains per
-// thread. That thread drops its capability bounding set and enters a
-// Landlock domain nested under init's that scopes signals and abstract
-// unix sockets. Every command therefore has a domain of its own, a
-// sibling of every other command's: it cannot signal, trace (pidfd_getfd,
-// /proc/PID/mem, /proc/PID/fd) or even see (hidepid) init or a command of
-// another node, whatever uid they share. The rest of init keeps its
-// capabilities.
+// Each command is started from an OS thread set apart for it for as long
+// as it runs: a child inherits the credentials of the thread that forks
+// it, and Linux keeps capabilities and Landlock domains per thread. That
+// thread drops its capability bounding set, sits in the commands' pids
+// cgroup and, for every command, enters a new Landlock domain nested under
+// the one it had, scoping signals and abstract unix sockets. Every command
+// therefore has a domain of its own, never an ancestor of a running
+// command's: it cannot signal, trace (pidfd_getfd, /proc/PID/mem,
+// /proc/PID/fd) or even see (hidepid) init or a command of another node,
+// whatever uid they share. The rest of init keeps its capabilities.
+//
+// A thread serves up to threadUses commands one after another (creating a
+// thread and moving it between cgroups is most of a command's overhead).
+// Its domains nest one level per command, and the commands that ran in
+// the outer ones are all dead: a command's wait returns only once its
+// whole PID namespace is gone. Landlock allows 16 levels; init uses one.
+// Threads the Go runtime creates are cloned from a template thread, never
+// from a locked one, so no other thread inherits a command's domain.
+const threadUses = 10
+
+// idleThreads hands a waiting command thread its next job.
+var idleThreads = make(chan chan threadJob, 4)
+
+type threadJob struct {
+	f    func() error
+	done chan error
+}
 
 // startSpawner checks that a command thread can be set up and makes init
 // undumpable (its /proc files then belong to root and no command can open
 // them).
 func startSpawner(nestedUser bool) ([]string, error) {
-	layers, err := onCommandThread(nestedUser, func() error { return nil })
-	if err != nil {
+	done := make(chan error, 1)
+	var layers []string
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		var err error
+		layers, err = restrictCommandThread(nestedUser, true)
+		done <- err
+	}()
+	if err := <-done; err != nil {
 		return nil, err
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
@@ -43,13 +66,11 @@ func startSpawner(nestedUser bool) ([]string, error) {
 // runOnThread starts cmd from a command thread and waits for it there
 // (the thread must outlive the command: Pdeathsig fires when it ends).
 func runOnThread(cmd *exec.Cmd) (startErr, waitErr error) {
-	_, startErr = onCommandThread(nestedUser, func() error {
+	job := threadJob{done: make(chan error, 1), f: func() error {
 		tid := []byte(strconv.Itoa(unix.Gettid()))
 		if cgroupV1 {
-			for _, f := range []*os.File{cmdTasks, cmdMemTasks} {
-				if _, err := unix.Pwrite(int(f.Fd()), tid, 0); err != nil {
-					return fmt.Errorf("move the command thread into the commands' cgroup: %w", err)
-				}
+			if _, err := unix.Pwrite(int(cmdMemTasks.Fd()), tid, 0); err != nil {
+				return fmt.Errorf("move the command thread into the commands' memory cgroup: %w", err)
 			}
 		}
 		err := startInCgroup(cmd)
@@ -67,34 +88,52 @@ func runOnThread(cmd *exec.Cmd) (startErr, waitErr error) {
 		}
 		waitErr = cmd.Wait()
 		return nil
-	})
-	return startErr, waitErr
-}
-
-// onCommandThread runs f on a fresh locked OS thread restricted for
-// commands; the thread ends with f.
-func onCommandThread(nestedUser bool, f func() error) ([]string, error) {
-	type result struct {
-		layers []string
-		err    error
+	}}
+	select {
+	case inbox := <-idleThreads:
+		inbox <- job
+	default:
+		go commandThread(job)
 	}
-	done := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
-		l, err := restrictCommandThread(nestedUser)
-		if err == nil {
-			err = f()
-		}
-		done <- result{l, err}
-	}()
-	r := <-done
-	return r.layers, r.err
+	return <-job.done, waitErr
 }
 
-// restrictCommandThread drops the bounding set and enters a new nested
-// Landlock domain on the calling (locked) thread only.
-func restrictCommandThread(nestedUser bool) ([]string, error) {
-	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+// commandThread runs jobs on one locked OS thread, each in a new domain,
+// and offers itself for the next until it has served threadUses.
+func commandThread(job threadJob) {
+	runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+	if cgroupV1 {
+		// Children are born in the commands' pids cgroup, never outside.
+		tid := []byte(strconv.Itoa(unix.Gettid()))
+		if _, err := unix.Pwrite(int(cmdTasks.Fd()), tid, 0); err != nil {
+			job.done <- fmt.Errorf("move the command thread into the commands' cgroup: %w", err)
+			return
+		}
+	}
+	inbox := make(chan threadJob)
+	for uses := 0; ; uses++ {
+		_, err := restrictCommandThread(nestedUser, uses == 0)
+		if err == nil {
+			err = job.f()
+		}
+		job.done <- err
+		if err != nil || uses+1 >= threadUses {
+			return
+		}
+		select {
+		case idleThreads <- inbox:
+		default:
+			return
+		}
+		job = <-inbox
+	}
+}
+
+// restrictCommandThread drops the bounding set (on a thread's first use)
+// and enters a new nested Landlock domain on the calling (locked) thread
+// only.
+func restrictCommandThread(nestedUser, first bool) ([]string, error) {
+	for c := 0; first && c <= unix.CAP_LAST_CAP; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 			return nil, fmt.Errorf("%w: drop capability %d from the bounding set: %w", ErrUnavailable, c, err)
 		}
