@@ -9,35 +9,18 @@ import (
 const (
 	kStr  = blueprint.KindString
 	kInt  = blueprint.KindInt
-	kFlt  = blueprint.KindFloat
 	kBool = blueprint.KindBool
-	kDur  = blueprint.KindDuration
 	kList = blueprint.KindStringList
-	kMap  = blueprint.KindStringMap
-	kCmd  = blueprint.KindCommand
-	kCmds = blueprint.KindCommandList
 )
 
 // Specs returns the declarations of every built-in node type: the keys each
 // accepts and the outputs each publishes. Validation and the JSON Schema are
-// generated from these; the keys of all but the agent come from the tags of
-// the type's config struct (config.go).
+// generated from these; each type's keys come from the tags of its config
+// struct (config.go, agent.Config), which its factory decodes.
 func Specs() []blueprint.NodeType {
 	return []blueprint.NodeType{
-		{Name: "agent", Stage: "propose", Doc: "an LLM with a small toolset, working in the sandboxed workspace",
-			Fields: map[string]blueprint.Field{
-				"prompt":          {Kind: kStr, Required: true, Doc: "system prompt; templates see inputs, outputs and feedback"},
-				"model":           {Kind: kStr, Doc: "model name, or script:FILE / replay:FILE for offline runs"},
-				"base_url":        {Kind: kStr, NoTemplate: true, Endpoint: true, Doc: "OpenAI-compatible endpoint; only one the operator allows (--allow-endpoint), else the operator's --base-url / OPENAI_BASE_URL"},
-				"api_key_env":     {Kind: kStr, NoTemplate: true, CredentialEnv: true, Doc: "environment variable holding the key, for an allowed base_url (default: the operator's --api-key-env / OPENAI_API_KEY)"},
-				"tools":           {Kind: kList, Doc: "subset of read_file, list_files, search, edit_file, write_file, run, finish, handoff"},
-				"max_turns":       {Kind: kInt, Doc: "model calls before the node fails (default 20)"},
-				"max_tokens":      {Kind: kInt, Doc: "tokens this node may spend"},
-				"temperature":     {Kind: kFlt, Doc: "sampling temperature"},
-				"request_timeout": {Kind: kDur, Doc: "timeout of one model request (default 2m)"},
-			},
-			Outputs: map[string]blueprint.Kind{"summary": kStr, "turns": kInt, "tokens_in": kInt, "tokens_out": kInt, "tool_calls": kInt},
-			Check:   agent.Check},
+		blueprint.Configured[agent.Config](blueprint.NodeType{Name: "agent", Stage: "propose", Doc: "an LLM with a small toolset, working in the sandboxed workspace",
+			Outputs: map[string]blueprint.Kind{"summary": kStr, "turns": kInt, "tokens_in": kInt, "tokens_out": kInt, "tool_calls": kInt}}),
 		blueprint.Configured[ShellConfig](blueprint.NodeType{Name: "shell", Stage: "verify", Doc: "runs a command in the sandbox; passes on exit code 0",
 			Outputs: map[string]blueprint.Kind{"exit_code": kInt, "output": kStr}}),
 		blueprint.Configured[LintConfig](blueprint.NodeType{Name: "lint", Stage: "verify", Gate: true, Doc: "runs linters and parses file:line:col diagnostics",
