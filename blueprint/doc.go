@@ -14,4 +14,10 @@
 // declares its configuration fields and its output fields, and may add its own
 // checks through [NodeType.Check]. Only the terminal types succeed, handoff and
 // fail are built in.
+//
+// A type can declare its configuration once, as a tagged Go struct:
+// [Configured] derives the fields (and so validation, the JSON Schema and
+// docs) from the tags and turns a [Validator] into the Check hook, and the
+// factory reads the node with [Decode], getting the struct with defaults
+// applied instead of a map re-read by key.
 package blueprint

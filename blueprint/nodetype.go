@@ -54,6 +54,10 @@ type Field struct {
 	// only when a CredentialEnv field names one (git_push's remote): without
 	// one the field is not checked.
 	KeyOptional bool
+	// Default is the value, as written in YAML, a node gets when it leaves
+	// the key out (or sets it to the zero value); shown in the schema and
+	// docs, applied by [Decode].
+	Default string
 }
 
 // NodeType describes a node type to the validator. The runtime's registry

@@ -2,6 +2,7 @@ package blueprint
 
 import (
 	"encoding/json"
+	"strconv"
 )
 
 // durationPattern matches Go durations such as 90s, 20m or 1h30m.
@@ -120,6 +121,9 @@ func nodeTypeSchema(nt NodeType) obj {
 		if len(f.Enum) > 0 {
 			fs = obj{"enum": f.Enum, "description": f.Doc}
 		}
+		if f.Default != "" {
+			fs["default"] = defaultValue(f)
+		}
 		props[name] = fs
 		if f.Required {
 			required = append(required, name)
@@ -133,6 +137,26 @@ func nodeTypeSchema(nt NodeType) obj {
 		then["description"] = nt.Doc
 	}
 	return obj{"if": obj{"properties": obj{"type": obj{"const": nt.Name}}}, "then": then}
+}
+
+// defaultValue is a field's default as the JSON value of its kind.
+func defaultValue(f Field) any {
+	var v any
+	var err error
+	switch f.Kind {
+	case KindInt:
+		v, err = strconv.Atoi(f.Default)
+	case KindFloat:
+		v, err = strconv.ParseFloat(f.Default, 64)
+	case KindBool:
+		v, err = strconv.ParseBool(f.Default)
+	default:
+		return f.Default
+	}
+	if err != nil {
+		return f.Default
+	}
+	return v
 }
 
 func kindSchema(k Kind) obj {

@@ -41,6 +41,11 @@ type Blueprint struct {
 	Credentials []string
 	// Warnings holds problems that do not stop the blueprint from running.
 	Warnings Diagnostics
+	// Types is the type set the blueprint was validated against
+	// (WithTypes). A runtime refuses to build it with a registry other
+	// than the one it was loaded through: its nodes were checked against
+	// that registry's declarations, not another's.
+	Types TypeSet
 
 	// Source is the raw file content, kept for rendering diagnostics later.
 	Source []byte

@@ -26,9 +26,11 @@ type ApplyPatch struct {
 var _ runtime.Node = (*ApplyPatch)(nil)
 
 func newApplyPatch(spec *blueprint.Node) (runtime.Node, error) {
-	p := &ApplyPatch{}
-	p.preview, _ = spec.Config["preview"].(bool)
-	return p, nil
+	c, err := blueprint.Decode[ApplyPatchConfig](spec)
+	if err != nil {
+		return nil, err
+	}
+	return &ApplyPatch{preview: c.Preview}, nil
 }
 
 // patchPath checks a path named by a patch (see wspath.Clean).

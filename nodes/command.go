@@ -17,21 +17,16 @@ type command struct {
 	argv  blueprint.Argv
 }
 
-// commandOf reads a decoded KindCommand value.
-func commandOf(v any, field string) command {
-	if a, ok := v.(blueprint.Argv); ok {
-		return command{field: field, argv: a}
-	}
-	s, _ := v.(string)
-	return command{field: field, line: s}
+// commandOf turns a decoded command field into a runnable command.
+func commandOf(c blueprint.Command) command {
+	return command{field: c.Field, line: c.Line, argv: c.Argv}
 }
 
-// commandsOf reads a decoded KindCommandList value.
-func commandsOf(v any, field string) []command {
-	items, _ := v.([]any)
-	out := make([]command, len(items))
-	for i, it := range items {
-		out[i] = commandOf(it, fmt.Sprintf("%s[%d]", field, i))
+// commandsOf turns a decoded command list field into runnable commands.
+func commandsOf(cs []blueprint.Command) []command {
+	out := make([]command, len(cs))
+	for i, c := range cs {
+		out[i] = commandOf(c)
 	}
 	return out
 }

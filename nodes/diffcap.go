@@ -22,11 +22,11 @@ type DiffCap struct {
 var _ runtime.Node = (*DiffCap)(nil)
 
 func newDiffCap(spec *blueprint.Node) (runtime.Node, error) {
-	d := &DiffCap{}
-	d.maxLines, _ = spec.Config["max_lines"].(int)
-	d.maxFiles, _ = spec.Config["max_files"].(int)
-	d.maxBytes, _ = spec.Config["max_bytes"].(int)
-	d.exclude, _ = spec.Config["exclude"].([]string)
+	c, err := blueprint.Decode[DiffCapConfig](spec)
+	if err != nil {
+		return nil, err
+	}
+	d := &DiffCap{maxLines: deref(c.MaxLines), maxFiles: deref(c.MaxFiles), maxBytes: deref(c.MaxBytes), exclude: c.Exclude}
 	return d, nil
 }
 

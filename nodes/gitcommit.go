@@ -29,15 +29,17 @@ type GitCommit struct {
 var _ runtime.Node = (*GitCommit)(nil)
 
 func newGitCommit(spec *blueprint.Node) (runtime.Node, error) {
-	g := &GitCommit{author: object.Signature{Name: "sandgate", Email: "sandgate@localhost"}}
-	g.branch, _ = spec.Config["branch"].(string)
-	if a, _ := spec.Config["author"].(string); a != "" {
-		// checkGitCommit refused unparsable authors before the factory ran.
-		if addr, err := mail.ParseAddress(a); err == nil {
-			g.author.Name, g.author.Email = addr.Name, addr.Address
-		}
+	c, err := blueprint.Decode[GitCommitConfig](spec)
+	if err != nil {
+		return nil, err
 	}
-	return g, nil
+	// GitCommitConfig.Validate refused unparsable authors before the
+	// factory ran; the default author parses.
+	addr, err := mail.ParseAddress(c.Author)
+	if err != nil {
+		return nil, fmt.Errorf("author: %w", err)
+	}
+	return &GitCommit{branch: c.Branch, author: object.Signature{Name: addr.Name, Email: addr.Address}}, nil
 }
 
 // validBranch reports whether git would accept name as a branch.

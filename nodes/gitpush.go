@@ -34,9 +34,11 @@ type GitPush struct {
 var _ runtime.Node = (*GitPush)(nil)
 
 func newGitPush(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
-	p := &GitPush{allowed: allowed}
-	p.tokenEnv, _ = spec.Config["token_env"].(string)
-	p.deleteOnReject, _ = spec.Config["delete_on_reject"].(bool)
+	c, err := blueprint.Decode[GitPushConfig](spec)
+	if err != nil {
+		return nil, err
+	}
+	p := &GitPush{allowed: allowed, tokenEnv: c.TokenEnv, deleteOnReject: c.DeleteOnReject}
 	for _, e := range spec.Edges {
 		p.routed = p.routed || e.Kind == blueprint.EdgeOnFail || e.Kind == blueprint.EdgeWhen
 	}

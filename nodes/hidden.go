@@ -49,8 +49,15 @@ func hiddenFiles(dir string) ([]string, error) {
 func checkHidden(bp *blueprint.Blueprint, snapshot string) error {
 	for _, id := range bp.Order {
 		n := bp.Nodes[id]
-		dir, _ := n.Config["hidden"].(string)
-		if n.Type != "test" || dir == "" {
+		if n.Type != "test" {
+			continue
+		}
+		c, err := blueprint.Decode[TestConfig](n)
+		if err != nil {
+			return fmt.Errorf("%s: nodes.%s: %w", bp.File, id, err)
+		}
+		dir := c.Hidden
+		if dir == "" {
 			continue
 		}
 		files, err := hiddenFiles(dir)
@@ -230,7 +237,10 @@ func (q *quietNode) runHidden(ctx context.Context, w *Workspace, in *runtime.Inp
 // hiddenResult strips a held-out test result down to what the agent and
 // the records may see.
 func (w *Workspace) hiddenResult(in *runtime.Input, res *runtime.Result) (*runtime.Result, error) {
-	names := in.Spec.Config["hidden_feedback"] == "names"
+	// Names only when the node says so; a config that does not decode
+	// (a gate type other than test) gets the count.
+	c, err := blueprint.Decode[TestConfig](in.Spec)
+	names := err == nil && c.HiddenFeedback == "names"
 	failed, _ := res.Outputs["failed"].(int)
 	failures, _ := res.Outputs["failures"].([]string)
 	flaky, _ := res.Outputs["flaky"].([]string)

@@ -20,7 +20,11 @@ type Lint struct {
 var _ runtime.Node = (*Lint)(nil)
 
 func newLint(spec *blueprint.Node) (runtime.Node, error) {
-	return &Lint{run: commandsOf(spec.Config["run"], "run")}, nil
+	c, err := blueprint.Decode[LintConfig](spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Lint{run: commandsOf(c.Run)}, nil
 }
 
 // Diagnostic is one finding parsed from a linter's output.

@@ -23,11 +23,13 @@ type Parity struct {
 var _ runtime.Node = (*Parity)(nil)
 
 func newParity(spec *blueprint.Node) (runtime.Node, error) {
-	p := &Parity{tools: map[string]string{}}
-	if m, ok := spec.Config["tools"].(map[string]any); ok {
-		for k, v := range m {
-			p.tools[k] = fmt.Sprint(v)
-		}
+	c, err := blueprint.Decode[ParityConfig](spec)
+	if err != nil {
+		return nil, err
+	}
+	p := &Parity{tools: c.Tools}
+	if p.tools == nil {
+		p.tools = map[string]string{}
 	}
 	return p, nil
 }

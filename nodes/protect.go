@@ -23,10 +23,11 @@ type Protect struct {
 var _ runtime.Node = (*Protect)(nil)
 
 func newProtect(spec *blueprint.Node) (runtime.Node, error) {
-	p := &Protect{paths: spec.Config["paths"].([]string)}
-	action, _ := spec.Config["action"].(string)
-	p.revert = action == "revert"
-	return p, nil
+	c, err := blueprint.Decode[ProtectConfig](spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Protect{paths: c.Paths, revert: c.Action == "revert"}, nil
 }
 
 // Run implements runtime.Node.

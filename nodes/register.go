@@ -119,13 +119,7 @@ func spec(name string) blueprint.NodeType {
 // reviewIn builds review nodes whose local queue defaults to dir and
 // whose token goes only to GitHub or an allowed API base.
 func reviewIn(dir string, allowed []string) runtime.Factory {
-	return func(spec *blueprint.Node) (runtime.Node, error) {
-		n, err := newReview(spec, allowed)
-		if r, ok := n.(*Review); ok && dir != "" && spec.Config["dir"] == nil {
-			r.dir = dir
-		}
-		return n, err
-	}
+	return func(spec *blueprint.Node) (runtime.Node, error) { return newReview(spec, allowed, dir) }
 }
 
 // pushTo builds git_push nodes whose token goes only to GitHub or an

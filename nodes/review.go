@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,12 +31,16 @@ type Review struct {
 
 var _ runtime.Node = (*Review)(nil)
 
-func newReview(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
-	r := &Review{allowed: allowed, queue: "local", base: "main", baseURL: "https://api.github.com", tokenEnv: "GITHUB_TOKEN", dir: filepath.Join(".sandgate", "reviews")}
-	for k, dst := range map[string]*string{"queue": &r.queue, "repo": &r.repo, "base": &r.base, "base_url": &r.baseURL, "token_env": &r.tokenEnv, "dir": &r.dir} {
-		if v, ok := spec.Config[k].(string); ok && v != "" {
-			*dst = v
-		}
+// newReview builds a review node whose local queue, unless the blueprint
+// names one, is dir, else .sandgate/reviews.
+func newReview(spec *blueprint.Node, allowed []string, dir string) (runtime.Node, error) {
+	c, err := blueprint.Decode[ReviewConfig](spec)
+	if err != nil {
+		return nil, err
+	}
+	r := &Review{allowed: allowed, queue: c.Queue, repo: c.Repo, base: c.Base, baseURL: c.BaseURL, tokenEnv: c.TokenEnv, dir: c.Dir}
+	if r.dir == "" {
+		r.dir = cmp.Or(dir, filepath.Join(".sandgate", "reviews"))
 	}
 	return r, nil
 }

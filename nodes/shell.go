@@ -19,7 +19,11 @@ type Shell struct {
 var _ runtime.Node = (*Shell)(nil)
 
 func newShell(spec *blueprint.Node) (runtime.Node, error) {
-	return &Shell{run: commandOf(spec.Config["run"], "run")}, nil
+	c, err := blueprint.Decode[ShellConfig](spec)
+	if err != nil {
+		return nil, err
+	}
+	return &Shell{run: commandOf(c.Run)}, nil
 }
 
 // Run implements runtime.Node.

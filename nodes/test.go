@@ -43,18 +43,14 @@ type Test struct {
 var _ runtime.Node = (*Test)(nil)
 
 func newTest(spec *blueprint.Node) (runtime.Node, error) {
-	t := &Test{run: commandOf(spec.Config["run"], "run")}
-	t.format, _ = spec.Config["format"].(string)
-	if t.format == "" {
-		t.format = "auto"
+	c, err := blueprint.Decode[TestConfig](spec)
+	if err != nil {
+		return nil, err
 	}
-	t.report, _ = spec.Config["report"].(string)
-	t.hidden, _ = spec.Config["hidden"].(string)
-	t.rerun, _ = spec.Config["rerun_failed"].(int)
-	t.allowNoTests, _ = spec.Config["allow_no_tests"].([]string)
-	t.allowDetection, _ = spec.Config["allow_test_detection"].(bool)
+	t := &Test{run: commandOf(c.Run), format: c.Format, report: c.Report, hidden: c.Hidden,
+		rerun: c.RerunFailed, allowNoTests: c.AllowNoTests, allowDetection: c.AllowTestDetection}
 	if t.report != "" {
-		t.report, _ = reportPath(t.report) // checked at load by checkTest
+		t.report, _ = reportPath(t.report) // checked at load by TestConfig.Validate
 	}
 	return t, nil
 }

@@ -202,6 +202,11 @@ func (r *Registry) options(extra []blueprint.Option) []blueprint.Option {
 
 // build instantiates every non-terminal node of a blueprint.
 func (r *Registry) build(bp *blueprint.Blueprint) (map[string]Node, error) {
+	// Only registries are compared: other type sets (a MapTypes, or none)
+	// may be uncomparable, and their nodes meet each factory's own checks.
+	if other, ok := bp.Types.(*Registry); ok && other != r {
+		return nil, fmt.Errorf("%s: the blueprint was loaded through another node type registry than the runtime's: load it with this runtime's Registry", bp.File)
+	}
 	out := map[string]Node{}
 	for _, id := range bp.Order {
 		spec := bp.Nodes[id]

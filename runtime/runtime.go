@@ -82,7 +82,8 @@ type meta struct {
 
 // Run starts a new run and blocks until it ends. A run that ends handed
 // off, failed or canceled is not an error: check Summary.Status. Errors mean
-// the run could not be carried out (bad inputs, unwritable run directory).
+// the run could not be carried out (bad inputs, unwritable run directory,
+// a blueprint loaded through a registry other than rt.Registry).
 func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOptions) (*Summary, error) {
 	validateStart := time.Now()
 	inputs, err := checkInputs(bp, opts.Inputs)

@@ -55,6 +55,9 @@ func nodeTypesDoc() []byte {
 					req = "yes"
 				}
 				doc := f.Doc
+				if f.Default != "" {
+					doc += fmt.Sprintf(" (default %s)", f.Default)
+				}
 				if f.NoTemplate {
 					doc += " (no `${{ }}` templates)"
 				}

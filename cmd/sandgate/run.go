@@ -153,6 +153,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	p := newProgress(stdout, !rf.json)
 	defer p.close()
 	rt := newRuntime(&rf, root, rev, p, stderr)
+	// The runtime's registry knows the review directory preflight chose; a
+	// blueprint runs only on the registry it was loaded through, so load
+	// the same source again through it.
+	if bp, err = rt.Registry.Parse(bp.File, bp.Source); err != nil {
+		return reportLoadError(stderr, err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: root})

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,25 +100,23 @@ type Agent struct {
 var _ runtime.Node = (*Agent)(nil)
 
 func newAgent(spec *blueprint.Node, o Options) (*Agent, error) {
-	a := &Agent{o: o, model: "gpt-4.1-mini", tools: o.Tools, maxTurns: 20, reqTimeout: 2 * time.Minute, file: spec.File}
+	c, err := blueprint.Decode[Config](spec)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{o: o, model: cmp.Or(o.Model, c.Model, "gpt-4.1-mini"), tools: o.Tools, maxTurns: c.MaxTurns,
+		maxTokens: c.MaxTokens, temperature: float32(c.Temperature), reqTimeout: c.RequestTimeout, file: spec.File}
 	if len(a.tools) == 0 {
 		a.tools = DefaultTools()
 	}
-	c := spec.Config
-	if v, ok := c["model"].(string); ok && v != "" {
-		a.model = v
-	}
-	if o.Model != "" {
-		a.model = o.Model
-	}
-	if err := a.endpoint(c); err != nil {
+	if err := a.endpoint(c.BaseURL, c.APIKeyEnv); err != nil {
 		return nil, err
 	}
-	if v, ok := c["tools"].([]string); ok && len(v) > 0 {
-		a.tools = v
+	if len(c.Tools) > 0 {
+		a.tools = c.Tools
 	}
-	// Check refused a blueprint's unknown tools before the factory ran;
-	// the operator's default toolset is checked here.
+	// Config.Validate refused a blueprint's unknown tools before the factory
+	// ran; the operator's default toolset is checked here.
 	if err := unknownTools(a.tools); err != nil {
 		return nil, err
 	}
@@ -127,16 +126,6 @@ func newAgent(spec *blueprint.Node, o Options) (*Agent, error) {
 			a.tools = append(a.tools, must)
 		}
 	}
-	if v, ok := c["max_turns"].(int); ok && v > 0 {
-		a.maxTurns = v
-	}
-	a.maxTokens, _ = c["max_tokens"].(int)
-	if v, ok := c["temperature"].(float64); ok {
-		a.temperature = float32(v)
-	}
-	if v, ok := c["request_timeout"].(time.Duration); ok {
-		a.reqTimeout = v
-	}
 	return a, nil
 }
 
@@ -144,10 +133,8 @@ func newAgent(spec *blueprint.Node, o Options) (*Agent, error) {
 // endpoint and key, or the blueprint's when the operator allowed that
 // endpoint. The blueprint loader refuses the same blueprints with
 // positions; this check holds for blueprints that did not come through it.
-func (a *Agent) endpoint(c map[string]any) error {
+func (a *Agent) endpoint(bpURL, bpKey string) error {
 	a.baseURL, a.keyEnv = a.o.BaseURL, a.o.APIKeyEnv
-	bpURL, _ := c["base_url"].(string)
-	bpKey, _ := c["api_key_env"].(string)
 	switch {
 	case bpURL != "" && !secrets.EndpointAllowed(bpURL, a.o.AllowEndpoints):
 		return fmt.Errorf("base_url: the blueprint would send a credential to %s; credentials go only to endpoints the operator names (--base-url) or allows (--allow-endpoint %s)", bpURL, bpURL)

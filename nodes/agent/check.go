@@ -3,19 +3,31 @@ package agent
 import (
 	"fmt"
 	"strings"
-
-	"gopkg.in/yaml.v3"
+	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
 )
 
-// Check is the agent type's validation hook: every configured tool must be
-// one the agent implements. It runs when the blueprint loads, and again
-// before the node is built, so validate and run cannot disagree.
-func Check(n *blueprint.Node, _ *yaml.Node) []blueprint.Diagnostic {
-	tools, _ := n.Config["tools"].([]string)
+// Config is the agent type's configuration; nodes.Specs declares the type
+// from its tags (blueprint.Configured) and the factory decodes it.
+type Config struct {
+	Prompt         string        `sg:"prompt,required" doc:"system prompt; templates see inputs, outputs and feedback"`
+	Model          string        `sg:"model" doc:"model name, or script:FILE / replay:FILE for offline runs"`
+	BaseURL        string        `sg:"base_url,notemplate,endpoint" doc:"OpenAI-compatible endpoint; only one the operator allows (--allow-endpoint), else the operator's --base-url / OPENAI_BASE_URL"`
+	APIKeyEnv      string        `sg:"api_key_env,notemplate,credential" doc:"environment variable holding the key, for an allowed base_url (default: the operator's --api-key-env / OPENAI_API_KEY)"`
+	Tools          []string      `sg:"tools" doc:"subset of read_file, list_files, search, edit_file, write_file, run, finish, handoff"`
+	MaxTurns       int           `sg:"max_turns,default=20" doc:"model calls before the node fails"`
+	MaxTokens      int           `sg:"max_tokens" doc:"tokens this node may spend"`
+	Temperature    float64       `sg:"temperature" doc:"sampling temperature"`
+	RequestTimeout time.Duration `sg:"request_timeout,default=2m" doc:"timeout of one model request"`
+}
+
+// Validate refuses tools the agent does not implement. It runs when the
+// blueprint loads, and again before the node is built, so validate and run
+// cannot disagree.
+func (c *Config) Validate(n *blueprint.Node) []blueprint.Diagnostic {
 	var ds []blueprint.Diagnostic
-	for i, t := range tools {
+	for i, t := range c.Tools {
 		if _, ok := lookupTool(t); !ok {
 			ds = append(ds, n.ErrorAt("tools", i, "unknown tool %q%s", t, toolHint(t)))
 		}

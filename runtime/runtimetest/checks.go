@@ -249,10 +249,15 @@ func (s *suite) checkInRun(t testing.TB) {
 	if err := reg.Register(s.c.Type); err != nil {
 		t.Fatalf("register: %v", err)
 	}
+	// A blueprint runs only on the registry it was loaded through.
+	bp, err := reg.Parse(s.bp.File, s.bp.Source)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
 	rt := &runtime.Runtime{Registry: reg, RunsDir: t.TempDir(), Services: s.c.Services, Prepare: s.c.Prepare, Logger: discardLogger}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sum, err := rt.Run(ctx, s.bp, runtime.RunOptions{Workspace: s.c.Workspace})
+	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Workspace: s.c.Workspace})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
