@@ -63,8 +63,10 @@ func TestRunShowRunsExitCodes(t *testing.T) {
 	if code != exitHandoff || !strings.Contains(out, "handoff.md") {
 		t.Fatalf("exhausted retry: exit %d, want 3\n%s", code, out)
 	}
-	dirs, _ := filepath.Glob(filepath.Join(runs, "*"))
-	code, out, _ = runCLI("show", dirs[len(dirs)-1])
+	// The handed-off run, by the id it printed: two runs started in the
+	// same second sort in random order, so "the last directory" is not it.
+	id := strings.TrimSuffix(strings.Fields(out)[1], ":")
+	code, out, _ = runCLI("show", filepath.Join(runs, id))
 	if code != exitOK || !strings.Contains(out, "test  ") || !strings.Contains(out, "verify.json:") || !strings.Contains(out, "failed=1 passed=0") {
 		t.Fatalf("show: exit %d\n%s", code, out)
 	}
