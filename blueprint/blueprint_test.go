@@ -29,7 +29,8 @@ func TestIssueExampleShape(t *testing.T) {
 	if len(lint.Edges) != 2 || lint.Edges[1].Max != 3 || lint.Edges[1].To != "implement" {
 		t.Fatalf("lint edges: %+v", lint.Edges)
 	}
-	if got := lint.Config["run"]; len(got.([]string)) != 1 {
+	// lint's run is a command list, as in nodes: a []any of commands.
+	if got, ok := lint.Config["run"].([]any); !ok || len(got) != 1 || got[0] != "gofmt -l . && go vet ./..." {
 		t.Fatalf("lint run: %#v", got)
 	}
 	// 7 runs from start, plus 3+1 extra segments from implement and 1 from

@@ -8,13 +8,19 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// The key tables of the format. The decoder accepts exactly these keys and
+// JSONSchema describes exactly these (schemaProps panics on a key one has
+// and the other lacks), so the schema cannot drift from the decoder.
 var (
 	topKeys     = []string{"version", "name", "description", "inputs", "budget", "sandbox", "start", "nodes"}
+	topRequired = []string{"version", "name", "start", "nodes"}
 	inputKeys   = []string{"description", "required", "type", "default", "pattern"}
 	budgetKeys  = []string{"max_node_runs", "timeout", "tokens"}
 	sandboxKeys = []string{"network", "allow_hosts", "env", "isolation", "disk"}
 	retryKeys   = []string{"max", "backoff"}
 	edgeKeys    = []string{"to", "when", "max", "on_exhausted"}
+	// plainEdgeKeys are edgeKeys without when, which only edges lists take.
+	plainEdgeKeys = []string{"to", "max", "on_exhausted"}
 	// commonNodeKeys are accepted on every node, whatever its type.
 	commonNodeKeys = []string{"type", "description", "timeout", "retry", "needs", "next", "on_pass", "on_fail", "edges"}
 	edgeNodeKeys   = []string{"next", "on_pass", "on_fail", "edges"}
@@ -71,7 +77,7 @@ func (d *decoder) root(doc *yaml.Node) {
 	for _, p := range top {
 		have[p.key.Value] = p.value
 	}
-	for _, req := range []string{"version", "name", "start", "nodes"} {
+	for _, req := range topRequired {
 		if have[req] == nil && !d.keyPresent(doc, req) && !d.suggested[req] {
 			d.r.errorf(posOf(doc), req, "missing required key %q", req)
 		}

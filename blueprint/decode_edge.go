@@ -83,7 +83,7 @@ func (d *decoder) condEdges(node *Node, v *yaml.Node, path string) {
 func (d *decoder) edgeMapping(e *Edge, v *yaml.Node, path string, allowWhen bool) bool {
 	keys := edgeKeys
 	if !allowWhen {
-		keys = []string{"to", "max", "on_exhausted"}
+		keys = plainEdgeKeys
 	}
 	entries := d.entries(v, path, keys)
 	if v.Kind != yaml.MappingNode {

@@ -2,6 +2,7 @@ package blueprint
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 )
 
@@ -27,55 +28,55 @@ func JSONSchema(ts TypeSet) []byte {
 	edge := obj{"oneOf": []any{
 		obj{"type": "string", "description": "the next node's id"},
 		obj{"type": "object", "additionalProperties": false, "required": []string{"to"},
-			"properties": obj{
+			"properties": schemaProps("edge", plainEdgeKeys, obj{
 				"to":           obj{"type": "string"},
 				"max":          obj{"type": "integer", "minimum": 1, "description": "how often the edge may be taken in one run"},
 				"on_exhausted": obj{"type": "string", "description": "where to go once max is used up (default: hand off)"},
-			}},
+			})},
 	}}
 	condEdge := obj{"type": "object", "additionalProperties": false, "required": []string{"to"},
-		"properties": obj{
+		"properties": schemaProps("edges item", edgeKeys, obj{
 			"to":           obj{"type": "string"},
 			"when":         obj{"type": "string", "description": "expr-lang condition; first match wins"},
 			"max":          obj{"type": "integer", "minimum": 1},
 			"on_exhausted": obj{"type": "string"},
-		}}
+		})}
 	s := obj{
 		"$schema":              "https://json-schema.org/draft/2020-12/schema",
 		"$id":                  "https://sandgate.dev/blueprint.schema.json",
 		"title":                "sandgate blueprint",
 		"type":                 "object",
 		"additionalProperties": false,
-		"required":             []string{"version", "name", "start", "nodes"},
-		"properties": obj{
+		"required":             topRequired,
+		"properties": schemaProps("blueprint", topKeys, obj{
 			"version":     obj{"const": Version},
 			"name":        obj{"type": "string"},
 			"description": obj{"type": "string"},
 			"start":       obj{"type": "string", "description": "id of the first node"},
 			"inputs": obj{"type": "object", "propertyNames": obj{"pattern": identRE.String()},
 				"additionalProperties": obj{"type": []string{"object", "null"}, "additionalProperties": false,
-					"properties": obj{
+					"properties": schemaProps("input", inputKeys, obj{
 						"description": obj{"type": "string"},
 						"required":    obj{"type": "boolean"},
 						"type":        obj{"enum": []string{"string", "int", "bool"}},
 						"default":     obj{},
 						"pattern":     obj{"type": "string", "description": "regular expression the whole value must match (string inputs); required for inputs used in argv commands"},
-					}}},
-			"budget": obj{"type": "object", "additionalProperties": false, "properties": obj{
+					})}},
+			"budget": obj{"type": "object", "additionalProperties": false, "properties": schemaProps("budget", budgetKeys, obj{
 				"max_node_runs": obj{"type": "integer", "minimum": 1},
 				"timeout":       obj{"type": "string", "pattern": durationPattern},
 				"tokens":        obj{"type": "integer", "minimum": 1},
-			}},
-			"sandbox": obj{"type": "object", "additionalProperties": false, "properties": obj{
+			})},
+			"sandbox": obj{"type": "object", "additionalProperties": false, "properties": schemaProps("sandbox", sandboxKeys, obj{
 				"network":     obj{"enum": []string{"none", "allowlist"}},
 				"allow_hosts": obj{"type": "array", "items": obj{"type": "string", "pattern": hostRE.String()}},
 				"env":         obj{"type": "array", "items": obj{"type": "string", "pattern": envRE.String()}},
 				"isolation":   obj{"enum": []string{"full", "none"}},
 				"disk":        obj{"type": "string", "pattern": sizePattern},
-			}},
+			})},
 			"nodes": obj{"type": "object", "minProperties": 1, "propertyNames": obj{"pattern": identRE.String()},
 				"additionalProperties": obj{"$ref": "#/$defs/node"}},
-		},
+		}),
 		"$defs": obj{
 			"edge":      edge,
 			"cond_edge": condEdge,
@@ -90,18 +91,35 @@ func JSONSchema(ts TypeSet) []byte {
 
 // commonNodeSchema describes the keys every node accepts.
 func commonNodeSchema() obj {
-	return obj{
+	return schemaProps("node", commonNodeKeys, obj{
 		"type":        obj{"type": "string"},
 		"description": obj{"type": "string"},
 		"timeout":     obj{"type": "string", "pattern": durationPattern},
-		"retry": obj{"type": "object", "additionalProperties": false, "properties": obj{
-			"max": obj{"type": "integer", "minimum": 0}, "backoff": obj{"type": "string", "pattern": durationPattern}}},
+		"retry": obj{"type": "object", "additionalProperties": false, "properties": schemaProps("retry", retryKeys, obj{
+			"max": obj{"type": "integer", "minimum": 0}, "backoff": obj{"type": "string", "pattern": durationPattern}})},
 		"needs":   obj{"type": "array", "items": obj{"type": "string"}},
 		"next":    obj{"oneOf": []any{obj{"$ref": "#/$defs/edge"}, obj{"type": "array", "items": obj{"type": "string"}, "minItems": 1}}},
 		"on_pass": obj{"$ref": "#/$defs/edge"},
 		"on_fail": obj{"$ref": "#/$defs/edge"},
 		"edges":   obj{"type": "array", "minItems": 1, "items": obj{"$ref": "#/$defs/cond_edge"}},
+	})
+}
+
+// schemaProps returns the schemas of exactly the keys of one of the
+// decoder's key tables. It panics when the table and the schemas disagree:
+// a key the decoder accepts must be described, and the schema may not
+// offer a key the decoder refuses; the first test that builds the schema
+// catches the drift.
+func schemaProps(what string, keys []string, schemas obj) obj {
+	if len(schemas) != len(keys) {
+		panic(fmt.Sprintf("blueprint: the %s schema describes %d keys, the decoder accepts %d (%v)", what, len(schemas), len(keys), keys))
 	}
+	for _, k := range keys {
+		if _, ok := schemas[k]; !ok {
+			panic(fmt.Sprintf("blueprint: the %s schema does not describe key %q, which the decoder accepts", what, k))
+		}
+	}
+	return schemas
 }
 
 func nodeTypeSchema(nt NodeType) obj {
