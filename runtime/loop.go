@@ -119,7 +119,7 @@ func (x *execution) finish() (*Summary, error) {
 	if x.env != nil && x.env.Discard != nil {
 		stopErr = errors.Join(stopErr, x.env.Discard())
 	}
-	if _, err := x.record(Event{Type: EvRunClosed, DurationMS: time.Since(t0).Milliseconds()}); err != nil {
+	if _, err := x.record(Event{Type: EvRunClosed, Time: time.Now(), DurationMS: time.Since(t0).Milliseconds()}); err != nil {
 		return nil, errors.Join(err, x.journal.Close())
 	}
 	if err := x.journal.Close(); err != nil {

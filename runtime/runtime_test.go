@@ -56,6 +56,21 @@ nodes:
 	if sum.Status != runtime.StatusFailed || !strings.Contains(sum.Reason, "gate said no") {
 		t.Fatalf("got %s: %s", sum.Status, sum.Reason)
 	}
+	// The summary read back from the journal: every event has a time, so
+	// the run's duration covers the wrap-up and is never negative.
+	read, err := runtime.Summarize(sum.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.DurationMS < 0 || read.DurationMS < read.FinishMS {
+		t.Fatalf("duration %d ms, wrap-up %d ms", read.DurationMS, read.FinishMS)
+	}
+	events, _ := runtime.ReadJournal(filepath.Join(sum.Dir, "events.jsonl"))
+	for _, ev := range events {
+		if ev.Time.IsZero() {
+			t.Errorf("event %s has no time", ev.Type)
+		}
+	}
 }
 
 func TestFeedbackReachesRetriedNode(t *testing.T) {

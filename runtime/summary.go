@@ -60,7 +60,9 @@ func Summarize(dir string) (*Summary, error) {
 	key := func(node string, n int) string { return fmt.Sprintf("%s#%d", node, n) }
 	var last time.Time
 	for _, ev := range events {
-		last = ev.Time
+		if ev.Time.After(last) {
+			last = ev.Time // an event without a time must not end the run at year 1
+		}
 		switch ev.Type {
 		case EvRunStarted:
 			s.Started, s.Inputs = ev.Time, ev.Inputs
