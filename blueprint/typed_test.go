@@ -23,7 +23,8 @@ type probeConfig struct {
 	Token   string              `sg:"token_env,credential,notemplate" doc:"key"`
 	URL     string              `sg:"url,endpoint,trusted=https://x.example|https://y.example" doc:"endpoint"`
 	Free    any                 `sg:"free" doc:"anything"`
-	ignored string              //nolint:unused // untagged fields are not keys
+	//lint:ignore U1000 an untagged field is not a key: Configured must skip it
+	ignored string
 }
 
 // Validate refuses a zero limit written out, at the limit key.
