@@ -177,6 +177,16 @@ func mountScratch(root, disk string, nestedUser bool) error {
 	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "hidepid=invisible"); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
+	// The kernel's knobs are read-only whatever a process's uid: only its
+	// own /proc/PID files stay writable.
+	for _, p := range []string{"sys", "sysrq-trigger"} {
+		if _, err := os.Lstat(filepath.Join(proc, p)); os.IsNotExist(err) {
+			continue
+		}
+		if err := bindRO(filepath.Join(proc, p), filepath.Join(proc, p)); err != nil {
+			return fmt.Errorf("make /proc/%s read-only: %w", p, err)
+		}
+	}
 	return nil
 }
 

@@ -30,7 +30,7 @@ func lockDown(nestedUser bool) ([]string, error) {
 	}
 	// The version is pinned to what the kernel has, so nothing is silently
 	// downgraded below it; BestEffort only drops rights newer than abi.
-	err := landlock.V7.BestEffort().RestrictPaths(fsRules()...)
+	err := landlock.V7.BestEffort().RestrictPaths(fsRules(nestedUser)...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: landlock: %w", ErrUnavailable, err)
 	}
@@ -47,13 +47,20 @@ func lockDown(nestedUser bool) ([]string, error) {
 }
 
 // fsRules are the filesystem rules of init's domain and of the commands'
-// nested one.
-func fsRules() []landlock.Rule {
-	return []landlock.Rule{
+// nested ones. With a user namespace per command, the thread that forks a
+// command writes its uid_map and gid_map under /proc, so /proc files are
+// writable there (as every rootless sandbox's are; /proc/sys is a
+// read-only mount, and a command's uid is the harness's, not root).
+func fsRules(nestedUser bool) []landlock.Rule {
+	rules := []landlock.Rule{
 		landlock.RODirs("/"),
 		landlock.RWDirs(WorkDir, TmpDir, HomeDir, "/dev/shm"),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty").IgnoreIfMissing(),
 	}
+	if nestedUser {
+		rules = append(rules, landlock.PathAccess(llsys.AccessFSWriteFile, "/proc"))
+	}
+	return rules
 }
 
 // nsFlags are the namespace-creating clone flags a command may not use;

@@ -177,7 +177,7 @@ func commandRuleset(nestedUser bool) (ruleset, error) {
 			return
 		}
 		cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}.BestEffort()
-		if r.fd, r.flags, r.err = cfg.NewRulesetFD(fsRules()...); r.err != nil {
+		if r.fd, r.flags, r.err = cfg.NewRulesetFD(fsRules(nestedUser)...); r.err != nil {
 			r.err = fmt.Errorf("%w: commands' landlock domain: %w", ErrUnavailable, r.err)
 		}
 	})

@@ -35,7 +35,11 @@ const (
 )
 
 // rootHarness reports whether the harness can map a second host uid.
-func rootHarness() bool { return os.Geteuid() == 0 }
+func rootHarness() bool { return os.Geteuid() == 0 && !pretendNotRoot }
+
+// pretendNotRoot makes a root harness take the path of one that is not
+// (a nested user namespace per command), so tests can exercise it.
+var pretendNotRoot bool
 
 // boxIDMaps are the box user namespace's uid and gid maps.
 func boxIDMaps() (uids, gids []syscall.SysProcIDMap) {
