@@ -3,12 +3,12 @@ package blueprint_test
 import (
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -33,20 +33,7 @@ func TestInvalidCorpus(t *testing.T) {
 				}
 			}
 			got := diags.Pretty() + "\n"
-			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("missing golden file (run go test -update): %v", err)
-			}
-			if got != string(want) {
-				t.Errorf("diagnostics differ from %s\n--- got\n%s--- want\n%s", golden, got, want)
-			}
+			golden.Compare(t, strings.TrimSuffix(f, ".yaml")+".golden", got, *update)
 		})
 	}
 }
