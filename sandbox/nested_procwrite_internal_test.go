@@ -50,6 +50,8 @@ for d in /proc/[0-9]*; do
   echo 19 >$d/autogroup && echo "BREACH-autogroup $p"
   echo 1 >$d/clear_refs && echo "BREACH-clear_refs $p"
 done
+for f in $(find /proc/sys /proc/sysrq-trigger -writable 2>/dev/null | head -5); do echo "BREACH-writable $f"; done
+ls /proc/sys/kernel >/dev/null || echo "no /proc/sys/kernel"
 echo done`
 	res, err := b.Exec(context.Background(), Command{Args: []string{"sh", "-c", script}, Timeout: time.Minute})
 	if err != nil {
