@@ -175,3 +175,61 @@ func waitFor(t *testing.T, path string) {
 	}
 	t.Fatalf("%s never appeared", path)
 }
+
+// TestAttackLeftoversOnReusedThread: a command thread serves the next
+// command in a domain nested under this one's, so anything of a command
+// still alive when its Exec returns could trace or signal the commands
+// after it. A command leaves behind every kind of straggler it can (a
+// detached loop ignoring signals, one that stopped itself, one blocked on
+// a FIFO, one holding the output pipe); none may run once Exec returns.
+func TestAttackLeftoversOnReusedThread(t *testing.T) {
+	b, ws := newBox(t, sandbox.Policy{})
+	script := `mkfifo /tmp/fifo
+(trap '' TERM HUP INT; while :; do echo beat >>/work/hb-loop; sleep 0.05; done) </dev/null >/dev/null 2>&1 &
+setsid sh -c 'trap "" TERM HUP; while :; do echo beat >>/work/hb-setsid; sleep 0.05; done' </dev/null >/dev/null 2>&1 &
+sh -c 'echo beat >>/work/hb-fifo; cat /tmp/fifo; echo beat >>/work/hb-fifo' </dev/null >/dev/null 2>&1 &
+sh -c 'kill -STOP $$; echo beat >>/work/hb-stop' </dev/null >/dev/null 2>&1 &
+sh -c 'while :; do echo beat >>/work/hb-pipe; sleep 0.05; done' &
+sleep 0.3; echo started`
+	res := sh(t, b, script)
+	if !strings.Contains(string(res.Output), "started") {
+		t.Fatalf("the stragglers did not start: %+v", res)
+	}
+	size := func() map[string]int64 {
+		m := map[string]int64{}
+		for _, f := range []string{"hb-loop", "hb-setsid", "hb-fifo", "hb-stop", "hb-pipe"} {
+			if st, err := os.Stat(filepath.Join(ws, f)); err == nil {
+				m[f] = st.Size()
+			}
+		}
+		return m
+	}
+	before := size()
+	for _, f := range []string{"hb-loop", "hb-setsid", "hb-fifo", "hb-pipe"} {
+		if before[f] == 0 {
+			t.Fatalf("straggler %s never ran: %v", f, before)
+		}
+	}
+	// The next commands run on the thread the stragglers' command used; one
+	// of them wakes the FIFO reader and the stopped one, were they alive.
+	for i := 0; i < 5; i++ {
+		sh(t, b, "echo x >/tmp/fifo & sleep 0.1; pkill -CONT -f 'kill -STOP' 2>/dev/null; true")
+	}
+	after := size()
+	for f, n := range after {
+		if n != before[f] {
+			t.Errorf("BREACH: %s kept running after its command's Exec returned (%d -> %d bytes)", f, before[f], n)
+		}
+	}
+}
+
+// TestAttackKernelKnobsReadOnly: no file under /proc/sys, nor
+// /proc/sysrq-trigger, is writable from a command (access(2) reports
+// read-only mounts as well as permissions).
+func TestAttackKernelKnobsReadOnly(t *testing.T) {
+	b, _ := newBox(t, sandbox.Policy{})
+	res := sh(t, b, "find /proc/sys /proc/sysrq-trigger -writable 2>/dev/null | head; echo done")
+	if out := strings.TrimSpace(string(res.Output)); out != "done" {
+		t.Errorf("BREACH: writable kernel knobs:\n%s", out)
+	}
+}

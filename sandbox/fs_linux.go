@@ -174,7 +174,11 @@ func mountScratch(root, disk string, nestedUser bool) error {
 	_ = os.MkdirAll(proc, 0o555)
 	// hidepid: a command sees only processes it could trace, so not init
 	// (another uid, undumpable) and nothing it has no business with.
-	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "hidepid=invisible"); err != nil {
+	// Members of hidepid's gid see every process; it defaults to host gid
+	// 0, which is the commands' own gid in nested-user mode when the
+	// harness's gid is 0. A gid unmapped in the box names no one.
+	opts := fmt.Sprintf("hidepid=invisible,gid=%d", unmappedGID)
+	if err := unix.Mount("proc", proc, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, opts); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
 	// The kernel's knobs are read-only whatever a process's uid: only its

@@ -14,8 +14,7 @@ import (
 // command in a user namespace of its own, uid 1000 mapped onto the box's
 // uid 0. The command must still have no capabilities, be unable to read
 // init's memory or environment, reach its control socket or stop it, and
-// be able to work in /work. (It can list the numbers of init's open fds:
-// /proc/1/fd belongs to its uid; opening them needs ptrace access.)
+// be able to work in /work.
 func TestNestedUserMode(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for cgroups and the disk image; this is the non-root path run as root")

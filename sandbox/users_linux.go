@@ -34,6 +34,9 @@ const (
 	HostCommandID = 1_879_000_000
 )
 
+// unmappedGID is a box gid that boxIDMaps never maps (0 and CommandGID).
+const unmappedGID = 65534
+
 // rootHarness reports whether the harness can map a second host uid.
 func rootHarness() bool { return os.Geteuid() == 0 && !pretendNotRoot }
 
