@@ -150,7 +150,13 @@ func restrictCommandThread(nestedUser, first bool) ([]string, error) {
 	if r.abi < 6 {
 		scope = "no signal scoping before ABI 6; init is another uid"
 	}
-	return []string{"commands: uid 1000, no capabilities (bounding set empty), each in a landlock domain of its own nested under init's (" + scope + ")"}, nil
+	caps := "no capabilities (bounding set empty)"
+	if nestedUser {
+		// A new user namespace gives its first process a full bounding set;
+		// the command still has no capabilities and no_new_privs.
+		caps = "no capabilities (in a user namespace of its own)"
+	}
+	return []string{"commands: uid 1000, " + caps + ", each in a landlock domain of its own nested under init's (" + scope + ")"}, nil
 }
 
 // ruleset is the commands' Landlock ruleset, built once per box.
