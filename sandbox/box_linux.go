@@ -274,7 +274,12 @@ func (b *Box) startInit(ctx context.Context) error {
 // any process but init, or a reply that does not answer a pending request
 // with its nonce, end the box: a forged reply is never taken.
 func (b *Box) readLoop() {
-	dec := json.NewDecoder(bufio.NewReader(&credReader{f: b.sock, pid: b.cmd.Process.Pid}))
+	cr, err := newCredReader(b.sock, b.cmd.Process.Pid)
+	if err != nil {
+		b.fail(err)
+		return
+	}
+	dec := json.NewDecoder(bufio.NewReader(cr))
 	for {
 		var r response
 		err := dec.Decode(&r)

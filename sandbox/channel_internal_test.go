@@ -24,7 +24,10 @@ func TestChannelRefusesOtherSenders(t *testing.T) {
 	if err := thief.Run(); err != nil {
 		t.Fatal(err)
 	}
-	r := &credReader{f: harness, pid: os.Getpid()} // "init" is this process
+	r, err := newCredReader(harness, os.Getpid()) // "init" is this process
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, err = r.Read(make([]byte, 256))
 	var forged errForged
 	if !errors.As(err, &forged) || int(forged.pid) == os.Getpid() {

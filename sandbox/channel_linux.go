@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,9 +45,18 @@ func newChannel() (harness, child *os.File, err error) {
 
 // credReader reads the harness end and refuses bytes not sent by init.
 type credReader struct {
-	f   *os.File
+	rc  syscall.RawConn
 	pid int // init's pid as the harness sees it
 	oob []byte
+}
+
+// newCredReader reads f, accepting bytes only from pid.
+func newCredReader(f *os.File, pid int) (*credReader, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("control channel: %w", err)
+	}
+	return &credReader{rc: rc, pid: pid, oob: make([]byte, unix.CmsgSpace(unix.SizeofUcred))}, nil
 }
 
 // errForged marks bytes on the channel from a process other than init.
@@ -57,16 +67,9 @@ func (e errForged) Error() string {
 }
 
 func (r *credReader) Read(p []byte) (int, error) {
-	rc, err := r.f.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	if r.oob == nil {
-		r.oob = make([]byte, unix.CmsgSpace(unix.SizeofUcred))
-	}
 	var n, oobn int
 	var rerr error
-	err = rc.Read(func(fd uintptr) bool {
+	err := r.rc.Read(func(fd uintptr) bool {
 		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), p, r.oob, 0)
 		return rerr != unix.EAGAIN
 	})
