@@ -16,16 +16,7 @@ import (
 // init's memory or environment, reach its control socket or stop it, and
 // be able to work in /work.
 func TestNestedUserMode(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for cgroups and the disk image; this is the non-root path run as root")
-	}
-	pretendNotRoot = true
-	defer func() { pretendNotRoot = false }()
-	b, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := nestedBox(t)
 	script := `id -u; grep -E '^Cap(Prm|Eff|Amb):' /proc/self/status;
 cat /proc/1/environ >/dev/null 2>&1 && echo BREACH-environ;
 cat /proc/1/mem >/dev/null 2>&1 && echo BREACH-mem;
@@ -49,4 +40,22 @@ kill -STOP 1 2>/dev/null; echo x > /work/ok && echo wrote`
 	if res, err := b.Exec(context.Background(), Command{Args: []string{"true"}, Timeout: 10 * time.Second}); err != nil || res.ExitCode != 0 {
 		t.Fatalf("init after the attack: %v %+v", err, res)
 	}
+}
+
+// nestedBox starts a box on the path a harness that is not root takes
+// (pretendNotRoot), closed with the test. Starting a box still needs root
+// for its cgroups and disk image.
+func nestedBox(t *testing.T) *Box {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for cgroups and the disk image; this is the non-root path run as root")
+	}
+	pretendNotRoot = true
+	t.Cleanup(func() { pretendNotRoot = false })
+	b, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
 }

@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -16,16 +15,7 @@ import (
 // raise their OOM score (so the kernel kills init or a gate's test first),
 // renice their autogroup, or clear their page bits.
 func TestNestedUserProcWrites(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for cgroups and the disk image; this is the non-root path run as root")
-	}
-	pretendNotRoot = true
-	defer func() { pretendNotRoot = false }()
-	b, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := nestedBox(t)
 	victim := make(chan *Result, 1)
 	go func() {
 		res, err := b.Exec(context.Background(), Command{Args: []string{"sh", "-c", "touch /work/victim-up; sleep 3.777; echo survived"}, Timeout: time.Minute})
