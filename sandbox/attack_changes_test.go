@@ -34,15 +34,7 @@ func attackChangesRace(t *testing.T, noOverlay bool) {
 	if err := os.WriteFile(filepath.Join(secretDir, "id_host"), []byte("canary-host-9e41"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	snap, _, err := sandbox.Snapshot(context.Background(), makeRepo(t), "HEAD", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := sandbox.Start(context.Background(), sandbox.Options{Snapshot: snap, StateDir: t.TempDir(), NoOverlay: noOverlay})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	snap, b := snapshotBox(t, noOverlay)
 	bin, err := os.ReadFile(intruderBinary(t))
 	if err != nil {
 		t.Fatal(err)

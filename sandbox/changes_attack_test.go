@@ -88,15 +88,7 @@ func TestAttackFIFOSwapWhileListing(t *testing.T) {
 	bin := buildSwapper(t)
 	for _, noOverlay := range []bool{false, true} {
 		t.Run(fmt.Sprintf("copy=%v", noOverlay), func(t *testing.T) {
-			snap, _, err := sandbox.Snapshot(context.Background(), makeRepo(t), "HEAD", t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := sandbox.Start(context.Background(), sandbox.Options{Snapshot: snap, StateDir: t.TempDir(), NoOverlay: noOverlay})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
+			snap, b := snapshotBox(t, noOverlay)
 			res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", "cat > /tmp/swapper && chmod +x /tmp/swapper && printf 'CALC\\n' > README.md"}, Stdin: bin, Timeout: time.Minute})
 			if err != nil || res.ExitCode != 0 {
 				t.Fatalf("install swapper: %v %s", err, res.Output)
@@ -194,4 +186,20 @@ func TestAttackRewriteAfterCheck(t *testing.T) {
 	if !errors.Is(err, sandbox.ErrChanged) {
 		t.Fatalf("BREACH: a rewritten file was read again as %q (err %v)", body, err)
 	}
+}
+
+// snapshotBox starts a box over a snapshot of a fresh repository, with an
+// overlay or (noOverlay) a private copy, closed with the test.
+func snapshotBox(t *testing.T, noOverlay bool) (snap string, b *sandbox.Box) {
+	t.Helper()
+	snap, _, err := sandbox.Snapshot(context.Background(), makeRepo(t), "HEAD", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = sandbox.Start(context.Background(), sandbox.Options{Snapshot: snap, StateDir: t.TempDir(), NoOverlay: noOverlay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return snap, b
 }
