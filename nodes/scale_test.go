@@ -18,18 +18,7 @@ func promoteOneLine(t *testing.T, repo, file string) *runtime.Summary {
 	t.Helper()
 	remote := filepath.Join(t.TempDir(), "remote.git")
 	run(t, "", "git", "clone", "-q", "--bare", "--shared", repo, remote)
-	src := strings.NewReplacer("FILE", file, "REMOTE", remote, "REVIEWS", t.TempDir()).Replace(`version: 1
-name: steps
-start: fix
-nodes:
-  fix: {type: shell, run: "sed -i 's/revision/revision (fixed)/' FILE", next: cap}
-  cap: {type: diff_cap, max_lines: 10, on_pass: commit, on_fail: stuck}
-  commit: {type: git_commit, message: "fix: one line", next: push}
-  push: {type: git_push, remote: REMOTE, next: review}
-  review: {type: review, dir: REVIEWS, next: done}
-  done: {type: succeed}
-  stuck: {type: handoff, reason: too big}
-`)
+	src := histrepo.StepsBlueprint(file, remote, t.TempDir())
 	sum := newHarness(t, repo).run(t, src, nil)
 	if sum.Status != runtime.StatusSucceeded {
 		t.Fatalf("run %s: %s", sum.Status, sum.Reason)

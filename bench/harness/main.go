@@ -23,19 +23,6 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-const bp = `version: 1
-name: steps
-start: fix
-nodes:
-  fix: {type: shell, run: "sed -i 's/revision/revision (fixed)/' FILE", next: cap}
-  cap: {type: diff_cap, max_lines: 10, on_pass: commit, on_fail: stuck}
-  commit: {type: git_commit, message: "fix: one line", next: push}
-  push: {type: git_push, remote: REMOTE, next: review}
-  review: {type: review, dir: REVIEWS, next: done}
-  done: {type: succeed}
-  stuck: {type: handoff, reason: too big}
-`
-
 var steps = []string{"cap", "commit", "push", "review", "finish"}
 
 func main() {
@@ -90,7 +77,7 @@ func runOnce(ctx context.Context, tmp, repo string, i int) map[string]time.Durat
 	gitOut("", "clone", "-q", "--bare", "--shared", repo, remote)
 	rt := &runtime.Runtime{Registry: nodes.NewRegistry(), RunsDir: filepath.Join(work, "runs"),
 		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, CacheDir: filepath.Join(tmp, "cache")})}
-	src := strings.NewReplacer("FILE", histrepo.Path(i), "REMOTE", remote, "REVIEWS", filepath.Join(work, "reviews")).Replace(bp)
+	src := histrepo.StepsBlueprint(histrepo.Path(i), remote, filepath.Join(work, "reviews"))
 	b, err := rt.Registry.Parse("steps.yaml", []byte(src))
 	check(err)
 	sum, err := rt.Run(ctx, b, runtime.RunOptions{Workspace: repo})

@@ -81,6 +81,25 @@ func stream(w io.Writer, s Spec) error {
 	return bw.Flush()
 }
 
+// StepsBlueprint is the blueprint that measures the harness's steps on a
+// generated repository: a one-line edit of file (a Path), then diff_cap,
+// git_commit, git_push to remote and a review entry in reviews. The
+// benchmark (bench/harness) and the scale test run the same one.
+func StepsBlueprint(file, remote, reviews string) string {
+	return strings.NewReplacer("FILE", file, "REMOTE", remote, "REVIEWS", reviews).Replace(`version: 1
+name: steps
+start: fix
+nodes:
+  fix: {type: shell, run: "sed -i 's/revision/revision (fixed)/' FILE", next: cap}
+  cap: {type: diff_cap, max_lines: 10, on_pass: commit, on_fail: stuck}
+  commit: {type: git_commit, message: "fix: one line", next: push}
+  push: {type: git_push, remote: REMOTE, next: review}
+  review: {type: review, dir: REVIEWS, next: done}
+  done: {type: succeed}
+  stuck: {type: handoff, reason: too big}
+`)
+}
+
 // content is file i at revision r: a small Go file whose one line names
 // the revision, like a constant bumped by each commit.
 func content(i, r int) string {
