@@ -47,12 +47,9 @@ type threadJob struct {
 // them).
 func startSpawner(nestedUser bool) ([]string, error) {
 	done := make(chan error, 1)
-	var layers []string
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
-		var err error
-		layers, err = restrictCommandThread(nestedUser, true)
-		done <- err
+		done <- restrictCommandThread(nestedUser, true)
 	}()
 	if err := <-done; err != nil {
 		return nil, err
@@ -60,7 +57,18 @@ func startSpawner(nestedUser bool) ([]string, error) {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("%w: make init undumpable: %w", ErrUnavailable, err)
 	}
-	return append(layers, "init undumpable; its control socket close-on-exec"), nil
+	scope := "signals and abstract sockets scoped to the command's domain"
+	if cmdRuleset.abi < 6 {
+		scope = "no signal scoping before ABI 6; init is another uid"
+	}
+	caps := "no capabilities (bounding set empty)"
+	if nestedUser {
+		// A new user namespace gives its first process a full bounding set;
+		// the command still has no capabilities and no_new_privs.
+		caps = "no capabilities (in a user namespace of its own)"
+	}
+	return []string{"commands: uid 1000, " + caps + ", each in a landlock domain of its own nested under init's (" + scope + ")",
+		"init undumpable; its control socket close-on-exec"}, nil
 }
 
 // runOnThread starts cmd from a command thread and waits for it there
@@ -112,7 +120,7 @@ func commandThread(job threadJob) {
 	}
 	inbox := make(chan threadJob)
 	for uses := 0; ; uses++ {
-		_, err := restrictCommandThread(nestedUser, uses == 0)
+		err := restrictCommandThread(nestedUser, uses == 0)
 		if err == nil {
 			err = job.f()
 		}
@@ -132,31 +140,21 @@ func commandThread(job threadJob) {
 // restrictCommandThread drops the bounding set (on a thread's first use)
 // and enters a new nested Landlock domain on the calling (locked) thread
 // only.
-func restrictCommandThread(nestedUser, first bool) ([]string, error) {
+func restrictCommandThread(nestedUser, first bool) error {
 	for c := 0; first && c <= unix.CAP_LAST_CAP; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
-			return nil, fmt.Errorf("%w: drop capability %d from the bounding set: %w", ErrUnavailable, c, err)
+			return fmt.Errorf("%w: drop capability %d from the bounding set: %w", ErrUnavailable, c, err)
 		}
 	}
 	r, err := commandRuleset(nestedUser)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Every call makes a new domain, so one ruleset serves every command.
 	if err := llsys.LandlockRestrictSelf(r.fd, r.flags); err != nil {
-		return nil, fmt.Errorf("%w: enter the commands' landlock domain: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: enter the commands' landlock domain: %w", ErrUnavailable, err)
 	}
-	scope := "signals and abstract sockets scoped to the command's domain"
-	if r.abi < 6 {
-		scope = "no signal scoping before ABI 6; init is another uid"
-	}
-	caps := "no capabilities (bounding set empty)"
-	if nestedUser {
-		// A new user namespace gives its first process a full bounding set;
-		// the command still has no capabilities and no_new_privs.
-		caps = "no capabilities (in a user namespace of its own)"
-	}
-	return []string{"commands: uid 1000, " + caps + ", each in a landlock domain of its own nested under init's (" + scope + ")"}, nil
+	return nil
 }
 
 // ruleset is the commands' Landlock ruleset, built once per box.
