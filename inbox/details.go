@@ -47,8 +47,7 @@ func verifyOf(d *runDir) *verifyTable {
 			row.Tests = fmt.Sprintf("%d passed, %d failed, %d skipped", g.Tests.Passed, g.Tests.Failed, g.Tests.Skipped)
 		}
 		if len(g.Details) > 0 {
-			db, _ := json.MarshalIndent(g.Details, "", "  ")
-			row.Details = string(db)
+			row.Details = prettyJSON(g.Details)
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -130,4 +129,15 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "\n… (cut)"
+}
+
+// prettyJSON indents v without json's HTML escaping: the template escapes
+// it, and a test named "a<b" should read as such, not as "a\u003cb".
+func prettyJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+	return strings.TrimRight(b.String(), "\n")
 }

@@ -80,9 +80,8 @@ func (ix *Index) Refresh() {
 	ix.refreshLocked()
 }
 
-// Get returns one run.
+// Get returns one run as of the last refresh.
 func (ix *Index) Get(root int, id string) *Run {
-	ix.Runs()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	return ix.runs[itoa(root)+"/"+id]
@@ -128,21 +127,25 @@ func (ix *Index) refreshDir(root int, dir string, seen map[string]bool) bool {
 	if err != nil {
 		return false
 	}
-	names, _ := f.Readdirnames(-1)
+	ents, _ := f.ReadDir(-1)
 	f.Close()
 	changed := false
-	for _, name := range names {
-		if !validName(name) {
+	for _, e := range ents {
+		name := e.Name()
+		// The directory's own type comes with the listing: a symlink is
+		// never a run. The stat below only says whether to re-read; the
+		// reads themselves go through os.Root.
+		if !e.IsDir() || !validName(name) {
 			continue
 		}
-		st, err := r.Stat(name + "/events.jsonl")
+		st, err := os.Lstat(filepath.Join(dir, name, "events.jsonl"))
 		if err != nil || !st.Mode().IsRegular() {
 			continue
 		}
 		k := itoa(root) + "/" + name
 		seen[k] = true
 		old := ix.runs[k]
-		if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && (old.runJSON || !exists(r, name+"/run.json")) {
+		if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && (old.runJSON || !exists(dir, name)) {
 			continue
 		}
 		run := loadRun(r, root, dir, name)
@@ -153,8 +156,9 @@ func (ix *Index) refreshDir(root int, dir string, seen map[string]bool) bool {
 	return changed
 }
 
-func exists(r *os.Root, name string) bool {
-	_, err := r.Stat(name)
+// exists reports whether a run has written its run.json yet.
+func exists(dir, name string) bool {
+	_, err := os.Lstat(filepath.Join(dir, name, "run.json"))
 	return err == nil
 }
 
@@ -196,8 +200,10 @@ type Query struct {
 }
 
 // Select returns the page of runs matching q, and how many match in all.
-func (ix *Index) Select(q Query) ([]*Run, int) {
-	all := ix.Runs()
+func (ix *Index) Select(q Query) ([]*Run, int) { return Select(ix.Runs(), q) }
+
+// Select returns the page of runs matching q, and how many match in all.
+func Select(all []*Run, q Query) ([]*Run, int) {
 	text := strings.ToLower(q.Text)
 	var match []*Run
 	for _, r := range all {
@@ -217,10 +223,10 @@ func (ix *Index) Select(q Query) ([]*Run, int) {
 	return match[from:min(from+per, len(match))], len(match)
 }
 
-// Blueprints lists the blueprint names of all runs, sorted.
-func (ix *Index) Blueprints() []string {
+// Blueprints lists the blueprint names of runs, sorted.
+func Blueprints(runs []*Run) []string {
 	set := map[string]bool{}
-	for _, r := range ix.Runs() {
+	for _, r := range runs {
 		set[r.Blueprint] = true
 	}
 	out := make([]string, 0, len(set))

@@ -1,7 +1,6 @@
 package inbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -29,9 +28,10 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	q := Query{Status: r.FormValue("status"), Blueprint: r.FormValue("blueprint"), Text: r.FormValue("q"), PerPage: perPage}
 	q.Page, _ = strconv.Atoi(r.FormValue("page"))
 	q.Page = max(q.Page, 1)
-	runs, total := s.index.Select(q)
+	all := s.index.Runs()
+	runs, total := Select(all, q)
 	p := listPage{Runs: runs, Total: total, Page: q.Page, Pages: max((total+perPage-1)/perPage, 1), Query: q,
-		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled"}, Blueprints: s.index.Blueprints(), RunsDirs: s.opts.RunsDirs}
+		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled"}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
 	link := func(page int) string {
 		v := url.Values{}
 		for k, val := range map[string]string{"status": q.Status, "blueprint": q.Blueprint, "q": q.Text} {
@@ -101,8 +101,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	for _, a := range v.Attempts {
 		ad := attemptDetail{attempt: a, Files: d.attemptFiles(a.Node, a.N)}
 		if len(a.Outputs) > 0 {
-			b, _ := json.MarshalIndent(a.Outputs, "", "  ")
-			ad.Outputs = string(b)
+			ad.Outputs = prettyJSON(a.Outputs)
 		}
 		p.Attempts = append(p.Attempts, ad)
 	}
