@@ -37,7 +37,9 @@ func browser(t *testing.T) (context.Context, *atomic.Int32) {
 	err := chromedp.Listen(ctx, func(ev any) {
 		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
 			dialogs.Add(1)
-			go func() { _, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}) }()
+			go func() {
+				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+			}()
 		}
 	})
 	if err != nil {
