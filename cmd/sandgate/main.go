@@ -41,6 +41,7 @@ func commands() []command {
 		{"runs", "list runs", cmdRuns},
 		{"cancel", "stop a run from another process", cmdCancel},
 		{"review", "list, show, approve or reject changes in the local review queue", cmdReview},
+		{"serve", "web inbox of runs, hand-offs and review queues (127.0.0.1:7777; --token for other addresses)", cmdServe},
 		{"prune", "remove old runs, decided review entries and unused snapshots (--dry-run lists them)", cmdPrune},
 		{"sandbox", "sandbox check: report which isolation layers work here", cmdSandbox},
 		{"version", "print the version and VCS revision (also --version)", cmdVersion},

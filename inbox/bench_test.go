@@ -1,0 +1,85 @@
+package inbox_test
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/inbox"
+)
+
+// seedMany makes n run directories: a few genuine runs, each copied under
+// new ids (the files the index reads, with meta.json renamed).
+func seedMany(b *testing.B, runs string, n int) {
+	s := newSeed(b)
+	var srcs []string
+	for i, o := range []string{"[pass]", "[fail, pass]", "[fail]"} {
+		id := fmt.Sprintf("src-%d", i)
+		s.run(b, runs, id, loopBP(fmt.Sprintf("bp%d", i), "step", o))
+		srcs = append(srcs, filepath.Join(runs, id))
+	}
+	for i := range n - len(srcs) {
+		src := srcs[i%len(srcs)]
+		dst := filepath.Join(runs, fmt.Sprintf("run-%05d", i))
+		for _, f := range []string{"events.jsonl", "run.json", "blueprint.yaml", "meta.json"} {
+			data, err := os.ReadFile(filepath.Join(src, f))
+			if err != nil {
+				b.Fatal(err)
+			}
+			writeFile(b, filepath.Join(dst, f), strings.ReplaceAll(string(data), filepath.Base(src), filepath.Base(dst)))
+		}
+	}
+}
+
+func BenchmarkRunsList10k(b *testing.B) {
+	runs := filepath.Join(b.TempDir(), "runs")
+	seedMany(b, runs, 10000)
+	for _, mode := range []struct {
+		name  string
+		every int64
+	}{{"refresh-every-request", -1}, {"cached-index", 1 << 40}} {
+		b.Run(mode.name, func(b *testing.B) {
+			srv, err := inbox.New(inbox.Options{RunsDirs: []string{runs}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv.Index().Refresh() // the one full read, at start
+			srv.Index().MinRefresh = timeDur(mode.every)
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				srv.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/?page=3&q=run-0", nil))
+				if rec.Code != 200 || !strings.Contains(rec.Body.String(), "run-0") {
+					b.Fatalf("%d %s", rec.Code, rec.Body.String())
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkRunPage1000Attempts(b *testing.B) {
+	runs := filepath.Join(b.TempDir(), "runs")
+	s := newSeed(b)
+	outcomes := "[" + strings.Repeat("fail, ", 499) + "pass]"
+	src := strings.Replace(loopBP("big", "step", outcomes), "max: 2", "max: 600", 1)
+	sum := s.run(b, runs, "big", src)
+	if sum.NodeRuns != 1000 {
+		b.Fatalf("seeded %d attempts, want 1000", sum.NodeRuns)
+	}
+	srv, err := inbox.New(inbox.Options{RunsDirs: []string{runs}, Types: s.reg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/run/0/big", nil))
+		if rec.Code != 200 {
+			b.Fatalf("%d %s", rec.Code, rec.Body.String())
+		}
+	}
+}
+
+func timeDur(n int64) time.Duration { return time.Duration(n) }

@@ -1,0 +1,240 @@
+package inbox
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Run is one run as the index knows it: what the runs list shows and
+// filters on. It is also what a `sandgate stats` command would aggregate.
+type Run struct {
+	// Root is the position of the run's runs directory in Index.Dirs.
+	Root       int
+	ID         string
+	Dir        string
+	Status     string
+	Kind       string
+	Reason     string
+	Blueprint  string
+	Repository string
+	Started    time.Time
+	DurationMS int64
+	Tokens     int
+	NodeRuns   int
+	// Cost is run.json's "cost", when the run recorded one.
+	Cost *float64
+
+	size    int64
+	mtime   time.Time
+	runJSON bool
+}
+
+// Index keeps every run of a set of runs directories in memory and
+// refreshes incrementally: a refresh lists the directories and stats each
+// run's events.jsonl, and reads a run's files only when the run is new or
+// its journal changed. Requests never read every journal.
+type Index struct {
+	Dirs []string
+	// MinRefresh is how old the index may get before a read refreshes it
+	// (default 1s; negative refreshes on every read).
+	MinRefresh time.Duration
+
+	mu     sync.Mutex
+	runs   map[string]*Run
+	sorted []*Run
+	last   time.Time
+}
+
+// NewIndex makes an index of the given runs directories. It reads nothing
+// until the first Refresh or Runs.
+func NewIndex(dirs ...string) *Index {
+	return &Index{Dirs: dirs, runs: map[string]*Run{}}
+}
+
+// Runs returns every run, newest first, refreshing the index first when
+// it is older than MinRefresh. The slice and its runs must not be changed.
+func (ix *Index) Runs() []*Run {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	every := ix.MinRefresh
+	if every == 0 {
+		every = time.Second
+	}
+	if every < 0 || time.Since(ix.last) >= every {
+		ix.refreshLocked()
+	}
+	return ix.sorted
+}
+
+// Refresh brings the index up to date now.
+func (ix *Index) Refresh() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.refreshLocked()
+}
+
+// Get returns one run as of the last refresh.
+func (ix *Index) Get(root int, id string) *Run {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.runs[itoa(root)+"/"+id]
+}
+
+func (ix *Index) refreshLocked() {
+	seen := make(map[string]bool, len(ix.runs))
+	changed := false
+	for i, dir := range ix.Dirs {
+		if ix.refreshDir(i, dir, seen) {
+			changed = true
+		}
+	}
+	for k := range ix.runs {
+		if !seen[k] {
+			delete(ix.runs, k)
+			changed = true
+		}
+	}
+	if changed || ix.sorted == nil {
+		ix.sorted = ix.sorted[:0:0]
+		for _, r := range ix.runs {
+			ix.sorted = append(ix.sorted, r)
+		}
+		slices.SortFunc(ix.sorted, func(a, b *Run) int {
+			if c := b.Started.Compare(a.Started); c != 0 {
+				return c
+			}
+			return strings.Compare(b.ID, a.ID)
+		})
+	}
+	ix.last = time.Now()
+}
+
+// refreshDir updates the runs of one directory and reports a change.
+func (ix *Index) refreshDir(root int, dir string, seen map[string]bool) bool {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	f, err := r.Open(".")
+	if err != nil {
+		return false
+	}
+	ents, _ := f.ReadDir(-1)
+	f.Close()
+	changed := false
+	for _, e := range ents {
+		name := e.Name()
+		// The directory's own type comes with the listing: a symlink is
+		// never a run. The stat below only says whether to re-read; the
+		// reads themselves go through os.Root.
+		if !e.IsDir() || !validName(name) {
+			continue
+		}
+		st, err := os.Lstat(filepath.Join(dir, name, "events.jsonl"))
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		k := itoa(root) + "/" + name
+		seen[k] = true
+		old := ix.runs[k]
+		if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && (old.runJSON || !exists(dir, name)) {
+			continue
+		}
+		run := loadRun(r, root, dir, name)
+		run.size, run.mtime = st.Size(), st.ModTime()
+		ix.runs[k] = run
+		changed = true
+	}
+	return changed
+}
+
+// exists reports whether a run has written its run.json yet.
+func exists(dir, name string) bool {
+	_, err := os.Lstat(filepath.Join(dir, name, "run.json"))
+	return err == nil
+}
+
+// loadRun reads one run's journal, meta.json and run.json.
+func loadRun(r *os.Root, root int, dir, name string) *Run {
+	run := &Run{Root: root, ID: name, Dir: filepath.Join(dir, name)}
+	fsys := r.FS()
+	events, _ := readEvents(fsys, name+"/events.jsonl")
+	v := foldEvents(events)
+	run.Status, run.Kind, run.Reason, run.Blueprint = v.Status, v.Kind, v.Reason, v.Blueprint
+	run.Started, run.DurationMS, run.Tokens, run.NodeRuns = v.Started, v.DurationMS(), v.Tokens, v.NodeRuns
+	var meta struct {
+		Workspace string `json:"workspace"`
+	}
+	if b, err := fs.ReadFile(fsys, name+"/meta.json"); err == nil {
+		_ = json.Unmarshal(b, &meta)
+		run.Repository = meta.Workspace
+	}
+	var sum struct {
+		Cost       *float64 `json:"cost"`
+		DurationMS int64    `json:"duration_ms"`
+	}
+	b, err := fs.ReadFile(fsys, name+"/run.json")
+	if err == nil && json.Unmarshal(b, &sum) == nil {
+		run.runJSON, run.Cost = true, sum.Cost
+		if sum.DurationMS > 0 {
+			run.DurationMS = sum.DurationMS
+		}
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		run.Reason = "run.json: " + err.Error()
+	}
+	return run
+}
+
+// Query selects runs for the list page.
+type Query struct {
+	Status, Blueprint, Text string
+	Page, PerPage           int
+}
+
+// Select returns the page of runs matching q, and how many match in all.
+func (ix *Index) Select(q Query) ([]*Run, int) { return Select(ix.Runs(), q) }
+
+// Select returns the page of runs matching q, and how many match in all.
+func Select(all []*Run, q Query) ([]*Run, int) {
+	text := strings.ToLower(q.Text)
+	var match []*Run
+	for _, r := range all {
+		if q.Status != "" && r.Status != q.Status {
+			continue
+		}
+		if q.Blueprint != "" && r.Blueprint != q.Blueprint {
+			continue
+		}
+		if text != "" && !strings.Contains(strings.ToLower(r.ID+" "+r.Blueprint+" "+r.Repository+" "+r.Reason), text) {
+			continue
+		}
+		match = append(match, r)
+	}
+	per := max(q.PerPage, 1)
+	from := min(max(q.Page-1, 0)*per, len(match))
+	return match[from:min(from+per, len(match))], len(match)
+}
+
+// Blueprints lists the blueprint names of runs, sorted.
+func Blueprints(runs []*Run) []string {
+	set := map[string]bool{}
+	for _, r := range runs {
+		set[r.Blueprint] = true
+	}
+	out := make([]string, 0, len(set))
+	for b := range set {
+		if b != "" {
+			out = append(out, b)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

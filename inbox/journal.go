@@ -1,0 +1,140 @@
+package inbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"time"
+
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// readEvents decodes a journal read through fsys. A torn or bad line ends
+// the read: the page shows what is known rather than nothing.
+func readEvents(fsys fs.FS, name string) ([]runtime.Event, error) {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	return decodeEvents(b), nil
+}
+
+func decodeEvents(b []byte) []runtime.Event {
+	var out []runtime.Event
+	r := bufio.NewReader(bytes.NewReader(b))
+	for {
+		raw, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(raw)) > 0 {
+			var ev runtime.Event
+			if json.Unmarshal(raw, &ev) != nil {
+				return out
+			}
+			out = append(out, ev)
+		}
+		if err == io.EOF || err != nil {
+			return out
+		}
+	}
+}
+
+// attempt is one node attempt as the run page shows it.
+type attempt struct {
+	Node       string
+	N          int
+	Start, End time.Time
+	Outcome    string
+	Error      string
+	Canceled   bool
+	DurationMS int64
+	Tokens     int
+	Feedback   string
+	Outputs    map[string]any
+	Edge, To   string
+}
+
+// State is the attempt's state as a CSS-safe word.
+func (a *attempt) State() string {
+	switch {
+	case a.Canceled:
+		return "canceled"
+	case a.Error != "":
+		return "error"
+	case a.Outcome != "":
+		return a.Outcome
+	case a.End.IsZero():
+		return "running"
+	}
+	return "unknown"
+}
+
+// runView is a run folded from its journal. Unlike runtime.Summary it keeps
+// each attempt's start time, which the waterfall needs.
+type runView struct {
+	ID, Blueprint    string
+	Status           string
+	Kind, Reason     string
+	Started, Last    time.Time
+	Tokens, NodeRuns int
+	Attempts         []*attempt
+	// Reached are terminal nodes an edge led to.
+	Reached map[string]bool
+	Sandbox []string
+	LastSeq int
+}
+
+func foldEvents(events []runtime.Event) *runView {
+	v := &runView{Status: string(runtime.StatusRunning), Reached: map[string]bool{}}
+	open := map[string]*attempt{}
+	key := func(ev runtime.Event) string { return ev.Node + "#" + itoa(ev.Attempt) }
+	for _, ev := range events {
+		v.LastSeq = ev.Seq
+		if ev.Time.After(v.Last) {
+			v.Last = ev.Time
+		}
+		switch ev.Type {
+		case runtime.EvRunStarted:
+			v.ID, v.Blueprint, v.Started = ev.RunID, ev.Blueprint, ev.Time
+		case runtime.EvEnvironment:
+			v.Sandbox = ev.Layers
+		case runtime.EvNodeStarted:
+			a := &attempt{Node: ev.Node, N: ev.Attempt, Start: ev.Time}
+			v.NodeRuns++
+			v.Attempts = append(v.Attempts, a)
+			open[key(ev)] = a
+		case runtime.EvNodeFinished, runtime.EvNodeCanceled:
+			a := open[key(ev)]
+			if a == nil {
+				continue
+			}
+			a.End = ev.Time
+			if ev.Type == runtime.EvNodeCanceled {
+				a.Canceled = true
+				continue
+			}
+			a.Outcome, a.Error, a.DurationMS, a.Tokens = string(ev.Outcome), ev.Error, ev.DurationMS, ev.Tokens
+			a.Feedback, a.Outputs = ev.Feedback, ev.Outputs
+			v.Tokens += ev.Tokens
+		case runtime.EvEdgeTaken:
+			v.Reached[ev.To] = true
+			for i := len(v.Attempts) - 1; i >= 0; i-- {
+				if v.Attempts[i].Node == ev.Node {
+					v.Attempts[i].Edge, v.Attempts[i].To = ev.Edge, ev.To
+					break
+				}
+			}
+		case runtime.EvRunFinished:
+			v.Status, v.Kind, v.Reason = string(ev.Status), ev.Kind, ev.Reason
+		}
+	}
+	return v
+}
+
+// DurationMS is the run's length so far.
+func (v *runView) DurationMS() int64 {
+	if v.Started.IsZero() {
+		return 0
+	}
+	return v.Last.Sub(v.Started).Milliseconds()
+}

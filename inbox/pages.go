@@ -1,0 +1,239 @@
+package inbox
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+const perPage = 50
+
+type listPage struct {
+	Runs                 []*Run
+	Total, Page, Pages   int
+	Query                Query
+	Statuses, Blueprints []string
+	PrevURL, NextURL     string
+	RunsDirs             []string
+}
+
+func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
+	q := Query{Status: r.FormValue("status"), Blueprint: r.FormValue("blueprint"), Text: r.FormValue("q"), PerPage: perPage}
+	q.Page, _ = strconv.Atoi(r.FormValue("page"))
+	q.Page = max(q.Page, 1)
+	all := s.index.Runs()
+	runs, total := Select(all, q)
+	p := listPage{Runs: runs, Total: total, Page: q.Page, Pages: max((total+perPage-1)/perPage, 1), Query: q,
+		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled"}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
+	link := func(page int) string {
+		v := url.Values{}
+		for k, val := range map[string]string{"status": q.Status, "blueprint": q.Blueprint, "q": q.Text} {
+			if val != "" {
+				v.Set(k, val)
+			}
+		}
+		v.Set("page", strconv.Itoa(page))
+		return "/?" + v.Encode()
+	}
+	if q.Page > 1 {
+		p.PrevURL = link(q.Page - 1)
+	}
+	if q.Page < p.Pages {
+		p.NextURL = link(q.Page + 1)
+	}
+	s.render(w, "runs.html", p)
+}
+
+type attemptDetail struct {
+	*attempt
+	Files   []string
+	Outputs string
+}
+
+type runPageData struct {
+	Root        int
+	ID, Dir     string
+	View        *runView
+	Run         *Run
+	Graph       *dag
+	GraphNote   string
+	Waterfall   *waterfall
+	Verify      *verifyTable
+	Attempts    []attemptDetail
+	Commands    []map[string]any
+	MoreCmds    int
+	Audit       string
+	AuditCut    bool
+	Alerts      []map[string]any
+	Transcripts []transcript
+	Handoff     string
+	AnswerTo    []string
+	CSRF        string
+	Live        bool
+	Offset      int64
+}
+
+// loadRun builds everything the run page and its live fragment show.
+func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData {
+	var offset int64
+	if st, err := d.Stat("events.jsonl"); err == nil {
+		offset = st.Size()
+	}
+	v := d.events()
+	p := &runPageData{Root: root, ID: id, Dir: d.path, View: v, Run: s.index.Get(root, id), Live: v.Status == "running", Offset: offset}
+	bp, err := d.blueprint(s.opts.Types)
+	if err != nil {
+		bp, p.GraphNote = nil, "blueprint.yaml: "+firstLine(err.Error())
+	}
+	p.Graph = layoutDAG(bp, v)
+	if spans := d.traceSpans(); len(spans) > 0 && !p.Live {
+		p.Waterfall = buildWaterfall(spans, "trace.json", time.Now())
+	} else {
+		p.Waterfall = buildWaterfall(attemptSpans(v), "journal", time.Now())
+	}
+	for _, a := range v.Attempts {
+		ad := attemptDetail{attempt: a, Files: d.attemptFiles(a.Node, a.N)}
+		if len(a.Outputs) > 0 {
+			ad.Outputs = prettyJSON(a.Outputs)
+		}
+		p.Attempts = append(p.Attempts, ad)
+	}
+	if !full {
+		return p
+	}
+	p.Verify = verifyOf(d)
+	p.Commands, p.MoreCmds = d.jsonLines("commands.jsonl", 500)
+	p.Audit, p.AuditCut = d.text("audit.log")
+	p.Alerts, _ = d.jsonLines("alerts.jsonl", 500)
+	p.Transcripts = transcripts(d, v)
+	if v.Status == "handed_off" {
+		p.Handoff, _ = d.text("handoff.md")
+		p.AnswerTo = answerNodes(bp)
+	}
+	return p
+}
+
+func answerNodes(bp *blueprint.Blueprint) []string {
+	if bp == nil {
+		return nil
+	}
+	var out []string
+	for _, id := range bp.Order {
+		if !blueprint.IsTerminal(bp.Nodes[id].Type) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
+	root, id, d, err := s.runRoot(r)
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	defer d.Close()
+	p := s.loadRun(root, id, d, true)
+	p.CSRF = s.csrfToken(w, r)
+	s.render(w, "run.html", p)
+}
+
+func (s *Server) liveFragment(w http.ResponseWriter, r *http.Request) {
+	root, id, d, err := s.runRoot(r)
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	defer d.Close()
+	s.render(w, "live", s.loadRun(root, id, d, false))
+}
+
+// runFile serves one file of a run as plain text: never as HTML, whatever
+// it contains.
+func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
+	_, _, d, err := s.runRoot(r)
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	defer d.Close()
+	name := r.PathValue("path")
+	if path.Clean(name) != name || !validRel(name) {
+		notFound(w, errBadName)
+		return
+	}
+	b, cut, err := readCapped(d.Root, name, 8<<20)
+	if err != nil {
+		notFound(w, fmt.Errorf("%s: %w", name, err))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write(b)
+	if cut {
+		_, _ = w.Write([]byte("\n… (cut at 8 MiB)\n"))
+	}
+}
+
+type handoffItem struct {
+	Run      *Run
+	Markdown string
+	AnswerTo []string
+}
+
+func (s *Server) handoffsPage(w http.ResponseWriter, r *http.Request) {
+	var items []handoffItem
+	for _, run := range s.index.Runs() {
+		if run.Status != "handed_off" || len(items) >= 100 {
+			continue
+		}
+		d, err := openRun(s.opts.RunsDirs[run.Root], run.ID)
+		if err != nil {
+			continue
+		}
+		it := handoffItem{Run: run}
+		it.Markdown, _ = d.text("handoff.md")
+		bp, _ := d.blueprint(s.opts.Types)
+		it.AnswerTo = answerNodes(bp)
+		d.Close()
+		items = append(items, it)
+	}
+	s.render(w, "handoffs.html", map[string]any{"Items": items, "CSRF": s.csrfToken(w, r)})
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	_, _, d, err := s.runRoot(r)
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	defer d.Close()
+	node, note := r.PostFormValue("node"), r.PostFormValue("note")
+	bp, err := d.blueprint(s.opts.Types)
+	if err != nil || !slices.Contains(answerNodes(bp), node) {
+		http.Error(w, fmt.Sprintf("inbox: %q is not a non-terminal node of the run's blueprint", node), http.StatusBadRequest)
+		return
+	}
+	if s.opts.Actions == nil {
+		http.Error(w, "inbox: this server cannot answer hand-offs", http.StatusNotImplemented)
+		return
+	}
+	if err := s.opts.Actions.Answer(r.Context(), d.path, node, note, s.opts.By); err != nil {
+		http.Error(w, "inbox: answer: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	http.Redirect(w, r, "/run/"+r.PathValue("root")+"/"+url.PathEscape(r.PathValue("id")), http.StatusSeeOther)
+}

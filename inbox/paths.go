@@ -1,0 +1,86 @@
+package inbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// validName accepts one plain path element: a run id, queue entry id or
+// node name. Anything with a separator, a leading dot (so "." and ".."),
+// a backslash or a control character is refused before it reaches the
+// file system.
+func validName(s string) bool {
+	if s == "" || len(s) > 200 || s[0] == '.' {
+		return false
+	}
+	for _, c := range s {
+		ok := c == '-' || c == '_' || c == '.' || c == '+' || c == '@' ||
+			(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// validRel accepts a relative slash path of valid names (a file inside a
+// run directory, e.g. nodes/test/1/test.log).
+func validRel(p string) bool {
+	if p == "" || len(p) > 1000 {
+		return false
+	}
+	for _, el := range strings.Split(p, "/") {
+		if !validName(el) {
+			return false
+		}
+	}
+	return true
+}
+
+var errBadName = errors.New("invalid name")
+
+// openDir opens dir/name as a root of its own. os.Root refuses names that
+// leave dir, also through a symlink, so a run id can only ever name a
+// directory inside its runs directory.
+func openDir(dir, name string) (*os.Root, error) {
+	if !validName(name) {
+		return nil, errBadName
+	}
+	parent, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	return parent.OpenRoot(name)
+}
+
+// readCapped reads at most limit bytes of a file inside r and reports
+// whether it was cut.
+func readCapped(r *os.Root, name string, limit int64) ([]byte, bool, error) {
+	if !validRel(name) {
+		return nil, false, errBadName
+	}
+	f, err := r.Open(name)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, false, fs.ErrInvalid
+	}
+	b := make([]byte, min(st.Size(), limit))
+	n, err := f.ReadAt(b, 0)
+	if err != nil && n < len(b) {
+		return nil, false, err
+	}
+	return b[:n], st.Size() > limit, nil
+}

@@ -1,0 +1,166 @@
+package inbox
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// reviewEntry mirrors the fields of nodes.ReviewEntry the inbox shows
+// (entry.json); the inbox does not import nodes.
+type reviewEntry struct {
+	Queue   int       `json:"-"`
+	ID      string    `json:"id"`
+	Title   string    `json:"title"`
+	Branch  string    `json:"branch"`
+	Commit  string    `json:"commit"`
+	Base    string    `json:"base"`
+	RunDir  string    `json:"run_dir"`
+	Status  string    `json:"status"`
+	Created time.Time `json:"created"`
+	Decided time.Time `json:"decided"`
+	Note    string    `json:"note"`
+}
+
+func (s *Server) queue(r *http.Request) (int, *os.Root, string, error) {
+	q, err := strconv.Atoi(r.PathValue("q"))
+	if err != nil || q < 0 || q >= len(s.opts.ReviewDirs) {
+		return 0, nil, "", errBadName
+	}
+	id := r.PathValue("id")
+	root, err := openDir(s.opts.ReviewDirs[q], id)
+	return q, root, id, err
+}
+
+func readEntry(root *os.Root) (*reviewEntry, error) {
+	b, _, err := readCapped(root, "entry.json", 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	var e reviewEntry
+	return &e, json.Unmarshal(b, &e)
+}
+
+func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
+	var entries []*reviewEntry
+	for q, dir := range s.opts.ReviewDirs {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, de := range ents {
+			root, err := openDir(dir, de.Name())
+			if err != nil {
+				continue
+			}
+			if e, err := readEntry(root); err == nil {
+				e.Queue, e.ID = q, de.Name()
+				entries = append(entries, e)
+			}
+			root.Close()
+		}
+	}
+	slices.SortFunc(entries, func(a, b *reviewEntry) int { return b.Created.Compare(a.Created) })
+	s.render(w, "reviews.html", map[string]any{"Entries": entries})
+}
+
+type diffLine struct{ Class, Text string }
+
+type reviewPageData struct {
+	Entry   *reviewEntry
+	Summary string
+	Files   []string
+	Diff    []diffLine
+	Verify  *verifyTable
+	CSRF    string
+	RunLink string
+}
+
+func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request) {
+	q, root, id, err := s.queue(r)
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	defer root.Close()
+	e, err := readEntry(root)
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	e.Queue, e.ID = q, id
+	p := reviewPageData{Entry: e, CSRF: s.csrfToken(w, r), RunLink: s.runLink(e.RunDir)}
+	if b, _, err := readCapped(root, "summary.md", fileCap); err == nil {
+		p.Summary = string(b)
+	}
+	if b, _, err := readCapped(root, "diff.patch", 4<<20); err == nil {
+		p.Files, p.Diff = parseDiff(string(b))
+	}
+	p.Verify = verifyOf(&runDir{Root: root})
+	s.render(w, "review.html", p)
+}
+
+// runLink finds the inbox page of a run directory, if it is one of ours.
+func (s *Server) runLink(dir string) string {
+	for i, rd := range s.opts.RunsDirs {
+		if rest, ok := strings.CutPrefix(dir, rd+string(os.PathSeparator)); ok && validName(rest) {
+			return "/run/" + strconv.Itoa(i) + "/" + url.PathEscape(rest)
+		}
+	}
+	return ""
+}
+
+// parseDiff splits a unified diff into classed lines and its file names.
+func parseDiff(d string) ([]string, []diffLine) {
+	var files []string
+	var lines []diffLine
+	for _, l := range strings.Split(strings.TrimRight(d, "\n"), "\n") {
+		c := "ctx"
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			c = "file"
+			if i := strings.LastIndex(l, " b/"); i >= 0 {
+				files = append(files, l[i+3:])
+			}
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "index "):
+			c = "meta"
+		case strings.HasPrefix(l, "@@"):
+			c = "hunk"
+		case strings.HasPrefix(l, "+"):
+			c = "add"
+		case strings.HasPrefix(l, "-"):
+			c = "del"
+		}
+		lines = append(lines, diffLine{Class: c, Text: l})
+	}
+	return files, lines
+}
+
+func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
+	q, root, id, err := s.queue(r)
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	root.Close()
+	verdict := r.PostFormValue("verdict")
+	if verdict != "approve" && verdict != "reject" {
+		http.Error(w, "inbox: verdict must be approve or reject", http.StatusBadRequest)
+		return
+	}
+	if s.opts.Actions == nil {
+		http.Error(w, "inbox: this server cannot decide reviews", http.StatusNotImplemented)
+		return
+	}
+	err = s.opts.Actions.Decide(r.Context(), s.opts.ReviewDirs[q], id, verdict == "approve", r.PostFormValue("note"), s.opts.By)
+	if err != nil {
+		http.Error(w, "inbox: "+verdict+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	http.Redirect(w, r, "/review/"+strconv.Itoa(q)+"/"+url.PathEscape(id), http.StatusSeeOther)
+}

@@ -1,0 +1,146 @@
+package inbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+// runDir is one run's directory, opened so that nothing read through it
+// can leave it.
+type runDir struct {
+	*os.Root
+	path string
+	id   string
+}
+
+func openRun(runsDir, id string) (*runDir, error) {
+	r, err := openDir(runsDir, id)
+	if err != nil {
+		return nil, err
+	}
+	return &runDir{Root: r, path: filepath.Join(runsDir, id), id: id}, nil
+}
+
+const fileCap = 256 << 10
+
+func (d *runDir) events() *runView {
+	events, _ := readEvents(d.FS(), "events.jsonl")
+	v := foldEvents(events)
+	if v.ID == "" {
+		v.ID = d.id
+	}
+	return v
+}
+
+// blueprint parses the run's saved blueprint.yaml.
+func (d *runDir) blueprint(types blueprint.TypeSet) (*blueprint.Blueprint, error) {
+	src, _, err := readCapped(d.Root, "blueprint.yaml", 4<<20)
+	if err != nil {
+		return nil, err
+	}
+	var opts []blueprint.Option
+	if types != nil {
+		opts = append(opts, blueprint.WithTypes(types))
+	}
+	return blueprint.Parse("blueprint.yaml", src, opts...)
+}
+
+// text reads a capped text file; a missing file is empty.
+func (d *runDir) text(name string) (string, bool) {
+	b, cut, err := readCapped(d.Root, name, fileCap)
+	if err != nil {
+		return "", false
+	}
+	return string(b), cut
+}
+
+// jsonLines decodes up to limit lines of a JSONL file into maps and counts
+// the rest.
+func (d *runDir) jsonLines(name string, limit int) ([]map[string]any, int) {
+	b, _, err := readCapped(d.Root, name, 32<<20)
+	if err != nil {
+		return nil, 0
+	}
+	var out []map[string]any
+	more := 0
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	for sc.Scan() {
+		if len(out) >= limit {
+			more++
+			continue
+		}
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out, more
+}
+
+// attemptFiles lists the files an attempt left in nodes/<node>/<n>/.
+func (d *runDir) attemptFiles(node string, n int) []string {
+	if !validName(node) {
+		return nil
+	}
+	dir := "nodes/" + node + "/" + strconv.Itoa(n)
+	ents, err := fs.ReadDir(d.FS(), dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && validName(e.Name()) {
+			out = append(out, dir+"/"+e.Name())
+		}
+	}
+	return out
+}
+
+// span is one row of the waterfall.
+type span struct {
+	Label      string
+	Class      string
+	Start, End time.Time
+}
+
+// traceSpans reads trace.json, the stream of spans the run exported.
+func (d *runDir) traceSpans() []span {
+	b, _, err := readCapped(d.Root, "trace.json", 64<<20)
+	if err != nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var out []span
+	for dec.More() {
+		var s struct {
+			Name               string
+			StartTime, EndTime time.Time
+			Attributes         []struct {
+				Key   string
+				Value struct{ Value any }
+			}
+		}
+		if dec.Decode(&s) != nil {
+			break
+		}
+		sp := span{Label: s.Name, Class: "span", Start: s.StartTime, End: s.EndTime}
+		for _, a := range s.Attributes {
+			if a.Key == "sandgate.stage" || a.Key == "gen_ai.operation.name" {
+				sp.Class, _ = a.Value.Value.(string)
+			}
+		}
+		out = append(out, sp)
+	}
+	slices.SortStableFunc(out, func(a, b span) int { return a.Start.Compare(b.Start) })
+	return out
+}

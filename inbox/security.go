@@ -1,0 +1,147 @@
+package inbox
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+const (
+	tokenCookie = "sandgate_token"
+	csrfCookie  = "sandgate_csrf"
+	csrfField   = "csrf"
+)
+
+// CSP forbids inline script and style and every other origin.
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+// CheckAddr refuses to serve on a non-loopback address without a token:
+// the inbox shows repository contents and can resume runs.
+func CheckAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if isLoopback(host) || token != "" {
+		return nil
+	}
+	return fmt.Errorf("--addr %s is not a loopback address: set a token (--token or SANDGATE_TOKEN) so only its holders reach the inbox", addr)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// secure wraps every request: headers, authentication, then CSRF checks on
+// anything that is not a safe method.
+func (s *Server) secure(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", CSP)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		if !s.authenticated(w, r) {
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if err := cop.Check(r); err != nil {
+				http.Error(w, "inbox: cross-origin request refused", http.StatusForbidden)
+				return
+			}
+			if !s.csrfValid(r) {
+				http.Error(w, "inbox: missing or wrong CSRF token (reload the page)", http.StatusForbidden)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authenticated checks the token when one is set. Without one the server
+// only listens on loopback, and the Host header must name loopback too, so
+// a DNS-rebinding page cannot read the inbox through the browser.
+func (s *Server) authenticated(w http.ResponseWriter, r *http.Request) bool {
+	if s.opts.Token == "" {
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = r.Host
+		}
+		if !isLoopback(host) {
+			http.Error(w, "inbox: Host must be a loopback address", http.StatusForbidden)
+			return false
+		}
+		return true
+	}
+	if q := r.URL.Query().Get("token"); q != "" && r.Method == http.MethodGet {
+		if !s.tokenOK(q) {
+			http.Error(w, "inbox: wrong token", http.StatusUnauthorized)
+			return false
+		}
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		u := *r.URL
+		v := u.Query()
+		v.Del("token")
+		u.RawQuery = v.Encode()
+		http.Redirect(w, r, (&url.URL{Path: u.Path, RawQuery: u.RawQuery}).String(), http.StatusSeeOther)
+		return false
+	}
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") && s.tokenOK(strings.TrimPrefix(a, "Bearer ")) {
+		return true
+	}
+	if c, err := r.Cookie(tokenCookie); err == nil && s.tokenOK(c.Value) {
+		return true
+	}
+	http.Error(w, "inbox: token required: open the URL sandgate serve printed, or send Authorization: Bearer", http.StatusUnauthorized)
+	return false
+}
+
+func (s *Server) tokenOK(got string) bool {
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1
+}
+
+// csrfToken returns the form token for this browser, setting the browser's
+// random CSRF cookie first if it has none. The form token is an HMAC of
+// the cookie under the server's secret: another site can neither read the
+// cookie nor compute the token.
+func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
+	c, err := r.Cookie(csrfCookie)
+	val := ""
+	if err == nil && len(c.Value) == 32 {
+		val = c.Value
+	} else {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		val = hex.EncodeToString(b[:])
+		http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: val, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	}
+	return s.csrfMAC(val)
+}
+
+func (s *Server) csrfMAC(val string) string {
+	m := hmac.New(sha256.New, s.csrfKey)
+	m.Write([]byte(val))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func (s *Server) csrfValid(r *http.Request) bool {
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || len(c.Value) != 32 {
+		return false
+	}
+	got := r.PostFormValue(csrfField)
+	return hmac.Equal([]byte(got), []byte(s.csrfMAC(c.Value)))
+}

@@ -1,0 +1,166 @@
+package inbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+)
+
+// Actions carry out the inbox's two state changes. They are injected so
+// this package stays free of the nodes and sandbox packages: the CLI
+// resumes a run or decides a review its own way.
+type Actions interface {
+	// Answer resumes the handed-off run in runDir at node with the
+	// person's note.
+	Answer(ctx context.Context, runDir, node, note, by string) error
+	// Decide approves or rejects entry id of the review queue queueDir.
+	Decide(ctx context.Context, queueDir, id string, approve bool, note, by string) error
+}
+
+// Options configure a Server.
+type Options struct {
+	RunsDirs   []string
+	ReviewDirs []string
+	// Token, when set, is required on every request (Bearer header, or the
+	// cookie set by visiting any page with ?token=).
+	Token   string
+	Actions Actions
+	// Types parse each run's saved blueprint.yaml for its graph; without
+	// them the graph shows only the nodes the journal names.
+	Types blueprint.TypeSet
+	// By names whoever answers and decides in this server (default "inbox").
+	By string
+	// Index, when set, is shared (else the server makes its own).
+	Index *Index
+	// Poll is how often a live page's stream looks for new events
+	// (default 250ms).
+	Poll time.Duration
+}
+
+// Server is the inbox's HTTP handler.
+type Server struct {
+	opts    Options
+	index   *Index
+	csrfKey []byte
+	tmpl    *template.Template
+	handler http.Handler
+}
+
+//go:embed assets
+var assets embed.FS
+
+// New builds a server over the given directories.
+func New(opts Options) (*Server, error) {
+	if len(opts.RunsDirs) == 0 && len(opts.ReviewDirs) == 0 {
+		return nil, errors.New("inbox: no runs or review directories")
+	}
+	if opts.By == "" {
+		opts.By = "inbox"
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 250 * time.Millisecond
+	}
+	s := &Server{opts: opts, index: opts.Index, csrfKey: make([]byte, 32)}
+	if s.index == nil {
+		s.index = NewIndex(opts.RunsDirs...)
+	}
+	if _, err := rand.Read(s.csrfKey); err != nil {
+		return nil, err
+	}
+	t, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("inbox: templates: %w", err)
+	}
+	s.tmpl = t
+	s.handler = s.secure(s.routes())
+	return s, nil
+}
+
+// Index is the server's run index.
+func (s *Server) Index() *Index { return s.index }
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) routes() *http.ServeMux {
+	m := http.NewServeMux()
+	static, _ := fs.Sub(assets, "assets/static")
+	m.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
+	m.HandleFunc("GET /{$}", s.runsPage)
+	m.HandleFunc("GET /run/{root}/{id}", s.runPage)
+	m.HandleFunc("GET /run/{root}/{id}/live", s.liveFragment)
+	m.HandleFunc("GET /run/{root}/{id}/events", s.eventStream)
+	m.HandleFunc("GET /run/{root}/{id}/file/{path...}", s.runFile)
+	m.HandleFunc("POST /run/{root}/{id}/answer", s.answer)
+	m.HandleFunc("GET /handoffs", s.handoffsPage)
+	m.HandleFunc("GET /reviews", s.reviewsPage)
+	m.HandleFunc("GET /review/{q}/{id}", s.reviewPage)
+	m.HandleFunc("POST /review/{q}/{id}/decide", s.decide)
+	return m
+}
+
+// Serve serves on ln until ctx ends, then shuts down gracefully, waiting
+// at most grace for requests in flight; live streams end at once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	streams, stopStreams := context.WithCancel(context.Background())
+	defer stopStreams()
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return streams }}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	stopStreams()
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("inbox: shutdown: %w", err)
+	}
+	return nil
+}
+
+// render executes a template into a buffer first, so a failure is a clean
+// 500 rather than half a page.
+func (s *Server) render(w http.ResponseWriter, name string, data any) {
+	var b bytes.Buffer
+	if err := s.tmpl.ExecuteTemplate(&b, name, data); err != nil {
+		http.Error(w, "inbox: render "+name+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(b.Bytes())
+}
+
+// runRoot resolves the {root} and {id} of a request to a runs directory
+// and the run's directory opened as an os.Root.
+func (s *Server) runRoot(r *http.Request) (int, string, *runDir, error) {
+	root, err := strconv.Atoi(r.PathValue("root"))
+	if err != nil || root < 0 || root >= len(s.opts.RunsDirs) {
+		return 0, "", nil, errBadName
+	}
+	id := r.PathValue("id")
+	d, err := openRun(s.opts.RunsDirs[root], id)
+	return root, id, d, err
+}
+
+func notFound(w http.ResponseWriter, err error) {
+	code := http.StatusNotFound
+	if errors.Is(err, errBadName) {
+		code = http.StatusBadRequest
+	}
+	http.Error(w, "inbox: "+err.Error(), code)
+}

@@ -1,0 +1,85 @@
+package inbox
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// eventStream streams a run's new journal lines as server-sent events. It
+// polls the journal's size (the journal is append-only) and sends each
+// complete new line; the page's script then fetches the live fragment.
+// The stream ends once the run's journal is closed or the client leaves.
+func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
+	_, _, d, err := s.runRoot(r)
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	defer d.Close()
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "inbox: streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	offset, _ := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
+	tick := time.NewTicker(s.opts.Poll)
+	defer tick.Stop()
+	_, _ = io.WriteString(w, ": stream of "+d.id+"\n\n")
+	fl.Flush()
+	for {
+		lines, next, closed := newLines(d, offset)
+		offset = next
+		for _, l := range lines {
+			_, _ = w.Write([]byte("event: journal\ndata: "))
+			_, _ = w.Write(l)
+			_, _ = w.Write([]byte("\n\n"))
+		}
+		if len(lines) > 0 {
+			fl.Flush()
+		}
+		if closed {
+			_, _ = io.WriteString(w, "event: closed\ndata: {}\n\n")
+			fl.Flush()
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// newLines reads the complete journal lines after offset; closed reports
+// that the run's journal has ended (run_closed).
+func newLines(d *runDir, offset int64) ([][]byte, int64, bool) {
+	f, err := d.Open("events.jsonl")
+	if err != nil {
+		return nil, offset, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() <= offset {
+		return nil, offset, false
+	}
+	buf := make([]byte, min(st.Size()-offset, 8<<20))
+	n, _ := f.ReadAt(buf, offset)
+	buf = buf[:n]
+	end := bytes.LastIndexByte(buf, '\n')
+	if end < 0 {
+		return nil, offset, false
+	}
+	var out [][]byte
+	closed := false
+	for _, l := range bytes.Split(buf[:end], []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) > 0 {
+			out = append(out, l)
+			closed = closed || bytes.Contains(l, []byte(`"type":"run_closed"`))
+		}
+	}
+	return out, offset + int64(end) + 1, closed
+}
