@@ -185,7 +185,11 @@ func changeSize(c ChangeInfo) string {
 	if len(c.Binary) > 0 {
 		s += fmt.Sprintf(", %d binary", len(c.Binary))
 	}
-	return s + fmt.Sprintf(", %d bytes: %s", c.Bytes, strings.Join(c.Files, ", "))
+	names := c.Files
+	if len(names) > 20 {
+		names = append(names[:20:20], fmt.Sprintf("and %d more", len(c.Files)-20))
+	}
+	return s + fmt.Sprintf(", %d bytes: %s", c.Bytes, strings.Join(names, ", "))
 }
 
 func writeTried(b *strings.Builder, n int, t Tried) {
