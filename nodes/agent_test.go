@@ -383,3 +383,63 @@ func TestAgentKeyNeverGoesToABlueprintEndpoint(t *testing.T) {
 		return nil
 	})
 }
+
+// TestTranscriptShowsTheConversationWithoutCredentials: the agent cats a
+// file of the repository that holds the harness's model key. The
+// transcript records what the model was told (the task, once) and the
+// tool result, but never the key; each request records only the messages
+// added since the one before, so the conversation can be rebuilt from it.
+func TestTranscriptShowsTheConversationWithoutCredentials(t *testing.T) {
+	const key = "sk-test-key" // agentRun's SANDGATE_TEST_MODEL_KEY
+	m := newModelServer(t,
+		call("run", `{"command":"cat notes.txt"}`),
+		call("edit_file", `{"path":"calc.go","old":"a - b","new":"a + b"}`),
+		call("finish", `{"summary":"Add now adds."}`))
+	t.Setenv("SANDGATE_TEST_MODEL_KEY", key)
+	repo := seedRepo(t)
+	os.WriteFile(filepath.Join(repo, "notes.txt"), []byte("deploy token: "+key+" (rotate monthly)\n"), 0o644)
+	run(t, repo, "git", "add", ".")
+	run(t, repo, "git", "-c", "user.name=d", "-c", "user.email=d@d", "commit", "-q", "-m", "notes")
+	src := strings.NewReplacer("URL", m.srv.URL+"/v1", "TURNS", "10", "BUDGET", "").Replace(agentBlueprint)
+	sum := agentHarness(t, repo, m).run(t, src, map[string]any{"task": "make Add add"})
+	if sum.Status != runtime.StatusSucceeded {
+		t.Fatalf("%s (%s)", sum.Status, sum.Reason)
+	}
+	text := transcriptText(t, sum)
+	if strings.Contains(text, key) {
+		t.Fatalf("the model key is in the transcript:\n%s", text)
+	}
+	if !strings.Contains(text, "deploy token: [redacted SANDGATE_TEST_MODEL_KEY] (rotate monthly)") {
+		t.Fatalf("the tool result is not in the transcript:\n%s", text)
+	}
+	if n := strings.Count(text, "Task: make Add add"); n != 1 {
+		t.Fatalf("the task appears %d times, want once:\n%s", n, text)
+	}
+	// Rebuild the conversation from the transcript and compare it with
+	// what the model server received for its last request.
+	var rebuilt []any
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		var e struct {
+			Kind string         `json:"kind"`
+			Data map[string]any `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		switch e.Kind {
+		case "request":
+			if int(e.Data["from"].(float64)) != len(rebuilt) {
+				t.Fatalf("request from %v, rebuilt %d messages", e.Data["from"], len(rebuilt))
+			}
+			rebuilt = append(rebuilt, e.Data["messages"].([]any)...)
+		case "completion":
+			rebuilt = append(rebuilt, e.Data["message"])
+		}
+	}
+	last := m.requests[len(m.requests)-1]["messages"].([]any)
+	got, _ := json.Marshal(rebuilt[:len(last)])
+	want, _ := json.Marshal(last)
+	if !strings.Contains(string(got), "deploy token") || string(got) != string(want) {
+		t.Fatalf("rebuilt conversation differs from what the model saw:\n got %s\nwant %s", got, want)
+	}
+}

@@ -236,6 +236,18 @@ func (w *Workspace) Diff() (string, error) {
 	return w.patch(context.Background(), p, c.TreeHash)
 }
 
+// Patch renders the change so far as a patch `git apply` takes: binary
+// files as git binary patches, with full blob ids.
+func (w *Workspace) Patch() ([]byte, error) {
+	p, c, err := w.candidate()
+	if err != nil {
+		return nil, err
+	}
+	text, err := gitText(context.Background(), p.dir, "diff-tree", "-p", "-r", "--binary", "--full-index", "--no-color",
+		"--no-ext-diff", "--no-textconv", "--no-renames", p.baseTree.String(), c.TreeHash.String())
+	return []byte(text), err
+}
+
 // patch diffs the base tree against tree with git diff-tree, which reads
 // only the subtrees whose hashes differ and the changed blobs. No external
 // diff or textconv driver runs.

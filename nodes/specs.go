@@ -38,7 +38,7 @@ func Specs() []blueprint.NodeType {
 		blueprint.Configured[GitCommitConfig](blueprint.NodeType{Name: "git_commit", Stage: "promote", Doc: "commits the workspace change on a new branch",
 			Outputs: map[string]blueprint.Kind{"commit": kStr, "branch": kStr}}),
 		blueprint.Configured[GitPushConfig](blueprint.NodeType{Name: "git_push", Stage: "promote", Doc: "pushes the committed branch with credentials kept outside the sandbox",
-			Outputs: map[string]blueprint.Kind{"ref": kStr, "pushed": kBool}}),
+			Outputs: map[string]blueprint.Kind{"ref": kStr, "pushed": kBool, "remote": kStr}}),
 		blueprint.Configured[ReviewConfig](blueprint.NodeType{Name: "review", Stage: "promote", Doc: "hands the verified change to people: a local queue or a pull request",
 			Outputs: map[string]blueprint.Kind{"url": kStr, "id": kStr}}),
 	}

@@ -253,6 +253,7 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 		Services:  services,
 		Layers:    box.Layers(),
 		Diff:      ws.Diff,
+		Patch:     ws.Patch,
 		Close: func() error {
 			return errors.Join(ws.closePromotion(), box.Close(), audit.Close(), stopProxy(), lease.Release())
 		},

@@ -12,7 +12,12 @@ type Environment struct {
 	Workspace string
 	// Services are merged over Runtime.Services for this run.
 	Services Services
-	// Diff returns the change so far, for hand-off reports.
+	// Patch returns the change so far as a patch `git apply` takes,
+	// binary files included (git diff --binary); a handed-off run saves
+	// it as change.patch.
+	Patch func() ([]byte, error)
+	// Diff returns the change so far as text; a hand-off uses it when
+	// Patch is nil.
 	Diff func() (string, error)
 	// Layers describes the isolation in force, recorded in the trace.
 	Layers []string

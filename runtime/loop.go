@@ -107,13 +107,9 @@ func (x *execution) endTrace() {
 func (x *execution) finish() (*Summary, error) {
 	t0 := time.Now()
 	stopErr := x.stopNodes()
-	var diff string
-	if x.final != nil && x.final.Status == StatusHandedOff && x.env != nil && x.env.Diff != nil {
-		if d, err := x.env.Diff(); err == nil {
-			diff = d
-		} else {
-			diff = "(diff unavailable: " + err.Error() + ")"
-		}
+	var ch change
+	if x.final != nil && x.final.Status == StatusHandedOff {
+		ch = x.captureChange()
 	}
 	stopErr = errors.Join(stopErr, x.closeEnv())
 	if x.env != nil && x.env.Discard != nil {
@@ -135,7 +131,7 @@ func (x *execution) finish() (*Summary, error) {
 		return nil, err
 	}
 	if sum.Status == StatusHandedOff {
-		if err := x.writeHandoff(sum, diff); err != nil {
+		if err := x.writeHandoff(sum, ch); err != nil {
 			return sum, err
 		}
 	}

@@ -91,36 +91,6 @@ func TestFeedbackReachesRetriedNode(t *testing.T) {
 	}
 }
 
-func TestHandoffReport(t *testing.T) {
-	f := newFixture(t, retryLoop("[fail]", ""))
-	closed, discarded := false, false
-	f.rt.Prepare = func(_ context.Context, dir string, _ *blueprint.Blueprint, resume bool) (*runtime.Environment, error) {
-		return &runtime.Environment{Workspace: f.ws,
-			Diff:    func() (string, error) { return "--- a/calc.go\n+++ b/calc.go\n", nil },
-			Close:   func() error { closed = true; return nil },
-			Discard: func() error { discarded = closed; return nil }}, nil
-	}
-	sum := f.run(t, context.Background(), map[string]any{"task": "x"})
-	md, err := os.ReadFile(filepath.Join(sum.Dir, "handoff.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"retry edge lint.on_fail → implement (max 2) exhausted", "| lint | 3 | fail |", "lint failed on attempt 3", "+++ b/calc.go", "events.jsonl"} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("handoff.md lacks %q:\n%s", want, md)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(sum.Dir, "handoff.json")); err != nil {
-		t.Error(err)
-	}
-	if !closed {
-		t.Error("the run's environment was not closed")
-	}
-	if !discarded {
-		t.Error("the finished run's state was not discarded after Close")
-	}
-}
-
 func TestBudgets(t *testing.T) {
 	cases := []struct {
 		name, budget, lint string

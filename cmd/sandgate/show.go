@@ -70,9 +70,21 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "verify.json: %s\n", v)
 	}
 	if sum.Status == runtime.StatusHandedOff {
+		printHandoffLead(stdout, dirs[0])
 		fmt.Fprintf(stdout, "hand-off: %s\n", filepath.Join(dirs[0], "handoff.md"))
 	}
 	return exitOK
+}
+
+// printHandoffLead prints the start of a hand-off: the task, the outcome
+// and the commands that take the change over.
+func printHandoffLead(w io.Writer, dir string) {
+	var h runtime.Handoff
+	b, err := os.ReadFile(filepath.Join(dir, "handoff.json"))
+	if err != nil || json.Unmarshal(b, &h) != nil {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", strings.TrimRight(h.Lead(), "\n"))
 }
 
 func cmdRuns(args []string, stdout, stderr io.Writer) int {

@@ -301,7 +301,7 @@ func (s *session) complete(ctx context.Context) (Message, error) {
 	rctx, cancel := context.WithTimeout(ctx, s.a.reqTimeout)
 	defer cancel()
 	req := Request{Model: s.model, Messages: s.msgs, Tools: toolSpecsFor(s.a.tools), Temperature: s.a.temperature}
-	s.tr.add("request", map[string]any{"turn": s.turns, "messages": len(s.msgs)})
+	s.tr.request(s.turns, s.msgs, req.Tools)
 	resp, err := s.client.Chat(rctx, req)
 	if err != nil {
 		span.RecordError(err)
@@ -314,7 +314,7 @@ func (s *session) complete(ctx context.Context) (Message, error) {
 	if resp.FinishReason != "" {
 		span.SetAttributes(AttrGenAIFinish.StringSlice([]string{resp.FinishReason}))
 	}
-	s.tr.add("completion", resp.Message)
+	s.tr.completion(s.turns, resp)
 	return resp.Message, nil
 }
 
@@ -333,7 +333,7 @@ func (s *session) tool(ctx context.Context, call ToolCall) (string, error) {
 	// A credential the operator let into the box must not travel on to
 	// the model provider or the transcript through command output.
 	out = s.in.Redactor.String(out)
-	s.tr.add("tool", map[string]any{"name": call.Name, "arguments": call.Arguments, "result": out})
+	s.tr.add("tool", map[string]any{"turn": s.turns, "id": call.ID, "name": call.Name, "arguments": call.Arguments, "result": out})
 	return out, nil
 }
 
