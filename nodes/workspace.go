@@ -256,7 +256,8 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 		Close: func() error {
 			return errors.Join(ws.closePromotion(), box.Close(), audit.Close(), stopProxy(), lease.Release())
 		},
-		// Close has stopped the box; a finished run never resumes.
+		// Close has stopped the box; the runtime discards it only when the
+		// run can neither resume nor be answered.
 		Discard: box.Discard,
 	}, nil
 }
