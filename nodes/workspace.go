@@ -190,6 +190,11 @@ func Environment(o EnvOptions) runtime.Prepare {
 		}
 		ws := &Workspace{Repo: o.Repo, RunDir: runDir, RunID: filepath.Base(runDir), redact: redact, MaxChangeBytes: o.MaxChangeBytes}
 		if resume {
+			// Continuing on a fresh, empty box would silently drop the
+			// run's change; every resumable run has its box state.
+			if _, err := os.Stat(filepath.Join(runDir, "box")); err != nil {
+				return nil, fmt.Errorf("%s: the run's workspace state (box/, its disk image) is gone, so the run cannot continue where it stopped: %w", runDir, err)
+			}
 			if b, err := os.ReadFile(filepath.Join(runDir, "base")); err == nil {
 				rev = string(b)
 			}

@@ -113,3 +113,23 @@ func TestAnswerCLIBudget(t *testing.T) {
 		t.Fatalf("answer beyond the budget: exit %d, want 2 and %q\n%s", code, want, errs)
 	}
 }
+
+// TestAnswerWithoutWorkspaceState: a handed-off run whose box state is
+// gone (removed by hand, or a run from before answers existed) is not
+// continued on an empty workspace, and the refused answer is not
+// journaled, so it costs nothing from budget.answers.
+func TestAnswerWithoutWorkspaceState(t *testing.T) {
+	repo, runs := gitRepo(t), t.TempDir()
+	dir := handedOffRun(t, repo, runs, writeBlueprint(t, answerE2E))
+	if err := os.RemoveAll(filepath.Join(dir, "box")); err != nil {
+		t.Fatal(err)
+	}
+	journal := must(os.ReadFile(filepath.Join(dir, "events.jsonl")))
+	code, _, errs := runCLI("answer", dir, "--to", "implement", "--note", "x", "--model", modelScript(t, "[]\n"))
+	if code != exitUsage || !strings.Contains(errs, "workspace state (box/, its disk image) is gone") {
+		t.Fatalf("answer without workspace state: exit %d %q", code, errs)
+	}
+	if after := must(os.ReadFile(filepath.Join(dir, "events.jsonl"))); string(after) != string(journal) {
+		t.Fatalf("the refused answer changed the journal:\n%s", after[len(journal):])
+	}
+}
