@@ -383,3 +383,29 @@ func TestSummarizeAcrossAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerTimeoutCountsFromAnswer: a run handed off an hour ago (its
+// journal's clock moved back) is answered under a one-minute timeout; the
+// timeout counts from the answer, so the run is not timed out at once.
+func TestAnswerTimeoutCountsFromAnswer(t *testing.T) {
+	f := newAnswerFixture(t, strings.Replace(answerBlueprint, "budget: {answers: 2}", "budget: {answers: 2, timeout: 1m}", 1))
+	sum := f.handedOff(t)
+	path := filepath.Join(sum.Dir, "events.jsonl")
+	events := f.journal(t, sum.Dir)
+	var b strings.Builder
+	for _, ev := range events {
+		ev.Time = ev.Time.Add(-time.Hour)
+		line, _ := json.Marshal(ev)
+		b.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.rt.Answer(context.Background(), sum.Dir, runtime.Answer{Node: "implement", Note: "use v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != runtime.StatusSucceeded {
+		t.Fatalf("answered run an hour after its start: %s (%s)", got.Status, got.Reason)
+	}
+}
