@@ -60,7 +60,8 @@ func Parse(name string, src []byte, opts ...Option) (*Blueprint, error) {
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	bp := &Blueprint{File: name, Inputs: map[string]*Input{}, Nodes: map[string]*Node{}, Source: src, Types: o.types}
+	bp := &Blueprint{File: name, Inputs: map[string]*Input{}, Nodes: map[string]*Node{}, Source: src, Types: o.types,
+		Budget: Budget{Answers: DefaultAnswers}}
 	d := &decoder{r: r, types: o.types, bp: bp, unsure: map[string]bool{}, badIDs: map[string]bool{}, suggested: map[string]bool{}}
 	if root.Kind != yaml.MappingNode {
 		r.errorf(posOf(root), "", "a blueprint is a mapping with version, name, start and nodes, got %s", describe(root))

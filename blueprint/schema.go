@@ -66,6 +66,8 @@ func JSONSchema(ts TypeSet) []byte {
 				"max_node_runs": obj{"type": "integer", "minimum": 1},
 				"timeout":       obj{"type": "string", "pattern": durationPattern},
 				"tokens":        obj{"type": "integer", "minimum": 1},
+				"answers": obj{"type": "integer", "minimum": 0, "default": DefaultAnswers,
+					"description": "how often a handed-off run may be answered (sandgate answer); 0: never"},
 			})},
 			"sandbox": obj{"type": "object", "additionalProperties": false, "properties": schemaProps("sandbox", sandboxKeys, obj{
 				"network":     obj{"enum": []string{"none", "allowlist"}},

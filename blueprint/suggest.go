@@ -50,3 +50,8 @@ func levenshtein(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// DidYouMean returns " (did you mean \"x\"?)" for the candidate closest
+// to s, or "" when none is a plausible typo; callers outside the package
+// use it for names a person typed (a node id on the command line).
+func DidYouMean(s string, candidates []string) string { return didYouMean(s, candidates) }

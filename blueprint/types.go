@@ -68,14 +68,24 @@ type Input struct {
 	Pos     Pos
 }
 
-// Budget holds run-wide caps. Zero values mean "no cap". Running out of any
-// budget ends the run in the hand-off state.
+// Budget holds run-wide caps. Zero values mean "no cap", except Answers.
+// Running out of any budget ends the run in the hand-off state. A person's
+// answer to a handed-off run (sandgate answer) gives MaxNodeRuns, Timeout
+// and Tokens a fresh allowance, so Answers bounds the whole run's spending
+// at (Answers+1) times them.
 type Budget struct {
 	MaxNodeRuns int
 	Timeout     time.Duration
 	Tokens      int
-	Pos         Pos
+	// Answers is how often a handed-off run may be answered and continued;
+	// Parse sets DefaultAnswers when budget.answers is omitted, and 0
+	// means the run can never be answered.
+	Answers int
+	Pos     Pos
 }
+
+// DefaultAnswers is budget.answers when a blueprint does not set it.
+const DefaultAnswers = 3
 
 // Sandbox holds the blueprint's sandbox settings. The sandbox package
 // consumes them; this package only validates their shape.

@@ -190,6 +190,11 @@ func Environment(o EnvOptions) runtime.Prepare {
 		}
 		ws := &Workspace{Repo: o.Repo, RunDir: runDir, RunID: filepath.Base(runDir), redact: redact, MaxChangeBytes: o.MaxChangeBytes}
 		if resume {
+			// Continuing on a fresh, empty box would silently drop the
+			// run's change; every resumable run has its box state.
+			if _, err := os.Stat(filepath.Join(runDir, "box")); err != nil {
+				return nil, fmt.Errorf("%s: the run's workspace state (box/, its disk image) is gone, so the run cannot continue where it stopped: %w", runDir, err)
+			}
 			if b, err := os.ReadFile(filepath.Join(runDir, "base")); err == nil {
 				rev = string(b)
 			}
@@ -257,7 +262,8 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 		Close: func() error {
 			return errors.Join(ws.closePromotion(), box.Close(), audit.Close(), stopProxy(), lease.Release())
 		},
-		// Close has stopped the box; a finished run never resumes.
+		// Close has stopped the box; the runtime discards it only when the
+		// run can neither resume nor be answered.
 		Discard: box.Discard,
 	}, nil
 }

@@ -27,8 +27,12 @@ nodes:
 `
 
 // TestMain lets the test binary act as a crash victim: with
-// SANDGATE_CRASH_CHILD set it runs crashBlueprint until killed.
+// SANDGATE_CRASH_CHILD set it runs crashBlueprint until killed, with
+// SANDGATE_ANSWER_CHILD it answers a handed-off run until killed.
 func TestMain(m *testing.M) {
+	if dir := os.Getenv("SANDGATE_ANSWER_CHILD"); dir != "" {
+		answerChild(dir)
+	}
 	if spec := os.Getenv("SANDGATE_CRASH_CHILD"); spec != "" {
 		runs, ws, _ := strings.Cut(spec, "|")
 		reg := testRegistry(nil)

@@ -25,7 +25,8 @@ type Environment struct {
 	Close func() error
 	// Discard, when set, runs after Close once the run has finished for
 	// good; it removes state only a resume would need (the sandbox's disk
-	// image). A run that aborts keeps that state.
+	// image). A run that aborts keeps that state, and so does a run handed
+	// off while budget.answers allows an answer, which continues on it.
 	Discard func() error
 }
 

@@ -13,6 +13,9 @@ const (
 	EvNodeFinished    EventType = "node_finished"
 	EvBudgetExhausted EventType = "budget_exhausted"
 	EvCancelRequested EventType = "cancel_requested"
+	// EvAnswered is a person's answer to a handed-off run: Node restarts
+	// with Feedback (the note); By and Time say who answered and when.
+	EvAnswered EventType = "answered"
 	// Commands.
 	EvNodeStarted  EventType = "node_started"
 	EvNodeCanceled EventType = "node_canceled"
@@ -30,7 +33,7 @@ const (
 // IsInput reports whether the scheduler consumes this event type.
 func (t EventType) IsInput() bool {
 	switch t {
-	case EvRunStarted, EvNodeFinished, EvBudgetExhausted, EvCancelRequested:
+	case EvRunStarted, EvNodeFinished, EvBudgetExhausted, EvCancelRequested, EvAnswered:
 		return true
 	}
 	return false
@@ -81,4 +84,6 @@ type Event struct {
 	Kind string `json:"kind,omitempty"`
 	// Layers describes the run's isolation (environment events).
 	Layers []string `json:"layers,omitempty"`
+	// By names who answered a handed-off run (answered events).
+	By string `json:"by,omitempty"`
 }

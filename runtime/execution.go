@@ -85,15 +85,12 @@ func (x *execution) input(ev Event) error {
 	if err != nil {
 		return err
 	}
-	if ev.Type == EvRunStarted {
-		x.started = rec.Time
+	if ev.Type == EvRunStarted || ev.Type == EvAnswered {
+		x.started = rec.Time // the timeout counts from here
 	}
-	for _, info := range x.pendingInfo {
-		if _, err := x.record(info); err != nil {
-			return err
-		}
+	if err := x.flushInfo(); err != nil {
+		return err
 	}
-	x.pendingInfo = nil
 	cmds, err := x.sched.Apply(rec)
 	if err != nil {
 		return err
@@ -103,6 +100,18 @@ func (x *execution) input(ev Event) error {
 		x.endNodeSpan(ev.Node)
 	}
 	return err
+}
+
+// flushInfo journals the information events held back until the journal's
+// first entry of this process was written.
+func (x *execution) flushInfo() error {
+	for _, info := range x.pendingInfo {
+		if _, err := x.record(info); err != nil {
+			return err
+		}
+	}
+	x.pendingInfo = nil
+	return nil
 }
 
 // record appends an event and tells the observer.

@@ -112,7 +112,8 @@ func (x *execution) finish() (*Summary, error) {
 		ch = x.captureChange()
 	}
 	stopErr = errors.Join(stopErr, x.closeEnv())
-	if x.env != nil && x.env.Discard != nil {
+	// A run that a person may still answer continues on this state.
+	if x.env != nil && x.env.Discard != nil && !x.sched.answerable() {
 		stopErr = errors.Join(stopErr, x.env.Discard())
 	}
 	if _, err := x.record(Event{Type: EvRunClosed, Time: time.Now(), DurationMS: time.Since(t0).Milliseconds()}); err != nil {

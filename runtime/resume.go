@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
 )
@@ -14,53 +15,31 @@ import (
 // nodes that were started but never finished. Completed nodes never run
 // again. Resuming a finished run returns its summary and does nothing.
 func (rt *Runtime) Resume(ctx context.Context, dir string) (*Summary, error) {
-	events, err := ReadJournal(filepath.Join(dir, "events.jsonl"))
+	events, err := readRun(dir)
 	if err != nil {
 		return nil, err
-	}
-	if len(events) == 0 || events[0].Type != EvRunStarted {
-		return nil, fmt.Errorf("%s: journal has no run_started event", dir)
 	}
 	if finished(events) {
 		return Summarize(dir)
 	}
-	var m meta
-	if err := readJSON(filepath.Join(dir, "meta.json"), &m); err != nil {
-		return nil, fmt.Errorf("%s: read meta.json: %w", dir, err)
-	}
-	bp, err := rt.Registry.Load(filepath.Join(dir, "blueprint.yaml"))
-	if err != nil {
-		return nil, fmt.Errorf("resume %s: the saved blueprint no longer validates: %w", dir, err)
-	}
-	nodes, err := rt.Registry.build(bp)
+	s, err := rt.load(dir, events)
 	if err != nil {
 		return nil, err
 	}
-	x, err := rt.newExecution(bp, nodes, dir, m, events[len(events)-1].Seq)
+	x, err := rt.reopen(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	pending, err := replay(x.sched, events)
-	if err != nil {
-		return nil, x.abort(err)
-	}
-	if err := x.prepare(ctx, true); err != nil {
-		return nil, x.abort(err)
-	}
-	x.started = events[0].Time
 	if _, err := x.record(Event{Type: EvRunResumed}); err != nil {
 		return nil, x.abort(err)
 	}
-	for _, info := range x.pendingInfo {
-		if _, err := x.record(info); err != nil {
-			return nil, x.abort(err)
-		}
+	if err := x.flushInfo(); err != nil {
+		return nil, x.abort(err)
 	}
-	x.pendingInfo = nil
 	// Nodes recorded as started but not finished were cut off: run them
 	// again under the same attempt number.
 	cut := x.sched.InFlight()
-	for _, c := range pending {
+	for _, c := range s.pending {
 		if c.Type == EvNodeStarted {
 			delete(cut, c.Node)
 		}
@@ -68,10 +47,81 @@ func (rt *Runtime) Resume(ctx context.Context, dir string) (*Summary, error) {
 	for _, id := range sortedIDs(cut) {
 		x.launch(id, cut[id], x.sched.feedback[id], 0)
 	}
-	if err := x.dispatch(pending); err != nil {
+	if err := x.dispatch(s.pending); err != nil {
 		return nil, x.abort(err)
 	}
 	return x.loop(ctx)
+}
+
+// readRun reads a run directory's journal.
+func readRun(dir string) ([]Event, error) {
+	events, err := ReadJournal(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 || events[0].Type != EvRunStarted {
+		return nil, fmt.Errorf("%s: journal has no run_started event", dir)
+	}
+	return events, nil
+}
+
+// saved is a run as its directory records it, replayed: the scheduler is
+// where the journal left it, pending the decisions a crash cut off.
+type saved struct {
+	dir     string
+	events  []Event
+	meta    meta
+	bp      *blueprint.Blueprint
+	sched   *Scheduler
+	pending []Event
+}
+
+// load reads a run's meta and saved blueprint and replays its journal.
+func (rt *Runtime) load(dir string, events []Event) (*saved, error) {
+	s := &saved{dir: dir, events: events}
+	if err := readJSON(filepath.Join(dir, "meta.json"), &s.meta); err != nil {
+		return nil, fmt.Errorf("%s: read meta.json: %w", dir, err)
+	}
+	bp, err := rt.Registry.Load(filepath.Join(dir, "blueprint.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("%s: the saved blueprint no longer validates: %w", dir, err)
+	}
+	s.bp, s.sched = bp, NewScheduler(bp)
+	if s.pending, err = replay(s.sched, events); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// reopen continues a saved run's execution (Resume and Answer): it opens
+// the journal for appending and prepares the environment with resume set,
+// so the run works on its workspace as it left it.
+func (rt *Runtime) reopen(ctx context.Context, s *saved) (*execution, error) {
+	nodes, err := rt.Registry.build(s.bp)
+	if err != nil {
+		return nil, err
+	}
+	x, err := rt.newExecution(s.bp, nodes, s.dir, s.meta, s.events[len(s.events)-1].Seq)
+	if err != nil {
+		return nil, err
+	}
+	x.sched = s.sched
+	if err := x.prepare(ctx, true); err != nil {
+		return nil, x.abort(err)
+	}
+	x.started = budgetStart(s.events)
+	return x, nil
+}
+
+// budgetStart is when the run's timeout started counting: the run's start
+// or its latest answer.
+func budgetStart(events []Event) time.Time {
+	for i := len(events) - 1; i >= 0; i-- {
+		if t := events[i].Type; t == EvAnswered || t == EvRunStarted {
+			return events[i].Time
+		}
+	}
+	return time.Time{}
 }
 
 // finished reports whether a journal ends with the run's end: its

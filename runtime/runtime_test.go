@@ -91,6 +91,33 @@ func TestFeedbackReachesRetriedNode(t *testing.T) {
 	}
 }
 
+// TestHandoffDiscard: a handed-off run keeps its workspace state only while
+// an answer can still continue it; other finished runs discard it.
+func TestHandoffDiscard(t *testing.T) {
+	cases := []struct {
+		name, lint, budget string
+		want               runtime.Status
+		discard            bool
+	}{
+		{"handed off, answerable", "[fail]", "", runtime.StatusHandedOff, false},
+		{"handed off, answers 0", "[fail]", "budget: {answers: 0}", runtime.StatusHandedOff, true},
+		{"succeeded", "[pass]", "", runtime.StatusSucceeded, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, retryLoop(c.lint, c.budget))
+			discarded := false
+			f.rt.Prepare = func(context.Context, string, *blueprint.Blueprint, bool) (*runtime.Environment, error) {
+				return &runtime.Environment{Workspace: f.ws, Discard: func() error { discarded = true; return nil }}, nil
+			}
+			sum := f.run(t, context.Background(), map[string]any{"task": "x"})
+			if sum.Status != c.want || discarded != c.discard {
+				t.Fatalf("status %s, discarded %v; want %s, %v", sum.Status, discarded, c.want, c.discard)
+			}
+		})
+	}
+}
+
 func TestBudgets(t *testing.T) {
 	cases := []struct {
 		name, budget, lint string

@@ -27,6 +27,8 @@ type Scheduler struct {
 	tokens   int
 	status   Status
 	reason   string
+	// answers counts the answers the run has had (see answer.go).
+	answers int
 }
 
 // NewScheduler returns a scheduler for a validated blueprint.
@@ -75,6 +77,9 @@ func (s *Scheduler) Scope(at time.Time, feedback string) *blueprint.Scope {
 func (s *Scheduler) Apply(ev Event) ([]Event, error) {
 	if !ev.Type.IsInput() {
 		return nil, fmt.Errorf("scheduler: %s is not an input event", ev.Type)
+	}
+	if ev.Type == EvAnswered {
+		return s.answered(ev)
 	}
 	if s.status != StatusRunning {
 		return nil, nil

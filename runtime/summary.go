@@ -21,14 +21,25 @@ type Summary struct {
 	DurationMS int64     `json:"duration_ms"`
 	// FinishMS is the part of DurationMS spent after the last node
 	// finished: stopping nodes, the hand-off diff, closing the box.
-	FinishMS int64         `json:"finish_ms,omitempty"`
-	NodeRuns int           `json:"node_runs"`
-	Tokens   int           `json:"tokens"`
-	Resumes  int           `json:"resumes,omitempty"`
+	FinishMS int64 `json:"finish_ms,omitempty"`
+	NodeRuns int   `json:"node_runs"`
+	Tokens   int   `json:"tokens"`
+	Resumes  int   `json:"resumes,omitempty"`
+	// Answers are the replies people gave the run after it was handed
+	// off, oldest first; Status is that of the latest run_finished.
+	Answers  []AnswerInfo  `json:"answers,omitempty"`
 	Attempts []AttemptInfo `json:"attempts"`
 	// Sandbox lists the isolation layers the run's commands ran under.
 	Sandbox []string       `json:"sandbox,omitempty"`
 	Inputs  map[string]any `json:"inputs,omitempty"`
+}
+
+// AnswerInfo is one answer to a handed-off run.
+type AnswerInfo struct {
+	Node string    `json:"node"`
+	By   string    `json:"by,omitempty"`
+	Time time.Time `json:"time"`
+	Note string    `json:"note"`
 }
 
 // AttemptInfo is one node attempt in a run's timeline.
@@ -59,7 +70,13 @@ func Summarize(dir string) (*Summary, error) {
 	index := map[string]int{}
 	key := func(node string, n int) string { return fmt.Sprintf("%s#%d", node, n) }
 	var last time.Time
+	// idle is the time runs spent handed off before an answer, which is no
+	// part of the run's duration.
+	var idle time.Duration
 	for _, ev := range events {
+		if ev.Type == EvAnswered && !last.IsZero() && ev.Time.After(last) {
+			idle += ev.Time.Sub(last)
+		}
 		if ev.Time.After(last) {
 			last = ev.Time // an event without a time must not end the run at year 1
 		}
@@ -68,6 +85,9 @@ func Summarize(dir string) (*Summary, error) {
 			s.Started, s.Inputs = ev.Time, ev.Inputs
 		case EvRunResumed:
 			s.Resumes++
+		case EvAnswered:
+			s.Answers = append(s.Answers, AnswerInfo{Node: ev.Node, By: ev.By, Time: ev.Time, Note: ev.Feedback})
+			s.Status, s.Kind, s.Reason = StatusRunning, "", ""
 		case EvEnvironment:
 			s.Sandbox = ev.Layers
 		case EvNodeStarted:
@@ -101,7 +121,7 @@ func Summarize(dir string) (*Summary, error) {
 		}
 	}
 	if !s.Started.IsZero() {
-		s.DurationMS = last.Sub(s.Started).Milliseconds()
+		s.DurationMS = (last.Sub(s.Started) - idle).Milliseconds()
 	}
 	return s, nil
 }

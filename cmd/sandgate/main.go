@@ -37,6 +37,7 @@ func commands() []command {
 		{"run", "run a blueprint (a file, or a built-in by name) against a repository", cmdRun},
 		{"blueprints", "list the blueprints built into this binary, with their inputs", cmdBlueprints},
 		{"resume", "continue a crashed run from its journal", cmdResume},
+		{"answer", "continue a handed-off run: --to NODE --note TEXT becomes that node's feedback", cmdAnswer},
 		{"show", "print a run's timeline and verdict", cmdShow},
 		{"runs", "list runs", cmdRuns},
 		{"cancel", "stop a run from another process", cmdCancel},

@@ -57,6 +57,8 @@ func (p *progress) Event(ev runtime.Event) {
 		fmt.Fprintf(p.w, "run %s: %s\n", ev.RunID, ev.Blueprint)
 	case runtime.EvRunResumed:
 		fmt.Fprintln(p.w, "resumed from the journal")
+	case runtime.EvAnswered:
+		fmt.Fprintf(p.w, "answered by %s: %s gets the note %q\n", ev.By, ev.Node, firstLine(ev.Feedback))
 	case runtime.EvNodeStarted:
 		p.start[key] = p.now()
 		if p.tty {

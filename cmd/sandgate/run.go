@@ -201,11 +201,20 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
+	return continueRun(&rf, dirs[0], stdout, stderr, func(ctx context.Context, rt *runtime.Runtime, dir string) (*runtime.Summary, error) {
+		return rt.Resume(ctx, dir)
+	})
+}
+
+// continueRun carries a recorded run on (resume, answer) in its own
+// directory and workspace, printing progress like run does.
+func continueRun(rf *runFlags, arg string, stdout, stderr io.Writer,
+	call func(context.Context, *runtime.Runtime, string) (*runtime.Summary, error)) int {
 	if err := sandbox.Platform(); err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}
-	dir, err := runDir(dirs[0], rf.runsDir)
+	dir, err := runDir(arg, rf.runsDir)
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
@@ -223,11 +232,11 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
 	p := newProgress(stdout, !rf.json)
 	defer p.close()
-	rt := newRuntime(&rf, prev.Workspace, "", p, stderr)
+	rt := newRuntime(rf, prev.Workspace, "", p, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := rt.Resume(ctx, dir)
-	return finishRun(sum, err, &rf, stdout, stderr)
+	sum, err := call(ctx, rt, dir)
+	return finishRun(sum, err, rf, stdout, stderr)
 }
 
 // finishRun prints the verdict and maps the status to the exit code.
@@ -245,6 +254,7 @@ func finishRun(sum *runtime.Summary, err error, rf *runFlags, stdout, stderr io.
 		fmt.Fprintf(stdout, "\nstatus: %s (%s)\nrun dir: %s\n", sum.Status, sum.Reason, sum.Dir)
 		if sum.Status == runtime.StatusHandedOff {
 			fmt.Fprintf(stdout, "hand-off: %s\n", filepath.Join(sum.Dir, "handoff.md"))
+			fmt.Fprintf(stdout, "to continue it: sandgate answer %s --to NODE --note TEXT\n", sum.Dir)
 		}
 	}
 	return exitCode(sum.Status)

@@ -58,6 +58,12 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d ms\t%d\t%s\t%s\n", a.Node, a.Attempt, out, a.DurationMS, a.Tokens, edge, compactOutputs(a.Outputs))
 	}
 	tw.Flush()
+	for i, a := range sum.Answers {
+		if i == 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintf(stdout, "answered by %s at %s: %s gets the note %q\n", a.By, a.Time.Format("2006-01-02 15:04:05"), a.Node, a.Note)
+	}
 	fmt.Fprintf(stdout, "\nstatus: %s", sum.Status)
 	if sum.Reason != "" {
 		fmt.Fprintf(stdout, " (%s)", sum.Reason)
