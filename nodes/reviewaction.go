@@ -56,9 +56,15 @@ func parseOnApprove(queue string, m map[string]string) (*ApproveAction, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !slices.Contains(onApproveKeys[queue], k) {
-			return nil, fmt.Errorf("unknown key %q for queue %s: want %s", k, queue, strings.Join(onApproveKeys[queue], ", "))
+		if slices.Contains(onApproveKeys[queue], k) {
+			continue
 		}
+		for other, ks := range onApproveKeys {
+			if other != queue && slices.Contains(ks, k) {
+				return nil, fmt.Errorf("%s is for queue %s, and this review's queue is %s: want %s", k, other, queue, strings.Join(onApproveKeys[queue], ", "))
+			}
+		}
+		return nil, fmt.Errorf("unknown key %q: want %s", k, strings.Join(onApproveKeys[queue], ", "))
 	}
 	oneOf := func(key, def string, allowed ...string) (string, error) {
 		v := m[key]

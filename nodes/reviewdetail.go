@@ -144,8 +144,10 @@ func hunkLengths(line string) (int, int) {
 	return count(f[1]), count(f[2])
 }
 
-// unquote undoes git's C-style quoting of unusual path names.
+// unquote undoes git's C-style quoting of unusual path names, and drops
+// the tab git ends a ---/+++ line with when the name has a space.
 func unquote(s string) string {
+	s = strings.TrimSuffix(s, "\t")
 	if strings.HasPrefix(s, `"`) {
 		if u, err := strconv.Unquote(s); err == nil {
 			return u

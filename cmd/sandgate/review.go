@@ -97,9 +97,9 @@ func reviewDecide(q *nodes.ReviewQueue, verb, id, note, by string, stdout, stder
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return reviewExit(err)
 	}
-	if verb == "reject" {
+	if verb == "reject" && err == nil {
 		for _, br := range e.DeleteOnReject {
-			fmt.Fprintf(stdout, "deleting %s on the remote (delete_on_reject)\n", br.Ref)
+			fmt.Fprintf(stdout, "deleted %s on the remote (delete_on_reject)\n", br.Ref)
 		}
 	}
 	fmt.Fprintf(stdout, "%s: %s (branch %s)\n", id, e.Status, e.Branch)

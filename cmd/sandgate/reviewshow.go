@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,18 +29,18 @@ func writeReview(w io.Writer, d *nodes.ReviewDetail) {
 	}
 	tw.Flush()
 
-	fmt.Fprintf(w, "\nSummary\n-------\n")
+	heading(w, "Summary")
 	if e.AgentSummary == "" {
 		fmt.Fprintln(w, "(no agent summary: the run had no agent node, or it did not finish)")
 	} else {
 		fmt.Fprintln(w, strings.TrimRight(e.AgentSummary, "\n"))
 	}
 
-	fmt.Fprintf(w, "\nVerdict: %s\n--------\n", overall(d.Verify))
+	heading(w, "Verdict: "+overall(d.Verify))
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "GATE\tVERDICT\tDETAILS")
 	for _, g := range d.Gates {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", g.Gate, g.Verdict, g.Details)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", g.Gate, g.Verdict, cmp.Or(g.Details, "-"))
 	}
 	tw.Flush()
 
@@ -47,7 +48,7 @@ func writeReview(w io.Writer, d *nodes.ReviewDetail) {
 	for _, f := range d.Files {
 		added, deleted = added+f.Added, deleted+f.Deleted
 	}
-	fmt.Fprintf(w, "\nChanged files: %d (+%d -%d)\n--------------\n", len(d.Files), added, deleted)
+	heading(w, fmt.Sprintf("Changed files: %d (+%d -%d)", len(d.Files), added, deleted))
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	for _, f := range d.Files {
 		if f.Binary {
@@ -58,10 +59,16 @@ func writeReview(w io.Writer, d *nodes.ReviewDetail) {
 	}
 	tw.Flush()
 
-	fmt.Fprintf(w, "\nDiff\n----\n%s", d.Diff)
+	heading(w, "Diff")
+	io.WriteString(w, d.Diff)
 	if d.Diff != "" && !strings.HasSuffix(d.Diff, "\n") {
 		fmt.Fprintln(w)
 	}
+}
+
+// heading starts a section: a blank line, the title, and a rule under it.
+func heading(w io.Writer, title string) {
+	fmt.Fprintf(w, "\n%s\n%s\n", title, strings.Repeat("-", len([]rune(title))))
 }
 
 func statusLine(e *nodes.ReviewEntry) string {
