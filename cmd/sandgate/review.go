@@ -15,7 +15,7 @@ import (
 )
 
 func cmdReview(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("review", "list | show ID | approve ID | reject ID [--note TEXT]", stderr)
+	fs := newFlags("review", "list | show ID [--format json] | approve ID | reject ID [--note TEXT] [--by NAME]", stderr)
 	dir := fs.String("dir", "", "local review queue directory (default: the current repository's, beside its runs; see run --help)")
 	note := fs.String("note", "", "note recorded with approve or reject")
 	by := fs.String("by", "", "who decides, recorded with approve or reject (default: the login name)")
