@@ -154,11 +154,17 @@ type ReviewConfig struct {
 	BaseURL  string `sg:"base_url,notemplate,endpoint,trusted=https://api.github.com,default=https://api.github.com" doc:"API base URL, for GitHub Enterprise; any other needs the operator's --allow-endpoint"`
 	TokenEnv string `sg:"token_env,notemplate,credential,default=GITHUB_TOKEN" doc:"environment variable holding the token"`
 	Dir      string `sg:"dir,notemplate" doc:"local queue directory (default .sandgate/reviews)"`
+	// OnApprove is what sandgate review approve does; the node records it
+	// in the queue entry, so approving needs no blueprint.
+	OnApprove map[string]string `sg:"on_approve,notemplate" doc:"what sandgate review approve does. Queue local: {merge_into: BRANCH, method: ff (default) or merge, remote: URL or path, by default the remote a git_push node pushed to}. Queue github: {github: ready, approve or merge; merge_method: merge, squash or rebase} (with ready the pull request opens as a draft)"`
 }
 
 // Validate refuses a GitHub review without the repository to open the pull
-// request in.
+// request in, and an on_approve the queue cannot carry out.
 func (c *ReviewConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
+	if _, err := parseOnApprove(c.Queue, c.OnApprove); err != nil {
+		return []blueprint.Diagnostic{n.ErrorAt("on_approve", -1, "%v", err)}
+	}
 	if c.Queue != "github" || strings.Contains(c.Repo, "/") {
 		return nil
 	}

@@ -84,9 +84,7 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		}
 		return nil, fmt.Errorf("%s", msg)
 	}
-	if g.deleteOnReject {
-		w.notePush(PushedBranch{Remote: remoteURL, Ref: ref, Commit: c.Commit, TokenEnv: g.tokenEnv})
-	}
+	w.notePush(PushedBranch{Remote: remoteURL, Ref: ref, Commit: c.Commit, TokenEnv: g.tokenEnv}, g.deleteOnReject)
 	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"ref": ref, "pushed": pushed, "remote": redactURL(remoteURL)}}, nil
 }
 

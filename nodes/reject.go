@@ -19,16 +19,41 @@ type PushedBranch struct {
 	TokenEnv string `json:"token_env,omitempty"`
 }
 
-func (w *Workspace) notePush(p PushedBranch) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.pushed = append(w.pushed, p)
+// notedPush is one push the run made, and whether rejecting the change
+// deletes it.
+type notedPush struct {
+	PushedBranch
+	deleteOnReject bool
 }
 
+func (w *Workspace) notePush(p PushedBranch, deleteOnReject bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pushed = append(w.pushed, notedPush{p, deleteOnReject})
+}
+
+// pushes are the branches to delete when the change is rejected.
 func (w *Workspace) pushes() []PushedBranch {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]PushedBranch(nil), w.pushed...)
+	var out []PushedBranch
+	for _, p := range w.pushed {
+		if p.deleteOnReject {
+			out = append(out, p.PushedBranch)
+		}
+	}
+	return out
+}
+
+// lastPush is the run's latest push, where approving lands the change by
+// default; ok is false when nothing was pushed.
+func (w *Workspace) lastPush() (PushedBranch, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.pushed) == 0 {
+		return PushedBranch{}, false
+	}
+	return w.pushed[len(w.pushed)-1].PushedBranch, true
 }
 
 // DeleteBranch deletes a pushed branch on its remote, from the harness

@@ -1,14 +1,11 @@
 package nodes
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,12 +18,13 @@ import (
 )
 
 // Review hands the verified change to people: an entry in a local review
-// queue, or a GitHub pull request. The harness ends at "review requested",
-// never at merge.
+// queue, or a GitHub pull request. The harness ends at "review requested";
+// what approving does (on_approve) is recorded for the person who decides.
 type Review struct {
 	queue, repo, base, baseURL, tokenEnv, dir string
 	// allowed are the operator's URL prefixes for tokens (--allow-endpoint).
-	allowed []string
+	allowed   []string
+	onApprove *ApproveAction
 }
 
 var _ runtime.Node = (*Review)(nil)
@@ -39,6 +37,9 @@ func newReview(spec *blueprint.Node, allowed []string, dir string) (runtime.Node
 		return nil, err
 	}
 	r := &Review{allowed: allowed, queue: c.Queue, repo: c.Repo, base: c.Base, baseURL: c.BaseURL, tokenEnv: c.TokenEnv, dir: c.Dir}
+	if r.onApprove, err = parseOnApprove(c.Queue, c.OnApprove); err != nil {
+		return nil, fmt.Errorf("on_approve: %w", err)
+	}
 	if r.dir == "" {
 		r.dir = cmp.Or(dir, filepath.Join(".sandgate", "reviews"))
 	}
@@ -65,24 +66,84 @@ func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 	}
 	verify, _ := os.ReadFile(filepath.Join(w.RunDir, "verify.json"))
 	body := reviewBody(w, c, title, verify)
-	if r.queue == "github" {
-		return r.pullRequest(ctx, c, title, body)
-	}
-	dir := filepath.Join(r.dir, w.RunID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	entry := ReviewEntry{ID: w.RunID, Title: title, Branch: c.Branch, Commit: c.Commit, Base: w.Base,
+		RunDir: w.RunDir, Status: StatusPending, Created: time.Now().UTC(), DeleteOnReject: w.pushes(),
+		AgentSummary: agentSummary(w.RunDir)}
+	if entry.OnApprove, err = r.approveAction(w); err != nil {
 		return nil, err
 	}
-	entry := ReviewEntry{ID: w.RunID, Title: title, Branch: c.Branch, Commit: c.Commit, Base: w.Base,
-		RunDir: w.RunDir, Status: "pending", Created: time.Now().UTC(), DeleteOnReject: w.pushes()}
-	files := map[string][]byte{"diff.patch": []byte(patch), "verify.json": verify, "summary.md": []byte(body), "entry.json": mustJSON(entry)}
-	for name, data := range files {
-		if err := writeFileAtomic(filepath.Join(dir, name), w.redact.Bytes(data)); err != nil {
-			return nil, err
+	res := &runtime.Result{Outcome: runtime.OutcomePass}
+	if r.queue == "github" {
+		if res, entry.PullRequest, err = r.pullRequest(ctx, c, title, body); err != nil || entry.OnApprove == nil || entry.PullRequest == nil {
+			// Without on_approve the pull request is the whole review.
+			return res, err
 		}
 	}
-	abs, _ := filepath.Abs(dir)
-	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"url": abs, "id": w.RunID}}, nil
+	files := map[string][]byte{"diff.patch": []byte(patch), "verify.json": verify, "summary.md": []byte(body), "entry.json": mustJSON(entry)}
+	dir, err := writeEntry(filepath.Join(r.dir, w.RunID), files, w.redact.Bytes)
+	if err != nil || r.queue == "github" {
+		return res, err
+	}
+	res.Outputs = map[string]any{"url": dir, "id": w.RunID}
+	return res, nil
 }
+
+// approveAction is on_approve completed from what the run did: a local
+// queue lands the change on the remote the run pushed to, unless
+// on_approve names another.
+func (r *Review) approveAction(w *Workspace) (*ApproveAction, error) {
+	if r.onApprove == nil || r.queue == "github" {
+		return r.onApprove, nil
+	}
+	a := *r.onApprove
+	last, pushed := w.lastPush()
+	switch {
+	case a.Remote == "" && !pushed:
+		return nil, errors.New("on_approve: no remote to merge into: name one (on_approve.remote) or push the branch with a git_push node before the review")
+	case a.Remote == "":
+		a.Remote, a.TokenEnv = last.Remote, last.TokenEnv
+	case pushed && a.Remote == last.Remote:
+		a.TokenEnv = last.TokenEnv
+	}
+	return &a, nil
+}
+
+// writeEntry writes a queue entry's files, entry.json last so a listed
+// entry is whole, and returns the entry's absolute directory.
+func writeEntry(dir string, files map[string][]byte, redact func([]byte) []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, name := range []string{"diff.patch", "verify.json", "summary.md", "entry.json"} {
+		if err := writeFileAtomic(filepath.Join(dir, name), redact(files[name])); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Abs(dir)
+}
+
+// agentSummary is the latest summary an agent node published
+// (outputs.<agent>.summary) in the run's journal, "" when none did.
+func agentSummary(runDir string) string {
+	evs, err := runtime.ReadJournal(filepath.Join(runDir, "events.jsonl"))
+	if err != nil {
+		return ""
+	}
+	var out string
+	for _, ev := range evs {
+		if s, ok := ev.Outputs["summary"].(string); ok && ev.Type == runtime.EvNodeFinished && s != "" {
+			out = s
+		}
+	}
+	return out
+}
+
+// Review queue entry states.
+const (
+	StatusPending  = "pending"
+	StatusApproved = "approved"
+	StatusRejected = "rejected"
+)
 
 // ReviewEntry is one change waiting in the local review queue.
 type ReviewEntry struct {
@@ -95,7 +156,19 @@ type ReviewEntry struct {
 	Status  string    `json:"status"`
 	Created time.Time `json:"created"`
 	Decided time.Time `json:"decided,omitempty"`
-	Note    string    `json:"note,omitempty"`
+	// DecidedBy is who approved or rejected the change.
+	DecidedBy string `json:"decided_by,omitempty"`
+	Note      string `json:"note,omitempty"`
+	// AgentSummary is the agent's own account of its change (the agent
+	// node's outputs.summary).
+	AgentSummary string `json:"agent_summary,omitempty"`
+	// OnApprove is what approving does; nil only records the decision.
+	OnApprove *ApproveAction `json:"on_approve,omitempty"`
+	// PullRequest is the pull request a github review opened.
+	PullRequest *PullRequest `json:"pull_request,omitempty"`
+	// Landed is the commit the target branch points at after approval:
+	// the reviewed commit (ff), a merge commit, or GitHub's merge commit.
+	Landed string `json:"landed,omitempty"`
 	// DeleteOnReject are branches a git_push node with delete_on_reject
 	// pushed; rejecting the entry deletes them on their remotes.
 	DeleteOnReject []PushedBranch `json:"delete_on_reject,omitempty"`
@@ -109,73 +182,6 @@ func reviewBody(w *Workspace, c *committed, title string, verify []byte) string 
 		w.RunDir, w.RunDir, filepath.Join(w.RunDir, "trace.json"), filepath.Join(w.RunDir, "commands.jsonl"))
 	b.WriteString("\nThe harness stops here: merging is a person's decision.\n")
 	return b.String()
-}
-
-func (r *Review) pullRequest(ctx context.Context, c *committed, title, body string) (*runtime.Result, error) {
-	// The loader checked base_url too; this holds for blueprints that did
-	// not come through it, before any connection.
-	if err := r.checkURL(r.baseURL); err != nil {
-		return nil, fmt.Errorf("review base_url: %w", err)
-	}
-	tok := os.Getenv(r.tokenEnv)
-	if tok == "" {
-		return nil, fmt.Errorf("review queue github: %s is not set in the harness environment", r.tokenEnv)
-	}
-	payload, _ := json.Marshal(map[string]any{"title": title, "head": c.Branch, "base": r.base, "body": body, "draft": false})
-	url := strings.TrimRight(r.baseURL, "/") + "/repos/" + r.repo + "/pulls"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Accept", "application/vnd.github+json")
-	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 60 * time.Second, CheckRedirect: r.checkRedirect}).Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("create pull request: %w", err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	var out struct {
-		HTMLURL string `json:"html_url"`
-		Number  int    `json:"number"`
-		Message string `json:"message"`
-		Errors  []struct {
-			Message string `json:"message"`
-		} `json:"errors"`
-	}
-	_ = json.Unmarshal(data, &out)
-	if resp.StatusCode != http.StatusCreated {
-		msg := out.Message
-		for _, e := range out.Errors {
-			msg += "; " + e.Message
-		}
-		if resp.StatusCode == http.StatusUnprocessableEntity && strings.Contains(msg, "already exists") {
-			return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"url": "", "id": "existing"}, Feedback: msg}, nil
-		}
-		return nil, fmt.Errorf("create pull request: %s: %s", resp.Status, msg)
-	}
-	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"url": out.HTMLURL, "id": fmt.Sprint(out.Number)}}, nil
-}
-
-// checkURL refuses to send the token to url unless it is GitHub's API or
-// under a prefix the operator allowed.
-func (r *Review) checkURL(url string) error {
-	return blueprint.CheckEndpoint(spec("review").Fields["base_url"], url, r.allowed)
-}
-
-// checkRedirect follows a redirect only to a URL the token may go to: Go
-// drops the Authorization header only on a redirect to another domain, not
-// to a subdomain or another path.
-func (r *Review) checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	if err := r.checkURL(req.URL.String()); err != nil {
-		return fmt.Errorf("redirect: %w", err)
-	}
-	return nil
 }
 
 func mustJSON(v any) []byte {

@@ -54,8 +54,8 @@ type Workspace struct {
 	required []string
 	// boxOpts rebuild a box like Box, for held-out tests.
 	boxOpts sandbox.Options
-	// pushed are branches git_push made with delete_on_reject.
-	pushed []PushedBranch
+	// pushed are the branches git_push made.
+	pushed []notedPush
 	// lastPatch is the latest diff text and the tree it was taken to.
 	lastPatch struct {
 		tree plumbing.Hash

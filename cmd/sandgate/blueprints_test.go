@@ -28,6 +28,17 @@ func TestDemo(t *testing.T) {
 		!strings.Contains(out, "+\treturn a + b") || !strings.Contains(out, "propose implement") {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out, errs)
 	}
+	// The queued change shows the agent's own summary (its finish call).
+	_, dir, _ := strings.Cut(out, "the demo's files stay in ")
+	reviews := filepath.Join(strings.TrimSpace(dir), ".sandgate", "reviews")
+	entries, _ := os.ReadDir(reviews)
+	if len(entries) != 1 {
+		t.Fatalf("demo review queue %s: %v", reviews, entries)
+	}
+	if code, show, errs := runCLI("review", "show", entries[0].Name(), "--dir", reviews); code != exitOK || !strings.Contains(show, "Summary\n-------\nAdd returned a - b; it now returns a + b, and go test passes.") {
+		t.Fatalf("review show of the demo's change: exit %d\n%s%s", code, show, errs)
+	}
+	os.RemoveAll(strings.TrimSpace(dir))
 	code, out, errs = runCLI("demo", "bad-patch")
 	if code != exitHandoff || !strings.Contains(out, "status: handed_off") || !strings.Contains(out, "# Hand-off") || !strings.Contains(out, "Add(2, 3) = 1, want 5") {
 		t.Fatalf("demo bad-patch: exit %d\n%s\n%s", code, out, errs)

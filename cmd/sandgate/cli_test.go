@@ -13,7 +13,7 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 )
 
-var update = flag.Bool("update", false, "rewrite blueprints/blueprint.schema.json")
+var update = flag.Bool("update", false, "rewrite golden files: blueprints/blueprint.schema.json, docs, testdata/")
 
 func runCLI(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -119,21 +120,17 @@ func runAlive(dir string) bool { return pidFileAlive(dir, true) }
 // pruneReviews: decided review entries past the cutoff. A pending entry
 // is a person's to-do and stays.
 func pruneReviews(dir string, cutoff time.Time, keep int) ([]pruneItem, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*", "entry.json"))
+	entries, err := (&nodes.ReviewQueue{Dir: dir}).List()
 	if err != nil {
 		return nil, err
 	}
 	var all []pruneItem
-	for _, p := range paths {
-		e, err := readEntry(p)
-		if err != nil {
-			continue
-		}
+	for _, e := range entries {
 		when := e.Decided
 		if when.IsZero() {
 			when = e.Created
 		}
-		all = append(all, pruneItem{kind: "review", name: e.ID + " (" + e.Status + ")", path: filepath.Dir(p), when: when, pending: e.Status == "pending"})
+		all = append(all, pruneItem{kind: "review", name: e.ID + " (" + e.Status + ")", path: filepath.Join(dir, e.ID), when: when, pending: e.Status == nodes.StatusPending})
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].when.After(all[j].when) })
 	var out []pruneItem

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandgate/sandgate/nodes"
 )
 
 const rejectBlueprint = `version: 1
@@ -93,9 +95,9 @@ func TestReviewQueueCLI(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "approved") {
 		t.Fatalf("approve: exit %d\n%s", code, out)
 	}
-	e, err := readEntry(ids[0])
-	if err != nil || e.Status != "approved" || e.Note != "looks right" || e.Decided.IsZero() {
-		t.Fatalf("entry after approve: %+v %v", e, err)
+	d, err := (&nodes.ReviewQueue{Dir: reviews}).Get(id)
+	if err != nil || d.Entry.Status != "approved" || d.Entry.Note != "looks right" || d.Entry.Decided.IsZero() || d.Entry.DecidedBy == "" {
+		t.Fatalf("entry after approve: %+v %v", d, err)
 	}
 	if code, _, errs := runCLI("review", "approve", "no-such-entry", "--dir", reviews); code != exitUsage || errs == "" {
 		t.Errorf("unknown entry: exit %d %q", code, errs)

@@ -3,21 +3,25 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
-	"sort"
 	"text/tabwriter"
-	"time"
 
 	"github.com/sandgate/sandgate/nodes"
 )
 
 func cmdReview(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("review", "list | show ID | approve ID | reject ID [--note TEXT]", stderr)
+	fs := newFlags("review", "list | show ID [--format json] | approve ID | reject ID [--note TEXT] [--by NAME]", stderr)
 	dir := fs.String("dir", "", "local review queue directory (default: the current repository's, beside its runs; see run --help)")
 	note := fs.String("note", "", "note recorded with approve or reject")
+	by := fs.String("by", "", "who decides, recorded with approve or reject (default: the login name)")
+	format := fs.String("format", "text", "show's output: text or json")
+	var allow listFlag
+	fs.Var(&allow, "allow-endpoint", "let approve send an entry's token to URLs under this prefix (repeatable; https://github.com and https://api.github.com need none)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -29,43 +33,36 @@ func cmdReview(args []string, stdout, stderr io.Writer) int {
 	if *dir == "" {
 		*dir = filepath.Join(filepath.Dir(defaultRunsDir(".")), "reviews")
 	}
+	q := &nodes.ReviewQueue{Dir: *dir, AllowEndpoints: allow}
 	switch {
 	case pos[0] == "list" && len(pos) == 1:
-		return reviewList(*dir, stdout, stderr)
-	case pos[0] == "show" && len(pos) == 2:
-		b, err := os.ReadFile(filepath.Join(*dir, pos[1], "summary.md"))
-		if err != nil {
-			fmt.Fprintln(stderr, "sandgate:", err)
-			return exitUsage
-		}
-		d, _ := os.ReadFile(filepath.Join(*dir, pos[1], "diff.patch"))
-		fmt.Fprintf(stdout, "%s\n```diff\n%s```\n", b, d)
-		return exitOK
+		return reviewList(q, stdout, stderr)
+	case pos[0] == "show" && len(pos) == 2 && (*format == "text" || *format == "json"):
+		return reviewShow(q, pos[1], *format, stdout, stderr)
 	case (pos[0] == "approve" || pos[0] == "reject") && len(pos) == 2:
-		return reviewDecide(*dir, pos[1], map[string]string{"approve": "approved", "reject": "rejected"}[pos[0]], *note, stdout, stderr)
+		return reviewDecide(q, pos[0], pos[1], *note, decider(*by), stdout, stderr)
 	}
 	fs.Usage()
 	return exitUsage
 }
 
-func readEntry(path string) (*nodes.ReviewEntry, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+// decider is who the decision is recorded as: --by, else the login name.
+func decider(by string) string {
+	if by != "" {
+		return by
 	}
-	var e nodes.ReviewEntry
-	return &e, json.Unmarshal(b, &e)
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
 }
 
-func reviewList(dir string, stdout, stderr io.Writer) int {
-	paths, _ := filepath.Glob(filepath.Join(dir, "*", "entry.json"))
-	var entries []*nodes.ReviewEntry
-	for _, p := range paths {
-		if e, err := readEntry(p); err == nil {
-			entries = append(entries, e)
-		}
+func reviewList(q *nodes.ReviewQueue, stdout, stderr io.Writer) int {
+	entries, err := q.List()
+	if err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return exitFailed
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Created.After(entries[j].Created) })
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tBRANCH\tTITLE")
 	for _, e := range entries {
@@ -75,32 +72,51 @@ func reviewList(dir string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func reviewDecide(dir, id, status, note string, stdout, stderr io.Writer) int {
-	path := filepath.Join(dir, id, "entry.json")
-	e, err := readEntry(path)
+func reviewShow(q *nodes.ReviewQueue, id, format string, stdout, stderr io.Writer) int {
+	d, err := q.Get(id)
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
-		return exitUsage
+		return reviewExit(err)
 	}
-	code := exitOK
-	if status == "rejected" {
-		// The blueprint asked for it (git_push delete_on_reject): the
-		// rejected branch does not linger on the remote.
+	if format == "json" {
+		b, _ := json.MarshalIndent(d, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+		return exitOK
+	}
+	writeReview(stdout, d)
+	return exitOK
+}
+
+func reviewDecide(q *nodes.ReviewQueue, verb, id, note, by string, stdout, stderr io.Writer) int {
+	decide := q.Approve
+	if verb == "reject" {
+		decide = q.Reject
+	}
+	e, err := decide(context.Background(), id, note, by)
+	if e == nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return reviewExit(err)
+	}
+	if verb == "reject" && err == nil {
 		for _, br := range e.DeleteOnReject {
-			if err := nodes.DeleteBranch(context.Background(), br); err != nil {
-				fmt.Fprintln(stderr, "sandgate:", err)
-				code = exitFailed
-				continue
-			}
-			fmt.Fprintf(stdout, "deleted %s on the remote\n", br.Ref)
+			fmt.Fprintf(stdout, "deleted %s on the remote (delete_on_reject)\n", br.Ref)
 		}
 	}
-	e.Status, e.Decided, e.Note = status, time.Now().UTC(), note
-	b, _ := json.MarshalIndent(e, "", "  ")
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	fmt.Fprintf(stdout, "%s: %s (branch %s)\n", id, e.Status, e.Branch)
+	if line := landedLine(e); line != "" {
+		fmt.Fprintln(stdout, line)
+	}
+	if err != nil { // rejected, but a pushed branch could not be deleted
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitFailed
 	}
-	fmt.Fprintf(stdout, "%s: %s (branch %s)\n", id, status, e.Branch)
-	return code
+	return exitOK
+}
+
+// reviewExit is exit 2 for an id that names no entry, 1 for a failure.
+func reviewExit(err error) int {
+	if errors.Is(err, nodes.ErrNoReview) || errors.Is(err, nodes.ErrBadReviewID) {
+		return exitUsage
+	}
+	return exitFailed
 }
