@@ -2,14 +2,18 @@ package nodes
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
-// PushedBranch is a branch git_push made on a remote (with
-// delete_on_reject), recorded in the review entry.
+// PushedBranch is a branch git_push made on a remote: the run's latest
+// push is kept in push.json, and those made with delete_on_reject are
+// recorded in the review entry.
 type PushedBranch struct {
 	Remote string `json:"remote"`
 	Ref    string `json:"ref"`
@@ -23,6 +27,30 @@ func (w *Workspace) notePush(p PushedBranch) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.pushed = append(w.pushed, p)
+}
+
+// recordPush writes the run's latest push to push.json, beside
+// commit.json, so it survives a crash: ci nodes read it to know which
+// commit CI must judge.
+func (w *Workspace) recordPush(p PushedBranch) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(w.RunDir, "push.json"), b)
+}
+
+// lastPush is the run's latest push, from push.json.
+func (w *Workspace) lastPush() (*PushedBranch, error) {
+	b, err := os.ReadFile(filepath.Join(w.RunDir, "push.json"))
+	if err != nil {
+		return nil, errors.New("nothing was pushed yet: run a git_push node first")
+	}
+	var p PushedBranch
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("push.json: %w", err)
+	}
+	return &p, nil
 }
 
 func (w *Workspace) pushes() []PushedBranch {
