@@ -98,3 +98,52 @@ func TestCICleanCheckout(t *testing.T) {
 		})
 	}
 }
+
+// TestCIJudgesOnlyThePushedCommit: ci refuses, handing the run to a
+// person, whenever what CI would judge is not the change as it is: no
+// push yet, a newer commit not pushed, or edits after the push. Each of
+// these would otherwise judge an older commit.
+func TestCIJudgesOnlyThePushedCommit(t *testing.T) {
+	const head = `version: 1
+name: ci-order
+start: fix
+nodes:
+  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: test}
+  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  commit: {type: git_commit, branch: fix/add, message: "fix", next: NEXT}
+  ci: {type: ci, provider: command, run: go test -json ./..., on_pass: done, on_fail: done}
+  done: {type: succeed}
+  stuck: {type: handoff}
+`
+	cases := []struct{ name, next, extra, want string }{
+		{"nothing pushed", "ci", "", "nothing was pushed yet"},
+		{"edited after the push", "push", "  push: {type: git_push, remote: REMOTE, next: edit}\n  edit: {type: shell, run: \"echo more >> calc.go\", next: ci}\n",
+			"the workspace changed after commit"},
+		// The second pass through commit makes a new commit and skips the
+		// push; test is the only gate, so both commits are verified.
+		{"a newer commit not pushed", "push", "  push: {type: git_push, remote: REMOTE, next: edit}\n  edit: {type: shell, run: \"echo '// more' >> calc.go\", next: {to: test, max: 1}}\n",
+			"was not pushed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			repo := seedRepo(t)
+			bare := filepath.Join(t.TempDir(), "remote.git")
+			run(t, "", "git", "init", "-q", "--bare", bare)
+			src := strings.ReplaceAll(strings.Replace(head, "NEXT", c.next, 1)+c.extra, "REMOTE", bare)
+			if c.name == "a newer commit not pushed" {
+				src = strings.Replace(src, `branch: fix/add, message: "fix", next: push}`,
+					`branch: "fix/add-${{ attempts.commit }}", message: "fix", edges: [{to: push, when: "attempts.commit == 1"}, {to: ci}]}`, 1)
+			}
+			sum := newHarness(t, repo).run(t, src, nil)
+			var ev *runtime.Event
+			for _, e := range readEvents(t, sum.Dir) {
+				if e.Type == runtime.EvNodeFinished && e.Node == "ci" {
+					ev = &e
+				}
+			}
+			if ev == nil || ev.Outcome != runtime.OutcomeHandoff || !strings.Contains(ev.Feedback, c.want) || sum.Status == runtime.StatusSucceeded {
+				t.Fatalf("run %s %q; ci %+v", sum.Status, sum.Reason, ev)
+			}
+		})
+	}
+}

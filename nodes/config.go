@@ -183,7 +183,7 @@ type CIConfig struct {
 }
 
 // Validate refuses keys of the other provider, a command provider without
-// its command, and bounds that would make the node wait or say nothing.
+// its command, a repo that is not owner/name and a negative log_lines.
 func (c *CIConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
 	var ds []blueprint.Diagnostic
 	hasRun := c.Run.Line != "" || c.Run.Argv != nil
@@ -205,9 +205,6 @@ func (c *CIConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
 	}
 	if c.LogLines < 0 {
 		ds = append(ds, n.ErrorAt("log_lines", -1, "must not be negative, got %d", c.LogLines))
-	}
-	if c.Poll < 0 {
-		ds = append(ds, n.ErrorAt("poll", -1, "must be positive, got %s", c.Poll))
 	}
 	return ds
 }
