@@ -80,6 +80,9 @@ func (c *CI) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error
 	}
 	push, err := w.pushedTarget(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
 		return refuse(fmt.Errorf("ci: %w", err)), nil
 	}
 	// The attempt directory names the commit waited for, for people
@@ -204,7 +207,7 @@ func logTail(log string, n, max int) string {
 	return out
 }
 
-// sections joins per-check feedback, sharing ciFeedbackBytes among them.
+// sections joins per-check feedback, sharing budget bytes among them.
 func sections(parts []string, budget int) string {
 	if len(parts) == 0 {
 		return ""
@@ -213,7 +216,7 @@ func sections(parts []string, budget int) string {
 	var b strings.Builder
 	for _, p := range parts {
 		if len(p) > each {
-			p = p[:each] + "\n[…cut]"
+			p = strings.ToValidUTF8(p[:each], "") + "\n[…cut]"
 		}
 		b.WriteString(p)
 		b.WriteString("\n\n")

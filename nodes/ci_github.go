@@ -24,6 +24,9 @@ var (
 	jobRE = regexp.MustCompile(`/job/(\d+)`)
 )
 
+// ciShownChecks is how many failing checks get a log tail.
+const ciShownChecks = 8
+
 // errCITimedOut ends a wait whose budget ran out.
 var errCITimedOut = errors.New("the wait for CI ran out of time")
 
@@ -242,11 +245,18 @@ func (p *ghPoll) verdict(ctx context.Context, failing []*ghCheck, checks map[str
 			v.State = ciCancelled
 		}
 	}
-	parts := make([]string, 0, len(failing))
-	for _, c := range failing {
-		parts = append(parts, p.explain(ctx, c, ciFeedbackBytes/max(1, len(failing))))
+	// Log tails for the first few failures; a long list shares the bytes
+	// too thinly to help, and the names are in the summary line.
+	shown := failing[:min(len(failing), ciShownChecks)]
+	parts := make([]string, 0, len(shown))
+	for _, c := range shown {
+		parts = append(parts, p.explain(ctx, c, ciFeedbackBytes/max(1, len(shown))))
 	}
-	v.Body = sections(parts, ciFeedbackBytes) + p.notes(checks, required)
+	v.Body = sections(parts, ciFeedbackBytes)
+	if more := len(failing) - len(shown); more > 0 {
+		v.Body += fmt.Sprintf("(%d more failing checks without their logs here.)\n", more)
+	}
+	v.Body += p.notes(checks, required)
 	return v
 }
 

@@ -217,3 +217,25 @@ func TestLogTail(t *testing.T) {
 		t.Fatalf("byte-bounded tail: %q", got)
 	}
 }
+
+// TestCIFeedbackStaysBounded: thirty failing checks, each with a long
+// summary: the feedback names them all and stays within 8 KB of tails.
+func TestCIFeedbackStaysBounded(t *testing.T) {
+	gh := ghfake.New("tok", "octo/calc")
+	defer gh.Close()
+	var names []string
+	var runs []ghfake.Run
+	for i := range 30 {
+		n := fmt.Sprintf("shard-%02d", i)
+		names = append(names, n)
+		runs = append(runs, ghfake.Run{ID: int64(i + 1), Name: n, Status: "completed", Conclusion: "failure", Summary: strings.Repeat("é failure detail\n", 200)})
+	}
+	gh.Set(func(s *ghfake.Server) { s.Script = func(string, int) ghfake.Answer { return ghfake.Answer{Runs: runs} } })
+	v, _, err := pollCI(t, gh, time.Hour, names...)
+	if err != nil || v.State != ciFailure || len(v.Failed) != 30 {
+		t.Fatalf("verdict %+v, %v", v, err)
+	}
+	if len(v.Body) > ciFeedbackBytes+1024 || !strings.Contains(v.Body, "22 more failing checks") {
+		t.Fatalf("feedback of %d bytes:\n%s", len(v.Body), v.Body)
+	}
+}
