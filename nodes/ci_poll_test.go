@@ -230,7 +230,9 @@ func TestCIFeedbackStaysBounded(t *testing.T) {
 		names = append(names, n)
 		runs = append(runs, ghfake.Run{ID: int64(i + 1), Name: n, Status: "completed", Conclusion: "failure", Summary: strings.Repeat("é failure detail\n", 200)})
 	}
-	gh.Set(func(s *ghfake.Server) { s.Script = func(string, int) ghfake.Answer { return ghfake.Answer{Runs: runs} } })
+	gh.Set(func(s *ghfake.Server) {
+		s.Script = func(string, int) ghfake.Answer { return ghfake.Answer{Runs: runs} }
+	})
 	v, _, err := pollCI(t, gh, time.Hour, names...)
 	if err != nil || v.State != ciFailure || len(v.Failed) != 30 {
 		t.Fatalf("verdict %+v, %v", v, err)
