@@ -4,6 +4,7 @@ import (
 	"net/mail"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/sandbox"
@@ -172,6 +173,46 @@ func (c *ReviewConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
 		return []blueprint.Diagnostic{n.ErrorAt("repo", -1, "want owner/name for queue github, got %q", c.Repo)}
 	}
 	return []blueprint.Diagnostic{n.ErrorAt("queue", -1, "queue github needs repo: owner/name")}
+}
+
+// CIConfig configures ci nodes. Their wait is bounded by the node's
+// common timeout key, 30m when it is not set (see ciDefaultTimeout).
+type CIConfig struct {
+	Provider string            `sg:"provider,required,enum=github|command" doc:"github: the check runs and commit statuses GitHub reports for the pushed commit; command: run: in a fresh box built from the pushed commit alone"`
+	Run      blueprint.Command `sg:"run,notemplate" doc:"for command: the CI command (e.g. bash .ci/run), a shell line or {argv: [...]}; go test -json output is read like the test gate's"`
+	Checks   []string          `sg:"checks,notemplate" doc:"for github: check or status names that must pass (default: the branch's required status checks, else every check reported)"`
+	LogLines int               `sg:"log_lines,default=80" doc:"log lines kept per failing check in the feedback (8 KB in all)"`
+	Poll     time.Duration     `sg:"poll,default=10s" doc:"for github: the first wait between polls; it doubles up to 8 times this, and GitHub's rate-limit headers lengthen it"`
+	Repo     string            `sg:"repo,notemplate" doc:"for github: owner/name (default: the last two path elements of the pushed remote's URL)"`
+	BaseURL  string            `sg:"base_url,notemplate,endpoint,trusted=https://api.github.com,default=https://api.github.com" doc:"for github: API base URL, for GitHub Enterprise; any other needs the operator's --allow-endpoint"`
+	TokenEnv string            `sg:"token_env,notemplate,credential,default=GITHUB_TOKEN" doc:"for github: environment variable holding the token, sent only to base_url"`
+}
+
+// Validate refuses keys of the other provider, a command provider without
+// its command, a repo that is not owner/name and a negative log_lines.
+func (c *CIConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
+	var ds []blueprint.Diagnostic
+	hasRun := c.Run.Line != "" || c.Run.Argv != nil
+	switch {
+	case c.Provider == "command" && !hasRun:
+		ds = append(ds, n.ErrorAt("provider", -1, "provider command needs run: the CI command to run on the pushed commit"))
+	case c.Provider == "github" && hasRun:
+		ds = append(ds, n.ErrorAt("run", -1, "run is for provider command; provider github reads the checks GitHub reports"))
+	}
+	if c.Provider == "command" {
+		for _, k := range []string{"checks", "repo"} {
+			if _, ok := n.Config[k]; ok {
+				ds = append(ds, n.ErrorAt(k, -1, "%s is for provider github", k))
+			}
+		}
+	}
+	if c.Repo != "" && strings.Count(c.Repo, "/") != 1 {
+		ds = append(ds, n.ErrorAt("repo", -1, "want owner/name, got %q", c.Repo))
+	}
+	if c.LogLines < 0 {
+		ds = append(ds, n.ErrorAt("log_lines", -1, "must not be negative, got %d", c.LogLines))
+	}
+	return ds
 }
 
 // deref is *p, or zero for nil.

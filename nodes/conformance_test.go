@@ -51,6 +51,12 @@ func conformanceCases() map[string]conformanceCase {
 			run(t, "", "git", "clone", "-q", "--bare", repo, remote)
 			return runtimetest.Case{Body: "remote: " + remote, Prepare: setupThen(t, repo, stepFix, stepGate, stepCommit)}
 		},
+		"ci": func(t *testing.T, repo string) runtimetest.Case {
+			remote := filepath.Join(t.TempDir(), "remote.git")
+			run(t, "", "git", "clone", "-q", "--bare", repo, remote)
+			push := "push: {type: git_push, remote: " + remote + "}"
+			return runtimetest.Case{Body: "provider: command\nrun: go test -json ./...", Prepare: setupThen(t, repo, stepFix, stepGate, stepCommit, push)}
+		},
 		"review": func(t *testing.T, repo string) runtimetest.Case {
 			return runtimetest.Case{Body: "dir: " + t.TempDir(), Prepare: setupThen(t, repo, stepFix, stepGate, stepCommit)}
 		},

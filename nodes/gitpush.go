@@ -84,7 +84,12 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		}
 		return nil, fmt.Errorf("%s", msg)
 	}
-	w.notePush(PushedBranch{Remote: remoteURL, Ref: ref, Commit: c.Commit, TokenEnv: g.tokenEnv}, g.deleteOnReject)
+	rec := PushedBranch{Remote: remoteURL, Ref: ref, Commit: c.Commit, TokenEnv: g.tokenEnv}
+	// A ci node judges exactly this commit, also after a crash.
+	if err := w.recordPush(rec); err != nil {
+		return nil, fmt.Errorf("record the push: %w", err)
+	}
+	w.notePush(rec, g.deleteOnReject)
 	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"ref": ref, "pushed": pushed, "remote": redactURL(remoteURL)}}, nil
 }
 

@@ -43,6 +43,7 @@ func factories(o Options) map[string]runtime.Factory {
 		"review":      quietly(reviewIn(o.ReviewDir, allowed), false),
 		"parity":      quietly(newParity, true),
 		"apply_patch": newApplyPatch,
+		"ci":          ciWith(allowed),
 	}
 }
 

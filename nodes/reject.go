@@ -2,14 +2,18 @@ package nodes
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
-// PushedBranch is a branch git_push made on a remote (with
-// delete_on_reject), recorded in the review entry.
+// PushedBranch is a branch git_push made on a remote: the run's latest
+// push is kept in push.json, and those made with delete_on_reject are
+// recorded in the review entry.
 type PushedBranch struct {
 	Remote string `json:"remote"`
 	Ref    string `json:"ref"`
@@ -24,6 +28,30 @@ type PushedBranch struct {
 type notedPush struct {
 	PushedBranch
 	deleteOnReject bool
+}
+
+// recordPush writes the run's latest push to push.json, beside
+// commit.json, so it survives a crash: ci nodes read it to know which
+// commit CI must judge.
+func (w *Workspace) recordPush(p PushedBranch) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(w.RunDir, "push.json"), b)
+}
+
+// lastPush is the run's latest push, from push.json.
+func (w *Workspace) lastPush() (*PushedBranch, error) {
+	b, err := os.ReadFile(filepath.Join(w.RunDir, "push.json"))
+	if err != nil {
+		return nil, errors.New("nothing was pushed yet: run a git_push node first")
+	}
+	var p PushedBranch
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("push.json: %w", err)
+	}
+	return &p, nil
 }
 
 func (w *Workspace) notePush(p PushedBranch, deleteOnReject bool) {
@@ -43,17 +71,6 @@ func (w *Workspace) pushes() []PushedBranch {
 		}
 	}
 	return out
-}
-
-// lastPush is the run's latest push, where approving lands the change by
-// default; ok is false when nothing was pushed.
-func (w *Workspace) lastPush() (PushedBranch, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.pushed) == 0 {
-		return PushedBranch{}, false
-	}
-	return w.pushed[len(w.pushed)-1].PushedBranch, true
 }
 
 // DeleteBranch deletes a pushed branch on its remote, from the harness

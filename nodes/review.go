@@ -96,7 +96,9 @@ func (r *Review) approveAction(w *Workspace) (*ApproveAction, error) {
 		return r.onApprove, nil
 	}
 	a := *r.onApprove
-	last, pushed := w.lastPush()
+	// push.json, not memory: a resumed run still knows where it pushed.
+	last, err := w.lastPush()
+	pushed := err == nil
 	switch {
 	case a.Remote == "" && !pushed:
 		return nil, errors.New("on_approve: no remote to merge into: name one (on_approve.remote) or push the branch with a git_push node before the review")

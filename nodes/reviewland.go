@@ -144,10 +144,3 @@ func (g *scratchGit) merge(old string, e *ReviewEntry, trailer string) (string, 
 	}
 	return strings.TrimSpace(tip), nil
 }
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}

@@ -54,6 +54,9 @@ type Workspace struct {
 	required []string
 	// boxOpts rebuild a box like Box, for held-out tests.
 	boxOpts sandbox.Options
+	// cacheDir holds the shared snapshots (EnvOptions.CacheDir), for
+	// boxes built from another commit (clean-checkout ci).
+	cacheDir string
 	// pushed are the branches git_push made.
 	pushed []notedPush
 	// lastPatch is the latest diff text and the tree it was taken to.
@@ -188,7 +191,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 		if redact == nil {
 			redact = secrets.FromOS(bp.Credentials...)
 		}
-		ws := &Workspace{Repo: o.Repo, RunDir: runDir, RunID: filepath.Base(runDir), redact: redact, MaxChangeBytes: o.MaxChangeBytes}
+		ws := &Workspace{Repo: o.Repo, RunDir: runDir, RunID: filepath.Base(runDir), redact: redact, MaxChangeBytes: o.MaxChangeBytes, cacheDir: cache}
 		if resume {
 			// Continuing on a fresh, empty box would silently drop the
 			// run's change; every resumable run has its box state.

@@ -1,0 +1,225 @@
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// CI waits for continuous integration to judge the commit the run pushed
+// and turns its answer into a verdict the agent can act on: the failing
+// checks by name, each with a bounded tail of its log, never whole logs.
+//
+// It judges exactly the commit in push.json (written by git_push), and
+// only when that is the run's latest commit and the workspace still holds
+// it: CI results for an older commit never stand in for the current
+// change. Everything it needs is on disk in the run directory, so after a
+// crash the node runs again from the top and waits for the same commit.
+type CI struct {
+	cfg CIConfig
+	run command
+	// allowed are the operator's URL prefixes for tokens (--allow-endpoint).
+	allowed []string
+	// clock is time for the GitHub poller; tests replace it.
+	clock ciClock
+}
+
+var _ runtime.Node = (*CI)(nil)
+
+const (
+	// ciDefaultTimeout bounds the wait of a ci node without a timeout key.
+	ciDefaultTimeout = 30 * time.Minute
+	// ciFeedbackBytes bounds the feedback's log tails: CI logs run to
+	// megabytes, and the agent's context is not the place for them.
+	ciFeedbackBytes = 8 << 10
+)
+
+// CI states, the node's state output.
+const (
+	ciSuccess   = "success"
+	ciFailure   = "failure"
+	ciCancelled = "cancelled"
+	ciTimedOut  = "timed_out"
+)
+
+func newCI(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
+	c, err := blueprint.Decode[CIConfig](spec)
+	if err != nil {
+		return nil, err
+	}
+	return &CI{cfg: c, run: commandOf(c.Run), allowed: allowed, clock: realClock{}}, nil
+}
+
+// ciWith builds ci nodes whose token goes only to GitHub or an allowed
+// API base.
+func ciWith(allowed []string) runtime.Factory {
+	return func(spec *blueprint.Node) (runtime.Node, error) { return newCI(spec, allowed) }
+}
+
+// ciVerdict is what a provider found.
+type ciVerdict struct {
+	State  string
+	Failed []string
+	URL    string
+	// Body is the feedback after the one-line summary: failing checks
+	// and their log tails, within ciFeedbackBytes.
+	Body string
+}
+
+// Run implements runtime.Node.
+func (c *CI) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
+	w, err := workspaceOf(in)
+	if err != nil {
+		return nil, err
+	}
+	push, err := w.pushedTarget(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return refuse(fmt.Errorf("ci: %w", err)), nil
+	}
+	// The attempt directory names the commit waited for, for people
+	// reading the run; the node itself finds it again in push.json.
+	rec, _ := json.Marshal(map[string]string{"commit": push.Commit, "ref": push.Ref, "provider": c.cfg.Provider})
+	if err := in.WriteFile("ci.json", rec); err != nil {
+		return nil, err
+	}
+	in.Logger.Info("waiting for CI", "commit", push.Commit, "ref", push.Ref, "provider", c.cfg.Provider)
+	budget := ciBudget(in.Spec.Timeout)
+	var v *ciVerdict
+	if c.cfg.Provider == "command" {
+		v, err = c.command(ctx, in, w, push, budget)
+	} else {
+		v, err = c.github(ctx, push, budget)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("ci (%s) on %s: %w", c.cfg.Provider, short(push.Commit), err)
+	}
+	return v.result(in, push), nil
+}
+
+// ciBudget is how long the node waits. A node timeout makes the runtime
+// cancel the attempt and drop its outputs, so the wait ends a little
+// before it and the node reports timed_out itself.
+func ciBudget(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return ciDefaultTimeout
+	}
+	return timeout - min(timeout/10, 5*time.Second)
+}
+
+// pushedTarget is the commit ci must judge: the latest push, which must
+// be the latest commit, whose tree must be the workspace's change now.
+// The box is held for the check only, not for the wait: CI can take half
+// an hour, and nothing in the workspace is read after this.
+func (w *Workspace) pushedTarget(ctx context.Context) (*PushedBranch, error) {
+	if ctx.Value(keyQuiet) == nil {
+		release, err := w.quiet.acquire(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	push, err := w.lastPush()
+	if err != nil {
+		return nil, err
+	}
+	c, err := w.lastCommit()
+	if err != nil {
+		return nil, err
+	}
+	if c.Commit != push.Commit {
+		return nil, fmt.Errorf("the run's latest commit %s was not pushed (the last push sent %s): push it before ci, which judges only what was pushed", short(c.Commit), short(push.Commit))
+	}
+	changes, err := w.Changes()
+	if err != nil {
+		return nil, err
+	}
+	_, cand, err := w.candidateOf(changes)
+	if err != nil {
+		return nil, err
+	}
+	if cand.TreeHash.String() != c.Tree {
+		return nil, fmt.Errorf("the workspace changed after commit %s was pushed: commit and push again, so CI judges the change as it is", short(c.Commit))
+	}
+	return push, nil
+}
+
+// result turns a verdict into the node's result: pass only on success.
+func (v *ciVerdict) result(in *runtime.Input, push *PushedBranch) *runtime.Result {
+	failed := append([]string{}, v.Failed...)
+	sort.Strings(failed)
+	res := &runtime.Result{Outcome: runtime.OutcomePass,
+		Outputs: map[string]any{"state": v.State, "failed": failed, "url": v.URL, "commit": push.Commit}}
+	if v.State == ciSuccess {
+		return res
+	}
+	res.Outcome = runtime.OutcomeFail
+	res.Reason = fmt.Sprintf("CI %s on %s", strings.ReplaceAll(v.State, "_", " "), short(push.Commit))
+	if len(failed) > 0 {
+		res.Reason += ": " + strings.Join(failed, ", ")
+	}
+	head := fmt.Sprintf("CI on the pushed commit %s (%s): %s.", short(push.Commit), strings.TrimPrefix(push.Ref, "refs/heads/"), v.State)
+	if len(failed) > 0 {
+		head += "\nFailing: " + strings.Join(failed, ", ") + "."
+	}
+	if v.URL != "" {
+		head += "\nDetails: " + v.URL
+	}
+	res.Feedback = in.Redactor.String(strings.TrimRight(head+"\n\n"+v.Body, "\n"))
+	return res
+}
+
+// short is a commit hash's first 12 characters.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// logTail keeps the last n lines of a log within max bytes, without
+// timestamps and terminal escapes, which only spend the agent's context.
+func logTail(log string, n, max int) string {
+	log = strings.TrimRight(log, "\n")
+	lines := strings.Split(log, "\n")
+	cut := false
+	if n > 0 && len(lines) > n {
+		lines, cut = lines[len(lines)-n:], true
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(ansiRE.ReplaceAllString(stampRE.ReplaceAllString(l, ""), ""), "\r")
+	}
+	out := strings.Join(lines, "\n")
+	if len(out) > max {
+		return tail(out, max)
+	}
+	if cut {
+		out = "…\n" + out
+	}
+	return out
+}
+
+// sections joins per-check feedback, sharing budget bytes among them.
+func sections(parts []string, budget int) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	each := budget / len(parts)
+	var b strings.Builder
+	for _, p := range parts {
+		if len(p) > each {
+			p = strings.ToValidUTF8(p[:each], "") + "\n[…cut]"
+		}
+		b.WriteString(p)
+		b.WriteString("\n\n")
+	}
+	return b.String()
+}
