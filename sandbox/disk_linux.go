@@ -94,6 +94,9 @@ func openDisk(stateDir string, limit int64) (*disk, error) {
 	if err := d.hostHasRoom(); err != nil {
 		return nil, err
 	}
+	if err := waitImageFree(d.image, imageFreeTimeout); err != nil {
+		return nil, err
+	}
 	loop, err := attachLoop(d.image)
 	if err != nil {
 		return nil, fmt.Errorf("%w: disk limit: %w", ErrUnavailable, err)
@@ -159,6 +162,46 @@ func makeImage(path string, size int64) error {
 		return fmt.Errorf("%w: format the disk image: %w: %s", ErrUnavailable, err, strings.TrimSpace(string(out)))
 	}
 	return os.Rename(tmp, path)
+}
+
+// imageFreeTimeout bounds the wait for a killed box's loop device.
+var imageFreeTimeout = 30 * time.Second
+
+// waitImageFree waits until no loop device is backed by image. A run
+// resumed right after its harness was killed finds the old box's mount
+// still being torn down: its writes reach the image only at that
+// unmount, so mounting the image again before then shows a workspace
+// without the run's change, and two live mounts of one ext4 image
+// corrupt it. Past the timeout the box fails closed.
+func waitImageFree(image string, timeout time.Duration) error {
+	abs, err := filepath.Abs(image)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		held := loopsBacking(abs)
+		if len(held) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: disk image %s is still attached to %s after %s: a previous box of this run has not let go (is the run still running in another process?)",
+				ErrUnavailable, abs, strings.Join(held, ", "), timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// loopsBacking lists the loop devices whose backing file is path.
+func loopsBacking(path string) []string {
+	var held []string
+	files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) == path {
+			held = append(held, filepath.Base(filepath.Dir(filepath.Dir(f))))
+		}
+	}
+	return held
 }
 
 // attachLoop binds the image to a free loop device that detaches itself

@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -166,5 +168,53 @@ func TestDiskFailsClosed(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "mkfs.ext4") || !errors.Is(err, sandbox.ErrUnavailable) {
 		t.Fatalf("the error does not name what is missing: %v", err)
+	}
+}
+
+// TestDiskWaitsForThePreviousMount: a run resumed right after its harness
+// was killed finds its disk image still attached while the old box is
+// torn down; that mount's writes reach the image only when it goes. The
+// new box must wait for it (and see the change) rather than mount the
+// image a second time, and must fail closed if it is never let go.
+func TestDiskWaitsForThePreviousMount(t *testing.T) {
+	b, state := diskBox(t, false)
+	sh(t, b, "echo changed > main.go")
+	b.Close()
+	img := filepath.Join(state, "disk.img")
+	start := func() (*sandbox.Box, error) {
+		return sandbox.Start(context.Background(), sandbox.Options{Policy: sandbox.Policy{Limits: sandbox.Limits{DiskBytes: testDisk}},
+			Snapshot: t.TempDir(), StateDir: state})
+	}
+
+	held, err := sandbox.AttachLoop(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := sandbox.SetImageFreeTimeout(300 * time.Millisecond)
+	if b2, err := start(); err == nil {
+		b2.Close()
+		held.Close()
+		t.Fatal("a box mounted a disk image another loop device still holds")
+	} else if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "still attached") {
+		t.Errorf("error does not say why: %v", err)
+	}
+	restore()
+
+	var released atomic.Bool
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		released.Store(true)
+		held.Close() // autoclear detaches the device
+	}()
+	b2, err := start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	if !released.Load() {
+		t.Fatal("the box started while the image was still attached elsewhere")
+	}
+	if res := sh(t, b2, "cat main.go"); string(res.Output) != "changed\n" {
+		t.Fatalf("the resumed box lost the change: %q", res.Output)
 	}
 }

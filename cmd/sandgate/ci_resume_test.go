@@ -62,13 +62,10 @@ nodes:
 		t.Fatalf("run directories: %v", dirs)
 	}
 	dir := filepath.Dir(dirs[0])
-	// The killed box's disk stays attached until the kernel lets go.
-	// Resumed before that, the new box mounts the image a second time and
-	// sees the workspace without the change (the old mount's writes are
-	// not on the image yet); ci then refuses to judge, as it must.
-	if held := loopsHolding(filepath.Join(dir, "box", "disk.img")); len(held) > 0 {
-		t.Fatalf("the killed run's disk is still attached to %v", held)
-	}
+	// Resumed at once: the killed box's disk may still be attached, and
+	// the new box must wait for the old mount to let go (its writes reach
+	// the image only then) instead of mounting the image a second time
+	// and seeing a workspace without the change, which ci refuses to judge.
 	finished.Store(true)
 	before := len(gh.Requests())
 	t.Setenv("SANDGATE_TEST_CI_TOKEN", tok)
