@@ -37,6 +37,10 @@ type Handoff struct {
 	Base   string      `json:"base,omitempty"`
 	Change ChangeInfo  `json:"change"`
 	Pushed []PushedRef `json:"pushed,omitempty"`
+	// Answer is the command that answers the run and continues it on its
+	// workspace (see Runtime.Answer); empty when no answer is left.
+	Answer      string `json:"answer,omitempty"`
+	AnswersLeft int    `json:"answers_left"`
 	// Takeover are shell commands that put the change on a new branch of
 	// Repository; Fetch, when a branch was pushed, fetch that instead.
 	Takeover []string `json:"takeover,omitempty"`
@@ -160,6 +164,10 @@ func buildHandoff(dir string, bp *blueprint.Blueprint, sum *Summary) Handoff {
 		h.Base = strings.TrimSpace(string(b))
 	}
 	h.Outcome = outcomeText(bp, sum)
+	h.AnswersLeft = max(0, bp.Budget.Answers-len(sum.Answers))
+	if h.AnswersLeft > 0 {
+		h.Answer = fmt.Sprintf("sandgate answer %s --to %s --note \"…\"", sum.RunID, answerTarget(bp, sum))
+	}
 	from, fb := sum.LastFeedback()
 	h.FeedbackFrom, h.LastFeedback = from, collapseLines(fb, maxFeedback)
 	for _, a := range sum.Attempts {
@@ -290,4 +298,22 @@ func readJSON(path string, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
+}
+
+// answerTarget is the node an answer most likely goes to: the one the
+// exhausted retry edge led back to, else the first agent, else the node
+// that was running last.
+func answerTarget(bp *blueprint.Blueprint, sum *Summary) string {
+	if e := exhaustedEdge(bp, sum.Reason); e != nil {
+		return e.To
+	}
+	for _, id := range bp.Order {
+		if bp.Nodes[id].Type == "agent" {
+			return id
+		}
+	}
+	if n := len(sum.Attempts); n > 0 {
+		return sum.Attempts[n-1].Node
+	}
+	return bp.Start
 }

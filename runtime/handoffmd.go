@@ -178,6 +178,10 @@ func (h *Handoff) writeTakeover(b *strings.Builder) {
 	if len(h.Fetch) > 0 {
 		fmt.Fprintf(b, "To continue from the pushed branch instead:\n\n%s\n", fenced("sh", strings.Join(h.Fetch, "\n")))
 	}
+	if h.Answer != "" {
+		fmt.Fprintf(b, "\n## Answer\n\nIf a sentence would unblock the agent, answer the run: it continues on its own workspace with your note as the node's feedback (%d answer(s) left, budget.answers):\n\n%s\n",
+			h.AnswersLeft, fenced("sh", h.Answer))
+	}
 }
 
 func changeSize(c ChangeInfo) string {
