@@ -177,6 +177,9 @@ func (s *ignoreScan) check(ctx context.Context) (map[string]bool, error) {
 			return nil, err
 		}
 	}
+	// In path order git reads each directory's .gitignore once; in map
+	// order it would read them again and again.
+	sort.Strings(s.fresh)
 	return checkIgnore(ctx, gitDir, tmp, s.fresh)
 }
 
