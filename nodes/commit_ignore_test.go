@@ -42,7 +42,9 @@ nodes:
 `
 
 // nodeOutputs are the outputs of node's last finished attempt.
-func nodeOutputs(t *testing.T, dir, node string) map[string]any { return lastFinished(t, dir, node).Outputs }
+func nodeOutputs(t *testing.T, dir, node string) map[string]any {
+	return lastFinished(t, dir, node).Outputs
+}
 
 func lastFinished(t *testing.T, dir, node string) runtime.Event {
 	t.Helper()
