@@ -165,3 +165,17 @@ func TestAttackIgnoreToSlipPastProtect(t *testing.T) {
 		t.Fatalf("pushed .gitignore: %q", gi)
 	}
 }
+
+// TestCommitOfOnlyIgnoredFilesIsEmpty: a change of nothing but ignored
+// files commits nothing and says why.
+func TestCommitOfOnlyIgnoredFilesIsEmpty(t *testing.T) {
+	repo := ignoreRepo(t)
+	sum, remote, _ := ignoreRun(t, repo, "echo x > gen_x.go && echo y > out.bin")
+	ev := lastFinished(t, sum.Dir, "commit")
+	if ev.Outcome != runtime.OutcomeFail || !strings.Contains(ev.Feedback, "all ignored") || !strings.Contains(ev.Feedback, "gen_x.go, out.bin") {
+		t.Fatalf("commit: %s %q %v", ev.Outcome, ev.Feedback, ev.Outputs)
+	}
+	if out := run(t, remote, "git", "branch", "--list", "fix/ignore"); out != "" {
+		t.Fatalf("a branch reached the remote: %q", out)
+	}
+}
