@@ -19,8 +19,11 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// GitCommit commits the verified change on a new branch of the run's
-// promotion repository. It refuses unless the latest verdict passed.
+// GitCommit commits the verified change on the run's branch of its
+// promotion repository, as `git add -A` would stage it: new files the
+// tree's .gitignore files ignore stay behind (see gitignore.go) and are
+// listed in the outputs and commit.json. It refuses unless the latest
+// verdict passed.
 type GitCommit struct {
 	branch string
 	author object.Signature

@@ -36,10 +36,13 @@ import (
 // directories above each new file), so the semantics are git's own:
 // wildmatch classes, escapes, trailing spaces, CRLF, directory patterns,
 // negations and "a file in an excluded directory cannot be re-included".
-// go-git's gitignore matcher was the alternative; it differs from git on
-// several of these (it re-includes "!dir/keep" under an excluded "dir/",
-// has no "[!a]" class and keeps a trailing CR), and one process per
-// commit costs a few milliseconds (see BenchmarkCommitIgnored).
+// go-git's gitignore matcher was the alternative: faster (about 10 ms
+// against 0.2 s for 10,000 new files, see BenchmarkCommitIgnored, where
+// the whole commit takes 1.5 s), but it differs from git on several of
+// these (it re-includes "!dir/keep" under an excluded "dir/", has no
+// "[!a]" class and keeps a trailing CR), and a commit that leaves out
+// or lets through the wrong file is worse than a slower one. A change
+// with no .gitignore above its new files starts no process at all.
 
 // maxIgnoredListed bounds the ignored paths a commit's outputs and
 // commit.json name; the full list is the attempt's ignored.txt.
