@@ -83,13 +83,13 @@ func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	if err != nil {
 		return nil, err
 	}
-	files, err := d.measure(ctx, w, changes)
+	files, ignored, err := d.measure(ctx, w, changes)
 	if err != nil {
 		return nil, err
 	}
 	t := diffTotals(files)
 	res := &runtime.Result{Outputs: map[string]any{"lines": t.add + t.del, "added": t.add, "deleted": t.del,
-		"files": len(files), "bytes": t.bytes, "binary": t.binary}}
+		"files": len(files), "bytes": t.bytes, "binary": t.binary, "ignored": ignored}}
 	over := d.over(t, len(files))
 	if total, max := changeBytes(changes), w.maxChangeBytes(); total > max {
 		over = append(over, fmt.Sprintf("the change holds %s, over the harness cap of %s that promotion enforces", humanBytes(total), humanBytes(max)))
@@ -102,31 +102,38 @@ func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	return gate(in, w, "diff", fp, start, g, res)
 }
 
-// measure sizes every change not excluded. Over the harness's cap nothing
-// is read (the sizes alone fail the gate).
-func (d *DiffCap) measure(ctx context.Context, w *Workspace, changes []sandbox.Change) ([]fileSize, error) {
+// measure sizes every change that would leave the run and is not
+// excluded: files git would ignore are not committed (see promoted), so
+// they do not count; ignored reports how many there were. Over the
+// harness's cap nothing is read (the sizes alone fail the gate), and that
+// cap counts every file the box changed, as promotion does.
+func (d *DiffCap) measure(ctx context.Context, w *Workspace, changes []sandbox.Change) ([]fileSize, int, error) {
 	p, err := w.promotion()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	read := changeBytes(changes) <= w.maxChangeBytes()
+	kept, ignored, err := p.promoted(changes)
+	if err != nil {
+		return nil, 0, err
+	}
 	var files []fileSize
-	for _, c := range changes {
+	for _, c := range kept {
 		if matchAny(d.exclude, c.Path) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		f := fileSize{name: c.Path, bytes: c.Size}
 		if read {
 			if f, err = measureFile(p.objs, p.baseTree, c); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		files = append(files, f)
 	}
-	return files, nil
+	return files, len(ignored), nil
 }
 
 // diffTotal sums the measured files.

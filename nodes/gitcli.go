@@ -28,7 +28,9 @@ const credentialHelper = `!f() { test "$1" = get || exit 0; h=; p=; while IFS= r
 	`test -n "$h" && test "$h" = "$SANDGATE_PUSH_HOST" && test "$p" = "$SANDGATE_PUSH_PROTOCOL" || exit 0; printf 'username=x-access-token\npassword=%s\n' "$SANDGATE_PUSH_TOKEN"; }; f`
 
 // gitPush pushes s.commit to s.ref on s.remote and reports whether the
-// remote changed. The git process and everything it starts (receive-pack
+// remote changed. It never forces: a branch that moved to commits the new
+// one does not build on refuses the push, and pushing the commit the
+// branch already holds changes nothing. The git process and everything it starts (receive-pack
 // and the remote's hooks for a local path, the HTTP helper) share a
 // process group that is killed when ctx ends.
 func gitPush(ctx context.Context, s pushSpec) (bool, error) {
@@ -54,7 +56,13 @@ func gitPush(ctx context.Context, s pushSpec) (bool, error) {
 	}
 	why := remoteSays(stderr.String())
 	if found {
-		why = strings.TrimSpace(summary + "; " + why)
+		if why != "" {
+			summary += "; " + why
+		}
+		why = strings.TrimSpace(summary)
+		if flag == '!' && (strings.Contains(summary, "non-fast-forward") || strings.Contains(summary, "fetch first")) {
+			why = "the remote branch holds commits this run did not make (someone else moved it); sandgate never force-pushes, so nothing was overwritten: " + why
+		}
 	}
 	if why == "" {
 		why = fmt.Sprintf("git push exited with %v", err)

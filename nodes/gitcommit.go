@@ -19,8 +19,11 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// GitCommit commits the verified change on a new branch of the run's
-// promotion repository. It refuses unless the latest verdict passed.
+// GitCommit commits the verified change on the run's branch of its
+// promotion repository, as `git add -A` would stage it: new files the
+// tree's .gitignore files ignore stay behind (see gitignore.go) and are
+// listed in the outputs and commit.json. It refuses unless the latest
+// verdict passed.
 type GitCommit struct {
 	branch string
 	author object.Signature
@@ -53,8 +56,17 @@ type committed struct {
 	Branch string `json:"branch"`
 	Commit string `json:"commit"`
 	Tree   string `json:"tree"`
+	// Parent is the commit this one builds on: the base, or the run's
+	// previous commit on the same branch.
+	Parent string `json:"parent,omitempty"`
+	// Attempt counts the run's commits on the branch, from 1.
+	Attempt int `json:"attempt,omitempty"`
 	// Title is the commit message's first line.
 	Title string `json:"title,omitempty"`
+	// Ignored names (at most maxIgnoredListed, sorted) the changed files
+	// left out because git would ignore them; IgnoredCount counts all.
+	Ignored      []string `json:"ignored,omitempty"`
+	IgnoredCount int      `json:"ignored_count,omitempty"`
 }
 
 func (w *Workspace) lastCommit() (*committed, error) {
@@ -66,7 +78,10 @@ func (w *Workspace) lastCommit() (*committed, error) {
 	return &c, json.Unmarshal(b, &c)
 }
 
-// Run implements runtime.Node.
+// Run implements runtime.Node. A later commit in the same run (after a
+// CI or review failure sent the agent back) is a child of the run's
+// previous commit on the branch, so pushing it fast-forwards the branch
+// and the history tells what each attempt changed.
 func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
 	pr, refused, err := startPromotion(in, false)
 	if pr == nil {
@@ -80,9 +95,6 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if strings.TrimSpace(msg) == "" {
 		msg = "sandgate: change from run " + w.RunID
 	}
-	if err := w.holdsCredential(changes, msg); err != nil {
-		return refuse(err), nil
-	}
 	branch, err := g.branchFor(in, w)
 	if err != nil {
 		return nil, err
@@ -91,25 +103,101 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if err != nil {
 		return nil, err
 	}
-	if len(changes) == 0 {
-		return &runtime.Result{Outcome: runtime.OutcomeFail, Feedback: "There is no change to commit.", Reason: "empty change",
-			Outputs: map[string]any{"commit": "", "branch": branch}}, nil
-	}
-	sig := g.author
-	sig.When = time.Now().UTC().Truncate(time.Second)
-	c, err := p.commit(changes, strings.TrimRight(msg, "\n")+"\n", sig)
+	kept, ignored, err := p.promoted(changes)
 	if err != nil {
 		return nil, err
 	}
-	// On resume, an earlier attempt may have committed the same tree:
-	// keep that commit so a push stays a no-op.
-	if prev, err := w.lastCommit(); err == nil && prev.Branch == branch && prev.Tree == c.TreeHash.String() {
-		return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"commit": prev.Commit, "branch": branch}}, nil
+	if err := w.holdsCredential(kept, ignored, msg); err != nil {
+		return refuse(err), nil
 	}
-	if err := w.recordCommit(p, branch, c, msg); err != nil {
+	if err := writeIgnored(in, ignored); err != nil {
 		return nil, err
 	}
-	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"commit": c.Hash.String(), "branch": branch}}, nil
+	if len(kept) == 0 {
+		return &runtime.Result{Outcome: runtime.OutcomeFail, Feedback: noChange(ignored), Reason: "empty change",
+			Outputs: ignoredOutputs(map[string]any{"commit": "", "branch": branch}, ignored)}, nil
+	}
+	rec, err := g.commitOn(w, p, branch, changes, msg)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"commit": rec.Commit, "branch": branch, "parent": rec.Parent, "attempt": rec.Attempt}
+	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: ignoredOutputs(out, rec.allIgnored)}, nil
+}
+
+// commitOn commits changes on branch, on top of the run's previous commit
+// there if any, and records it. When that previous commit already holds
+// the same tree (a resumed run committing again) it is kept, so a push
+// stays a no-op.
+func (g *GitCommit) commitOn(w *Workspace, p *promotion, branch string, changes []sandbox.Change, msg string) (*commitRecord, error) {
+	parent, attempt := p.base, 1
+	prev, err := w.lastCommit()
+	if err == nil && prev.Branch == branch {
+		parent, attempt = plumbing.NewHash(prev.Commit), prev.Attempt+1
+	}
+	sig := g.author
+	sig.When = time.Now().UTC().Truncate(time.Second)
+	c, err := p.commit(parent, changes, commitMessage(msg, attempt), sig)
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil && prev.Branch == branch && prev.Tree == c.TreeHash.String() {
+		return &commitRecord{committed: *prev, allIgnored: c.Ignored}, nil
+	}
+	rec := &commitRecord{committed: committed{Branch: branch, Commit: c.Hash.String(), Tree: c.TreeHash.String(),
+		Parent: parent.String(), Attempt: attempt, Title: strings.SplitN(msg, "\n", 2)[0],
+		Ignored: c.Ignored[:min(len(c.Ignored), maxIgnoredListed)], IgnoredCount: len(c.Ignored)}, allIgnored: c.Ignored}
+	return rec, w.recordCommit(p, rec.committed)
+}
+
+// commitRecord is a recorded commit and the full list of ignored paths.
+type commitRecord struct {
+	committed
+	allIgnored []string
+}
+
+// commitMessage ends a later attempt's message with a trailer counting
+// the attempts, so the branch history tells the commits apart.
+func commitMessage(msg string, attempt int) string {
+	msg = strings.TrimRight(msg, "\n") + "\n"
+	if attempt > 1 {
+		msg += fmt.Sprintf("\nSandgate-Attempt: %d\n", attempt)
+	}
+	return msg
+}
+
+// noChange is the feedback when nothing would leave.
+func noChange(ignored []string) string {
+	if len(ignored) == 0 {
+		return "There is no change to commit."
+	}
+	return fmt.Sprintf("There is no change to commit: the %d changed files are all ignored by the repository's .gitignore (%s).",
+		len(ignored), listIgnored(ignored))
+}
+
+// ignoredOutputs adds what was left out: "ignored" (at most
+// maxIgnoredListed paths) and "ignored_count".
+func ignoredOutputs(out map[string]any, ignored []string) map[string]any {
+	out["ignored"] = append([]string{}, ignored[:min(len(ignored), maxIgnoredListed)]...)
+	out["ignored_count"] = len(ignored)
+	return out
+}
+
+// listIgnored names the first ignored paths for people.
+func listIgnored(ignored []string) string {
+	if len(ignored) <= 10 {
+		return strings.Join(ignored, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ignored[:10], ", "), len(ignored)-10)
+}
+
+// writeIgnored keeps the full list of ignored paths in the attempt
+// directory as ignored.txt.
+func writeIgnored(in *runtime.Input, ignored []string) error {
+	if len(ignored) == 0 {
+		return nil
+	}
+	return in.WriteFile("ignored.txt", []byte(strings.Join(ignored, "\n")+"\n"))
 }
 
 // branchFor is the branch the commit goes on: the rendered template, the
@@ -131,31 +219,41 @@ func (g *GitCommit) branchFor(in *runtime.Input, w *Workspace) (string, error) {
 	return branch, nil
 }
 
-// recordCommit points branch at c in the promotion repository and writes
-// commit.json, which push and review read and which survives a crash.
-func (w *Workspace) recordCommit(p *promotion, branch string, c *builtCommit, msg string) error {
-	refFile := filepath.Join(p.dir, filepath.FromSlash(plumbing.NewBranchReferenceName(branch).String()))
+// recordCommit points the branch at the commit in the promotion
+// repository and writes commit.json, which push and review read and which
+// survives a crash.
+func (w *Workspace) recordCommit(p *promotion, rec committed) error {
+	refFile := filepath.Join(p.dir, filepath.FromSlash(plumbing.NewBranchReferenceName(rec.Branch).String()))
 	if err := os.MkdirAll(filepath.Dir(refFile), 0o755); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(refFile, []byte(c.Hash.String()+"\n")); err != nil {
+	if err := writeFileAtomic(refFile, []byte(rec.Commit+"\n")); err != nil {
 		return err
 	}
-	rec, _ := json.Marshal(committed{Branch: branch, Commit: c.Hash.String(), Tree: c.TreeHash.String(),
-		Title: strings.SplitN(msg, "\n", 2)[0]})
-	return writeFileAtomic(filepath.Join(w.RunDir, "commit.json"), rec)
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(w.RunDir, "commit.json"), w.redact.JSON(b))
 }
 
 // holdsCredential refuses a change or message that contains the value of
 // a harness credential: one the operator let into the box could otherwise
 // leave it in a commit, a pushed branch or a review entry. Rewriting the
 // change would promote something no gate judged, so the run goes to a
-// person instead.
-func (w *Workspace) holdsCredential(changes []sandbox.Change, msg string) error {
+// person instead. kept is what the commit holds (names and content are
+// searched); ignored files stay behind, but their names are listed in the
+// commit's outputs, so those are searched too.
+func (w *Workspace) holdsCredential(kept []sandbox.Change, ignored []string, msg string) error {
 	if name, ok := w.redact.Find([]byte(msg)); ok {
 		return fmt.Errorf("the commit message holds the value of %s; credentials never leave the box in a commit", name)
 	}
-	for _, c := range changes {
+	for _, p := range ignored {
+		if name, ok := w.redact.Find([]byte(p)); ok {
+			return fmt.Errorf("%s holds the value of %s; credentials never leave the box in a commit", w.redact.String(p), name)
+		}
+	}
+	for _, c := range kept {
 		for _, b := range [][]byte{[]byte(c.Path), []byte(c.Link)} {
 			if name, ok := w.redact.Find(b); ok {
 				return fmt.Errorf("%s holds the value of %s; credentials never leave the box in a commit", w.redact.String(c.Path), name)

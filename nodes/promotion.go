@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -35,6 +34,8 @@ type promotion struct {
 // builtCommit is a commit promotion wrote.
 type builtCommit struct {
 	Hash, TreeHash plumbing.Hash
+	// Ignored are the changed paths git would ignore, left out (sorted).
+	Ignored []string
 }
 
 func (w *Workspace) promotion() (*promotion, error) {
@@ -76,28 +77,31 @@ func (w *Workspace) closePromotion() error {
 	return err
 }
 
-// commit builds a commit of changes on top of the base commit: the base
-// tree with the changed subtrees rewritten, nothing else read.
-// It refuses a change that must not leave the run (see checkPromotable).
-func (p *promotion) commit(changes []sandbox.Change, msg string, author object.Signature) (*builtCommit, error) {
+// commit builds a commit of changes whose parent is parent (the base
+// commit, or the run's previous commit on the branch): the base tree with
+// the changed subtrees rewritten, nothing else read. Files git would
+// ignore are left out (see promoted). It refuses a change that must not
+// leave the run (see checkPromotable), judged on everything the box
+// changed, ignored files included.
+func (p *promotion) commit(parent plumbing.Hash, changes []sandbox.Change, msg string, author object.Signature) (*builtCommit, error) {
 	if err := p.check(changes); err != nil {
 		return nil, err
 	}
-	root := &dirChange{files: map[string]*sandbox.Change{}, dirs: map[string]*dirChange{}}
-	for i := range changes {
-		root.add(strings.Split(changes[i].Path, "/"), &changes[i])
-	}
-	treeHash, _, err := p.rebuild(p.baseTree, root)
+	kept, ignored, err := p.promoted(changes)
 	if err != nil {
 		return nil, err
 	}
-	c := &object.Commit{Author: author, Committer: author, Message: msg, TreeHash: treeHash, ParentHashes: []plumbing.Hash{p.base}}
+	treeHash, _, err := p.rebuild(p.baseTree, changeTree(kept))
+	if err != nil {
+		return nil, err
+	}
+	c := &object.Commit{Author: author, Committer: author, Message: msg, TreeHash: treeHash, ParentHashes: []plumbing.Hash{parent}}
 	obj := &plumbing.MemoryObject{}
 	if err := c.Encode(obj); err != nil {
 		return nil, err
 	}
 	h, err := p.objs.write(obj)
-	return &builtCommit{Hash: h, TreeHash: treeHash}, err
+	return &builtCommit{Hash: h, TreeHash: treeHash, Ignored: ignored}, err
 }
 
 // dirChange groups changes by directory.
@@ -221,7 +225,7 @@ func (w *Workspace) candidateOf(changes []sandbox.Change) (*promotion, *builtCom
 		return nil, nil, err
 	}
 	sig := object.Signature{Name: "sandgate", Email: "sandgate@localhost", When: time.Unix(0, 0).UTC()}
-	c, err := p.commit(changes, "candidate\n", sig)
+	c, err := p.commit(p.base, changes, "candidate\n", sig)
 	return p, c, err
 }
 
