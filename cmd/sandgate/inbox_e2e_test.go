@@ -32,7 +32,12 @@ func newInboxWorld(t *testing.T, model string) *inboxWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &inboxWorld{repo: gitRepo(t), runs: t.TempDir(), reviews: t.TempDir()}
+	// A repository named like one, for the pictures of the pages.
+	repo := filepath.Join(t.TempDir(), "calc")
+	if err := os.Rename(gitRepo(t), repo); err != nil {
+		t.Fatal(err)
+	}
+	w := &inboxWorld{repo: repo, runs: t.TempDir(), reviews: t.TempDir()}
 	w.acts = &serveActions{exe: exe, answerArgs: (&runFlags{model: model}).answerArgs()}
 	cfg := serveConfig{runs: []string{w.runs}, reviews: []string{w.reviews}, by: "ana", acts: w.acts}
 	srv, err := cfg.server()
@@ -78,9 +83,10 @@ func TestInboxBrowserE2E(t *testing.T) {
 	t.Run("answer a hand-off", func(t *testing.T) { answerInBrowser(t, w, b, nav) })
 	t.Run("approve merges into main", func(t *testing.T) { approveInBrowser(t, w, b, nav) })
 	t.Run("reject records the note", func(t *testing.T) { rejectInBrowser(t, w, b, nav) })
+	handedOffRun(t, w.repo, w.runs, writeBlueprint(t, answerE2E)) // one waiting, for the picture
 	nav("/")
-	if n := browsertest.Eval[int](t, b, `document.querySelectorAll("#runs tr.run").length`); n != 3 {
-		t.Errorf("the runs list shows %d runs, want 3", n)
+	if n := browsertest.Eval[int](t, b, `document.querySelectorAll("#runs tr.run").length`); n != 4 {
+		t.Errorf("the runs list shows %d runs, want 4", n)
 	}
 	b.Screenshot(t, "inbox-runs.png")
 	if n := b.Dialogs.Load(); n != 0 {
@@ -119,6 +125,10 @@ func answerInBrowser(t *testing.T, w *inboxWorld, b *browsertest.Browser, nav fu
 	if status != "succeeded" || !browsertest.Eval[bool](t, b, `window.notReloaded === true`) {
 		t.Fatalf("run page status %q (want succeeded without a reload); answer log:\n%s", status, readLogs(dir))
 	}
+	if n, running := browsertest.Eval[int](t, b, `document.querySelectorAll("details.attempt").length`),
+		browsertest.Eval[int](t, b, `document.querySelectorAll("details.attempt.st-running").length`); n != 6 || running != 0 {
+		t.Errorf("the live page lists %d attempts, %d running; want all 6 finished", n, running)
+	}
 	w.acts.wait()
 	if b, err := os.ReadFile(filepath.Join(dir, "answer-1.log")); err != nil || !strings.Contains(string(b), "status: succeeded") {
 		t.Errorf("answer-1.log: %v\n%s", err, b)
@@ -126,7 +136,7 @@ func answerInBrowser(t *testing.T, w *inboxWorld, b *browsertest.Browser, nav fu
 	if z := zombies(t); len(z) > 0 {
 		t.Errorf("answer children left as zombies: %v", z)
 	}
-	b.Do(t, chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("details.attempt").forEach(d => d.open = d.querySelector("h4") !== null && d.textContent.includes("feedback"))`))
+	b.Do(t, chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("details.attempt.st-fail").forEach(d => d.open = true)`))
 	b.Screenshot(t, "inbox-run.png")
 }
 
