@@ -9,66 +9,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/sandgate/sandgate/internal/browsertest"
 )
 
-const chromium = "/usr/bin/chromium"
-
-// browser starts headless Chromium. Without it the test skips, unless
-// SANDGATE_BROWSER_TESTS=required (CI), where a missing browser fails.
 func browser(t *testing.T) (context.Context, *atomic.Int32) {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("SANDGATE_BROWSER_TESTS") == "required" {
-			t.Fatalf("SANDGATE_BROWSER_TESTS=required but %s is missing: %v (install Debian's chromium)", chromium, err)
-		}
-		t.Skipf("browser tests skipped: %s missing (install Debian's chromium; CI sets SANDGATE_BROWSER_TESTS=required)", chromium)
-	}
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true)}
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
-	dialogs := &atomic.Int32{}
-	err := chromedp.Listen(ctx, func(ev any) {
-		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			dialogs.Add(1)
-			go func() {
-				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-			}()
-		}
-	})
-	if err != nil {
-		t.Fatalf("start %s: %v", chromium, err)
-	}
-	must(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)))
-	return ctx, dialogs
+	b := browsertest.Start(t, 90*time.Second)
+	return b.Ctx, b.Dialogs
 }
 
+// screenshot saves under a fixture- name: the docs' pictures come from
+// the CLI's end-to-end tests on real runs.
 func screenshot(t *testing.T, ctx context.Context, name string) {
-	dir := os.Getenv("SANDGATE_SCREENSHOTS")
-	if dir == "" {
-		return
-	}
-	b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", name, err)
-	}
-	must(t, os.MkdirAll(dir, 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	(&browsertest.Browser{Ctx: ctx}).Screenshot(t, "fixture-"+name)
 }
 
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
-	if err != nil {
-		t.Fatalf("%s: %v", js, err)
-	}
-	return v
+	return browsertest.Eval[T](t, &browsertest.Browser{Ctx: ctx}, js)
 }
 
 func TestBrowser(t *testing.T) {

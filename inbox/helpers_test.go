@@ -100,20 +100,22 @@ func (s *seed) run(t testing.TB, runsDir, id, src string) *runtime.Summary {
 type actions struct {
 	mu    sync.Mutex
 	calls []string
+	// fail, when set, is every action's error.
+	fail error
 }
 
 func (a *actions) Answer(_ context.Context, runDir, node, note, by string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls = append(a.calls, fmt.Sprintf("answer %s %s %q %s", filepath.Base(runDir), node, note, by))
-	return nil
+	return a.fail
 }
 
 func (a *actions) Decide(_ context.Context, queueDir, id string, approve bool, note, by string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls = append(a.calls, fmt.Sprintf("decide %s %s %v %q %s", filepath.Base(queueDir), id, approve, note, by))
-	return nil
+	return a.fail
 }
 
 func (a *actions) list() []string {
@@ -202,4 +204,29 @@ func get(t *testing.T, c *http.Client, url string) (int, string) {
 	var b []byte
 	b, _ = io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+func appendFile(t testing.TB, path, data string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func removeIfExists(path string) error {
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return nil
+}
+
+func readAll(resp *http.Response) string {
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

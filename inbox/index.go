@@ -34,6 +34,9 @@ type Run struct {
 	size    int64
 	mtime   time.Time
 	runJSON bool
+	// unfinished: the journal has no run_finished (after its last
+	// answer), so whether the run is running depends on its process.
+	unfinished bool
 }
 
 // Index keeps every run of a set of runs directories in memory and
@@ -146,6 +149,9 @@ func (ix *Index) refreshDir(root int, dir string, seen map[string]bool) bool {
 		seen[k] = true
 		old := ix.runs[k]
 		if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && (old.runJSON || !exists(dir, name)) {
+			if now := recheck(r, old); now != nil {
+				ix.runs[k], changed = now, true
+			}
 			continue
 		}
 		run := loadRun(r, root, dir, name)
@@ -154,6 +160,22 @@ func (ix *Index) refreshDir(root int, dir string, seen map[string]bool) bool {
 		changed = true
 	}
 	return changed
+}
+
+// recheck looks again at an unfinished run whose journal did not change:
+// its harness may have died since. It returns the run as it is now when
+// its status changed, as a copy (pages may be reading the old one).
+func recheck(r *os.Root, run *Run) *Run {
+	if !run.unfinished {
+		return nil
+	}
+	status, reason := liveStatus(r, run.ID)
+	if status == run.Status {
+		return nil
+	}
+	now := *run
+	now.Status, now.Reason = status, reason
+	return &now
 }
 
 // exists reports whether a run has written its run.json yet.
@@ -170,6 +192,9 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 	v := foldEvents(events)
 	run.Status, run.Kind, run.Reason, run.Blueprint = v.Status, v.Kind, v.Reason, v.Blueprint
 	run.Started, run.DurationMS, run.Tokens, run.NodeRuns = v.Started, v.DurationMS(), v.Tokens, v.NodeRuns
+	if run.unfinished = !v.finished && !v.Last.IsZero(); run.unfinished {
+		run.Status, run.Reason = liveStatus(r, name)
+	}
 	var meta struct {
 		Workspace string `json:"workspace"`
 	}

@@ -82,6 +82,16 @@ type runView struct {
 	Reached map[string]bool
 	Sandbox []string
 	LastSeq int
+	// Answers are the people's answers to hand-offs, oldest first.
+	Answers []answer
+	// finished: the journal has a run_finished after its last answer.
+	finished bool
+}
+
+// answer is one answered event: who told which node what, and when.
+type answer struct {
+	By, Node, Note string
+	Time           time.Time
 }
 
 func foldEvents(events []runtime.Event) *runView {
@@ -125,7 +135,12 @@ func foldEvents(events []runtime.Event) *runView {
 				}
 			}
 		case runtime.EvRunFinished:
-			v.Status, v.Kind, v.Reason = string(ev.Status), ev.Kind, ev.Reason
+			v.Status, v.Kind, v.Reason, v.finished = string(ev.Status), ev.Kind, ev.Reason, true
+		case runtime.EvAnswered:
+			// The handed-off run goes on: running again until its next
+			// run_finished.
+			v.Status, v.Kind, v.Reason, v.finished = string(runtime.StatusRunning), "", "", false
+			v.Answers = append(v.Answers, answer{By: ev.By, Node: ev.Node, Note: ev.Feedback, Time: ev.Time})
 		}
 	}
 	return v

@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -31,7 +32,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	all := s.index.Runs()
 	runs, total := Select(all, q)
 	p := listPage{Runs: runs, Total: total, Page: q.Page, Pages: max((total+perPage-1)/perPage, 1), Query: q,
-		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled"}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
+		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", statusStopped}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
 	link := func(page int) string {
 		v := url.Values{}
 		for k, val := range map[string]string{"status": q.Status, "blueprint": q.Blueprint, "q": q.Text} {
@@ -75,6 +76,7 @@ type runPageData struct {
 	Transcripts []transcript
 	Handoff     string
 	AnswerTo    []string
+	CLI         *handoffCLI
 	CSRF        string
 	Live        bool
 	Offset      int64
@@ -116,6 +118,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	if v.Status == "handed_off" {
 		p.Handoff, _ = d.text("handoff.md")
 		p.AnswerTo = answerNodes(bp)
+		p.CLI = cliOf(d, p.AnswerTo)
 	}
 	return p
 }
@@ -192,6 +195,7 @@ type handoffItem struct {
 	Run      *Run
 	Markdown string
 	AnswerTo []string
+	CLI      *handoffCLI
 }
 
 func (s *Server) handoffsPage(w http.ResponseWriter, r *http.Request) {
@@ -208,6 +212,7 @@ func (s *Server) handoffsPage(w http.ResponseWriter, r *http.Request) {
 		it.Markdown, _ = d.text("handoff.md")
 		bp, _ := d.blueprint(s.opts.Types)
 		it.AnswerTo = answerNodes(bp)
+		it.CLI = cliOf(d, it.AnswerTo)
 		d.Close()
 		items = append(items, it)
 	}
@@ -231,9 +236,14 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "inbox: this server cannot answer hand-offs", http.StatusNotImplemented)
 		return
 	}
-	if err := s.opts.Actions.Answer(r.Context(), d.path, node, note, s.opts.By); err != nil {
-		http.Error(w, "inbox: answer: "+err.Error(), http.StatusInternalServerError)
+	back := "/run/" + r.PathValue("root") + "/" + url.PathEscape(r.PathValue("id"))
+	if strings.TrimSpace(note) == "" {
+		s.fail(w, http.StatusBadRequest, "answer "+d.id+": no note", errors.New("write what the node should know in the note"), back)
 		return
 	}
-	http.Redirect(w, r, "/run/"+r.PathValue("root")+"/"+url.PathEscape(r.PathValue("id")), http.StatusSeeOther)
+	if err := s.opts.Actions.Answer(r.Context(), d.path, node, note, s.opts.By); err != nil {
+		s.fail(w, http.StatusInternalServerError, "answer "+d.id+" failed", err, back)
+		return
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
 }

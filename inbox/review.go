@@ -25,6 +25,10 @@ type reviewEntry struct {
 	Created time.Time `json:"created"`
 	Decided time.Time `json:"decided"`
 	Note    string    `json:"note"`
+	// DecidedBy and Landed: who decided, and the commit an approval
+	// landed the change as.
+	DecidedBy string `json:"decided_by"`
+	Landed    string `json:"landed"`
 }
 
 func (s *Server) queue(r *http.Request) (int, *os.Root, string, error) {
@@ -157,10 +161,11 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "inbox: this server cannot decide reviews", http.StatusNotImplemented)
 		return
 	}
+	back := "/review/" + strconv.Itoa(q) + "/" + url.PathEscape(id)
 	err = s.opts.Actions.Decide(r.Context(), s.opts.ReviewDirs[q], id, verdict == "approve", r.PostFormValue("note"), s.opts.By)
 	if err != nil {
-		http.Error(w, "inbox: "+verdict+": "+err.Error(), http.StatusInternalServerError)
+		s.fail(w, http.StatusInternalServerError, verdict+" "+id+" failed", err, back)
 		return
 	}
-	http.Redirect(w, r, "/review/"+strconv.Itoa(q)+"/"+url.PathEscape(id), http.StatusSeeOther)
+	http.Redirect(w, r, back, http.StatusSeeOther)
 }

@@ -145,6 +145,19 @@ func (s *Server) render(w http.ResponseWriter, name string, data any) {
 	_, _ = w.Write(b.Bytes())
 }
 
+// fail shows an action's error as a page (the text escaped like any
+// other), with a link back to where the person was.
+func (s *Server) fail(w http.ResponseWriter, code int, title string, err error, back string) {
+	var b bytes.Buffer
+	if terr := s.tmpl.ExecuteTemplate(&b, "error.html", map[string]any{"Title": title, "Err": err.Error(), "Back": back}); terr != nil {
+		http.Error(w, "inbox: "+title+": "+err.Error(), code)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write(b.Bytes())
+}
+
 // runRoot resolves the {root} and {id} of a request to a runs directory
 // and the run's directory opened as an os.Root.
 func (s *Server) runRoot(r *http.Request) (int, string, *runDir, error) {

@@ -41,6 +41,11 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		if len(lines) > 0 {
 			fl.Flush()
 		}
+		// A harness that died leaves no run_closed: its pid file says
+		// it is gone (read after the journal, so no line is missed).
+		if !closed && len(lines) == 0 {
+			_, closed = harnessGone(d.Root)
+		}
 		if closed {
 			_, _ = io.WriteString(w, "event: closed\ndata: {}\n\n")
 			fl.Flush()

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -18,31 +16,56 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 )
 
+const serveHelp = `[--addr HOST:PORT] [--runs DIR]... [--reviews DIR]...
+
+Serves the web inbox: runs (live while they run), hand-offs to answer and
+the review queue to approve or reject. Approvals land changes in this
+process with the --allow-endpoint prefixes given here; an answer starts
+'sandgate answer' with --model, --base-url, --api-key-env, --allow-env and
+--allow-endpoint as given here, its output in the run's answer-<n>.log. An
+answered run goes on when the server stops (sandgate cancel stops it).
+
+flags:`
+
+// serveConfig is what cmdServe parsed: the inbox and its actions.
+type serveConfig struct {
+	runs, reviews []string
+	token, by     string
+	acts          *serveActions
+}
+
 func cmdServe(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve", "", stderr)
+	fs := newFlags("serve", serveHelp, stderr)
 	addr := fs.String("addr", "127.0.0.1:7777", "address to listen on; a non-loopback address needs --token")
 	token := fs.String("token", os.Getenv("SANDGATE_TOKEN"), "token every request must carry (default $SANDGATE_TOKEN)")
+	by := fs.String("by", "", "who answers and decides in this inbox, as recorded (default: the login name)")
 	var runs, reviews listFlag
 	fs.Var(&runs, "runs", "runs directory to show (repeatable; default: the current repository's)")
 	fs.Var(&reviews, "reviews", "review queue directory to show (repeatable; default: the current repository's)")
+	var rf runFlags
+	fs.StringVar(&rf.model, "model", "", "model of answered runs' agent nodes (as run --model)")
+	fs.StringVar(&rf.baseURL, "base-url", "", "endpoint of answered runs' agent nodes (as run --base-url)")
+	fs.StringVar(&rf.apiKeyEnv, "api-key-env", "", "variable holding answered runs' API key (as run --api-key-env)")
+	fs.Var(&rf.allowEnv, "allow-env", "credential variable answered runs may pass into the box (repeatable, as run --allow-env)")
+	fs.Var(&rf.allowEndpoints, "allow-endpoint", "URL prefix approvals and answered runs may send tokens to (repeatable, as review/run --allow-endpoint)")
 	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) != 0 {
 		if err == nil {
 			fs.Usage()
 		}
 		return exitUsage
 	}
-	if len(runs) == 0 {
-		runs = listFlag{defaultRunsDir(".")}
-	}
-	if len(reviews) == 0 {
-		reviews = listFlag{filepath.Join(filepath.Dir(runs[0]), "reviews")}
-	}
 	if err := inbox.CheckAddr(*addr, *token); err != nil {
 		fmt.Fprintln(stderr, "sandgate serve:", err)
 		return exitUsage
 	}
-	srv, err := inbox.New(inbox.Options{RunsDirs: absAll(runs), ReviewDirs: absAll(reviews), Token: *token,
-		Actions: cliActions{stderr: stderr}, Types: nodes.Types(), By: os.Getenv("USER")})
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "sandgate serve: cannot find this binary to run answers with:", err)
+		return exitFailed
+	}
+	cfg := serveConfig{runs: runs, reviews: reviews, token: *token, by: decider(*by),
+		acts: &serveActions{exe: exe, answerArgs: rf.answerArgs(), allow: rf.allowEndpoints}}
+	srv, err := cfg.server()
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate serve:", err)
 		return exitUsage
@@ -56,7 +79,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if *token != "" {
 		url += "?token=<your token>"
 	}
-	fmt.Fprintf(stdout, "sandgate inbox on %s (runs: %s; reviews: %s)\n", url, runs.String(), reviews.String())
+	fmt.Fprintf(stdout, "sandgate inbox on %s (runs: %s; reviews: %s)\n", url, strings.Join(cfg.runs, ","), strings.Join(cfg.reviews, ","))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Serve(ctx, ln, 5*time.Second); err != nil {
@@ -66,66 +89,40 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// server builds the inbox, filling in the default directories.
+func (c *serveConfig) server() (*inbox.Server, error) {
+	if len(c.runs) == 0 {
+		c.runs = []string{defaultRunsDir(".")}
+	}
+	if len(c.reviews) == 0 {
+		c.reviews = []string{filepath.Join(filepath.Dir(c.runs[0]), "reviews")}
+	}
+	c.runs, c.reviews = absAll(c.runs), absAll(c.reviews)
+	return inbox.New(inbox.Options{RunsDirs: c.runs, ReviewDirs: c.reviews, Token: c.token,
+		Actions: c.acts, Types: nodes.Types(), By: c.by})
+}
+
+// answerArgs are the run flags serve was given, for `sandgate answer`.
+func (rf *runFlags) answerArgs() []string {
+	var out []string
+	for _, f := range []struct{ name, v string }{{"--model", rf.model}, {"--base-url", rf.baseURL}, {"--api-key-env", rf.apiKeyEnv}} {
+		if f.v != "" {
+			out = append(out, f.name, f.v)
+		}
+	}
+	for _, v := range rf.allowEnv {
+		out = append(out, "--allow-env", v)
+	}
+	for _, v := range rf.allowEndpoints {
+		out = append(out, "--allow-endpoint", v)
+	}
+	return out
+}
+
 func absAll(dirs []string) []string {
 	out := make([]string, len(dirs))
 	for i, d := range dirs {
 		out[i], _ = filepath.Abs(d)
 	}
 	return out
-}
-
-// cliActions answers and decides through this binary's own subcommands, in
-// child processes: resuming a run needs the CLI's whole sandbox set-up, and
-// a child keeps a long resumed run out of the server's process.
-type cliActions struct{ stderr io.Writer }
-
-// Answer starts `sandgate answer DIR --to NODE --note NOTE` in the
-// background. A child that fails at once (a bad node, a run that is not
-// handed off) reports its error; one still running after a moment is the
-// resumed run, which the inbox then shows live.
-func (a cliActions) Answer(ctx context.Context, runDir, node, note, by string) error {
-	cmd := exec.Command(os.Args[0], "answer", runDir, "--to", node, "--note", note)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(&limited{w: &out}, a.stderr), io.MultiWriter(&limited{w: &out}, a.stderr)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start sandgate answer: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("sandgate answer: %w: %s", err, strings.TrimSpace(out.String()))
-		}
-	case <-time.After(2 * time.Second):
-	}
-	return nil
-}
-
-// Decide runs `sandgate review approve|reject ID --note N --dir D`.
-func (a cliActions) Decide(ctx context.Context, queueDir, id string, approve bool, note, by string) error {
-	verb := "reject"
-	if approve {
-		verb = "approve"
-	}
-	out, err := exec.CommandContext(ctx, os.Args[0], "review", verb, id, "--note", note, "--dir", queueDir).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("sandgate review %s: %w: %s", verb, err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
-// limited keeps the first 64 KiB written to it.
-type limited struct {
-	w io.Writer
-	n int
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if room := 64<<10 - l.n; room > 0 {
-		k := min(room, len(p))
-		l.n += k
-		_, _ = l.w.Write(p[:k])
-	}
-	return len(p), nil
 }

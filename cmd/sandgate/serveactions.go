@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sandgate/sandgate/nodes"
+)
+
+// serveActions carry out the inbox's answers and decisions. A decision is
+// made in this process, through the same review queue the CLI uses; an
+// answer runs `sandgate answer` as a child process, because a run needs
+// the CLI's whole sandbox set-up and should outlive the request (and the
+// server) that started it.
+type serveActions struct {
+	exe string
+	// answerArgs are the operator's flags for answered runs (--model,
+	// --allow-endpoint, …), given to every `sandgate answer`.
+	answerArgs []string
+	// allow are the operator's --allow-endpoint prefixes for approvals.
+	allow []string
+	// accepted is how long Answer waits for the child to journal the
+	// answer before it lets the page show the run (default 30s).
+	accepted time.Duration
+
+	mu       sync.Mutex
+	busy     map[string]bool
+	children sync.WaitGroup
+}
+
+// Decide approves or rejects through nodes.ReviewQueue. Once started a
+// decision is carried through even when the browser leaves: a merge
+// pushed without its recorded approval would be worse than a slow page.
+func (a *serveActions) Decide(ctx context.Context, queueDir, id string, approve bool, note, by string) error {
+	q := &nodes.ReviewQueue{Dir: queueDir, AllowEndpoints: a.allow}
+	decide, verb := q.Reject, "reject"
+	if approve {
+		decide, verb = q.Approve, "approve"
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
+	defer cancel()
+	e, err := decide(ctx, id, note, by)
+	switch {
+	case err == nil:
+		return nil
+	case e != nil: // rejected, but a pushed branch could not be deleted
+		return fmt.Errorf("%s is %s, but: %w", id, e.Status, err)
+	}
+	return fmt.Errorf("%s %s: %w", verb, id, err)
+}
+
+// Answer starts `sandgate answer DIR --to NODE --note NOTE --by BY` and
+// waits until the child has journaled the answer (the run is then going
+// on, and its page shows it live) or has failed (its error is the
+// answer's). The child's output goes to answer-<n>.log in the run
+// directory; it runs in its own process group, so neither a browser that
+// leaves nor a ^C to the server stops it, and a goroutine reaps it.
+func (a *serveActions) Answer(ctx context.Context, runDir, node, note, by string) error {
+	if !a.claim(runDir) {
+		return fmt.Errorf("an answer to %s is already under way", filepath.Base(runDir))
+	}
+	offset := fileSize(filepath.Join(runDir, "events.jsonl"))
+	logf, logPath, err := newAnswerLog(runDir)
+	if err != nil {
+		a.release(runDir)
+		return err
+	}
+	args := append([]string{"answer", runDir, "--to", node, "--note", note, "--by", by}, a.answerArgs...)
+	cmd := exec.Command(a.exe, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	logf.Close() // the child has its own descriptor
+	if err != nil {
+		a.release(runDir)
+		return fmt.Errorf("start sandgate answer: %w", err)
+	}
+	done := make(chan error, 1)
+	a.children.Add(1)
+	go func() {
+		defer a.children.Done()
+		err := cmd.Wait()
+		a.release(runDir)
+		done <- err
+	}()
+	return a.awaitAnswered(ctx, runDir, offset, logPath, done)
+}
+
+// awaitAnswered polls the journal for the child's answered event.
+func (a *serveActions) awaitAnswered(ctx context.Context, runDir string, offset int64, logPath string, done <-chan error) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(cmp.Or(a.accepted, 30*time.Second))
+	for {
+		if answeredSince(runDir, offset) {
+			return nil
+		}
+		select {
+		case err := <-done:
+			if answeredSince(runDir, offset) { // answered, then ended (succeeded, or handed off again)
+				return nil
+			}
+			if err == nil {
+				err = errors.New("exited without answering")
+			}
+			return fmt.Errorf("sandgate answer: %w: %s (log: %s)", err, tail(logPath, 2<<10), logPath)
+		case <-deadline: // still setting up: the run page shows how it goes
+			return nil
+		case <-ctx.Done(): // the browser left; the child goes on
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func (a *serveActions) claim(dir string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.busy[dir] {
+		return false
+	}
+	if a.busy == nil {
+		a.busy = map[string]bool{}
+	}
+	a.busy[dir] = true
+	return true
+}
+
+func (a *serveActions) release(dir string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.busy, dir)
+}
+
+// wait waits for every answer child to end (tests).
+func (a *serveActions) wait() { a.children.Wait() }
+
+// newAnswerLog creates the next free answer-<n>.log of a run.
+func newAnswerLog(runDir string) (*os.File, string, error) {
+	for n := 1; n < 1000; n++ {
+		p := filepath.Join(runDir, "answer-"+strconv.Itoa(n)+".log")
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return f, p, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, "", fmt.Errorf("answer log: %w", err)
+		}
+	}
+	return nil, "", fmt.Errorf("answer log: %s has 999 answer-<n>.log files already", runDir)
+}
+
+// answeredSince reports whether the journal has an answered event after
+// offset.
+func answeredSince(runDir string, offset int64) bool {
+	f, err := os.Open(filepath.Join(runDir, "events.jsonl"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.NewSectionReader(f, offset, 64<<20))
+	return bytes.Contains(b, []byte(`"type":"answered"`))
+}
+
+func fileSize(p string) int64 {
+	st, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// tail is the end of a log, on one line.
+func tail(p string, n int64) string {
+	b, _ := os.ReadFile(p)
+	if int64(len(b)) > n {
+		b = b[int64(len(b))-n:]
+	}
+	return strings.Join(strings.Fields(string(b)), " ")
+}

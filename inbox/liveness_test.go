@@ -1,0 +1,141 @@
+package inbox_test
+
+import (
+	"errors"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// crashedJournal is a run whose harness died in the middle of a node: no
+// run_finished, no run_closed.
+const crashedJournal = `{"seq":1,"type":"run_started","time":"2026-01-02T03:04:05Z","run_id":"run-crashed","blueprint":"loop"}
+{"seq":2,"type":"node_started","time":"2026-01-02T03:04:06Z","node":"implement","attempt":1}
+`
+
+// deadPid is the pid of a process that has exited and been reaped.
+func deadPid(t *testing.T) int {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// TestCrashedRunShowsStopped: a run without run_finished whose pid file
+// is missing or names a dead process is "stopped (no process)" in the
+// list, on its page and in its live stream (which ends rather than
+// waiting forever); one whose process lives is running. The index also
+// notices a harness that dies after it first read the run.
+func TestCrashedRunShowsStopped(t *testing.T) {
+	w := newWorld(t, "")
+	dir := filepath.Join(w.runs, "run-crashed")
+	writeFile(t, filepath.Join(dir, "events.jsonl"), crashedJournal)
+	c := w.ts.Client()
+	for _, tc := range []struct {
+		name, pid, want string
+	}{
+		{"own process", strconv.Itoa(1), "running"}, // pid 1 lives: signalling it is allowed or EPERM
+		{"dead process", strconv.Itoa(deadPid(t)), "stopped"},
+		{"no pid file", "", "stopped"},
+	} {
+		if tc.pid != "" {
+			writeFile(t, filepath.Join(dir, "pid"), tc.pid)
+		} else if err := removeIfExists(filepath.Join(dir, "pid")); err != nil {
+			t.Fatal(err)
+		}
+		_, page := get(t, c, w.ts.URL+"/run/0/run-crashed")
+		_, list := get(t, c, w.ts.URL+"/?status="+tc.want)
+		if !strings.Contains(page, `id="run-status">`+tc.want+`<`) || !strings.Contains(list, "run-crashed") {
+			t.Errorf("%s: want %s on the page and in the list filtered by it\n%s", tc.name, tc.want, page)
+		}
+		if tc.want == "stopped" && !strings.Contains(page, "no process") {
+			t.Errorf("%s: the page does not say no process carries the run on", tc.name)
+		}
+	}
+	// The stream of a run nobody carries on ends.
+	resp, err := c.Get(w.ts.URL + "/run/0/run-crashed/events?offset=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b := make([]byte, 64<<10)
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(got, "event: closed") && time.Now().Before(deadline); {
+		n, err := resp.Body.Read(b)
+		got += string(b[:n])
+		if err != nil {
+			break
+		}
+	}
+	if !strings.Contains(got, "event: closed") {
+		t.Fatalf("the live stream of a dead run did not end:\n%s", got)
+	}
+}
+
+// TestAnsweredRunIsRunningAgain: after an answered event the run is
+// running again (not stuck on its old handed_off) and the page shows who
+// answered and what.
+func TestAnsweredRunIsRunningAgain(t *testing.T) {
+	w := newWorld(t, "")
+	dir := filepath.Join(w.runs, "run-handoff")
+	writeFile(t, filepath.Join(dir, "pid"), "1")
+	appendFile(t, filepath.Join(dir, "events.jsonl"), `{"seq":999,"type":"answered","time":"2026-01-02T03:04:05Z","node":"implement","feedback":"use `+jsonEsc(xss)+`","by":"ana"}`+"\n")
+	_, page := get(t, w.ts.Client(), w.ts.URL+"/run/0/run-handoff")
+	if !strings.Contains(page, `id="run-status">running<`) || !strings.Contains(page, "answered by <b>ana</b>") ||
+		!strings.Contains(page, "use &lt;script&gt;") || !strings.Contains(page, "data-events=") {
+		t.Fatalf("answered run page:\n%s", page)
+	}
+}
+
+// TestActionErrorsShownEscaped: an action's error is a page that shows
+// the error as text, with a way back; never a blank 500.
+func TestActionErrorsShownEscaped(t *testing.T) {
+	w := newWorld(t, "")
+	w.acts.fail = errors.New("review rev-1 already decided: " + xss)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	tok := csrfOf(t, c, w.ts.URL+"/run/0/run-handoff")
+	for _, p := range []struct {
+		path string
+		form url.Values
+	}{
+		{"/run/0/run-handoff/answer", url.Values{"node": {"implement"}, "note": {"x"}, "csrf": {tok}}},
+		{"/review/0/rev-1/decide", url.Values{"verdict": {"approve"}, "csrf": {tok}}},
+	} {
+		resp, err := c.PostForm(w.ts.URL+p.path, p.form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := readAll(resp)
+		if resp.StatusCode != http.StatusInternalServerError || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+			!strings.Contains(body, "already decided: &lt;script&gt;") || strings.Contains(body, "<script>alert") || !strings.Contains(body, ">back</a>") {
+			t.Errorf("%s: %d %s\n%s", p.path, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+	}
+	resp, _ := c.PostForm(w.ts.URL+"/run/0/run-handoff/answer", url.Values{"node": {"implement"}, "note": {"  "}, "csrf": {tok}})
+	if body := readAll(resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "no note") {
+		t.Errorf("empty note: %d\n%s", resp.StatusCode, body)
+	}
+}
+
+// TestHandoffsShowCLI: the hand-offs page gives a person at a shell the
+// takeover commands and the `sandgate answer` line, escaped.
+func TestHandoffsShowCLI(t *testing.T) {
+	w := newWorld(t, "")
+	dir := filepath.Join(w.runs, "run-handoff")
+	writeFile(t, filepath.Join(dir, "handoff.json"), `{"takeover":["git -C /repo checkout -b sandgate/x abc","git -C /repo apply `+jsonEsc(xss)+`"],"fetch":["git fetch /srv/r.git fix"]}`)
+	_, page := get(t, w.ts.Client(), w.ts.URL+"/handoffs")
+	for _, want := range []string{"git -C /repo checkout -b sandgate/x abc", "apply &lt;script&gt;", "git fetch /srv/r.git fix",
+		"sandgate answer " + dir + " --to implement --note"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("hand-offs page lacks %q", want)
+		}
+	}
+}

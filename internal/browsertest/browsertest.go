@@ -1,0 +1,101 @@
+// Package browsertest starts headless Chromium for the inbox's browser
+// tests, so the inbox package and the CLI's end-to-end tests share one
+// rule: without the browser a test skips, unless
+// SANDGATE_BROWSER_TESTS=required (CI), where a missing browser fails.
+package browsertest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// Chromium is the browser the tests drive (Debian's chromium package).
+const Chromium = "/usr/bin/chromium"
+
+// Browser is one headless Chromium tab; start one per test function and
+// reuse it across subtests, a start costs about a second.
+type Browser struct {
+	Ctx context.Context
+	// Dialogs counts JavaScript dialogs (alert, confirm) the pages opened;
+	// each is accepted so a page never hangs.
+	Dialogs *atomic.Int32
+}
+
+// Start starts Chromium with a 1280×900 viewport; it stops when the test
+// ends, or after timeout.
+func Start(t testing.TB, timeout time.Duration) *Browser {
+	t.Helper()
+	if _, err := os.Stat(Chromium); err != nil {
+		if os.Getenv("SANDGATE_BROWSER_TESTS") == "required" {
+			t.Fatalf("SANDGATE_BROWSER_TESTS=required but %s is missing: %v (install Debian's chromium)", Chromium, err)
+		}
+		t.Skipf("browser tests skipped: %s missing (install Debian's chromium; CI sets SANDGATE_BROWSER_TESTS=required)", Chromium)
+	}
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(Chromium), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true)}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	b := &Browser{Ctx: ctx, Dialogs: &atomic.Int32{}}
+	err := chromedp.Listen(ctx, func(ev any) {
+		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			b.Dialogs.Add(1)
+			go func() {
+				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+			}()
+		}
+	})
+	if err != nil {
+		t.Fatalf("start %s: %v", Chromium, err)
+	}
+	b.Do(t, chromedp.EmulateViewport(1280, 900))
+	return b
+}
+
+// Do runs actions in the tab and fails the test on an error.
+func (b *Browser) Do(t testing.TB, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(b.Ctx, actions...); err != nil {
+		t.Fatalf("browser: %v", err)
+	}
+}
+
+// Eval evaluates js in the tab's page.
+func Eval[T any](t testing.TB, b *Browser, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(b.Ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// Screenshot saves the whole page as $SANDGATE_SCREENSHOTS/name, when
+// that variable is set.
+func (b *Browser) Screenshot(t testing.TB, name string) {
+	t.Helper()
+	dir := os.Getenv("SANDGATE_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(b.Ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
