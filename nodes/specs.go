@@ -40,7 +40,7 @@ func Specs() []blueprint.NodeType {
 		blueprint.Configured[GitPushConfig](blueprint.NodeType{Name: "git_push", Stage: "promote", Doc: "pushes the committed branch with credentials kept outside the sandbox",
 			Outputs: map[string]blueprint.Kind{"ref": kStr, "pushed": kBool, "remote": kStr}}),
 		blueprint.Configured[ReviewConfig](blueprint.NodeType{Name: "review", Stage: "promote", Doc: "hands the verified change to people: a local queue or a pull request",
-			Outputs: map[string]blueprint.Kind{"url": kStr, "id": kStr}}),
+			Outputs: map[string]blueprint.Kind{"url": kStr, "id": kStr, "decision": kStr, "comments": kInt}}),
 	}
 }
 
