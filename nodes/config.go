@@ -158,11 +158,18 @@ type ReviewConfig struct {
 	// OnApprove is what sandgate review approve does; the node records it
 	// in the queue entry, so approving needs no blueprint.
 	OnApprove map[string]string `sg:"on_approve,notemplate" doc:"what sandgate review approve does. Queue local: {merge_into: BRANCH, method: ff (default) or merge, remote: URL or path, by default the remote a git_push node pushed to}. Queue github: {github: ready, approve or merge; merge_method: merge, squash or rebase} (with ready the pull request opens as a draft)"`
+	// Wait makes the node wait for the reviewers' decision; zero hands
+	// the change over and passes at once.
+	Wait time.Duration `sg:"wait" doc:"wait this long for a decision: approved passes; changes requested (sandgate review reject --note, or a GitHub review requesting changes on the reviewed commit) fails with the reviewers' comments as feedback, for an on_fail edge back to the agent; no decision in time fails with decision timed_out. The wait survives a restart (its start is recorded in the run)"`
 }
 
-// Validate refuses a GitHub review without the repository to open the pull
-// request in, and an on_approve the queue cannot carry out.
+// Validate refuses a negative wait, a GitHub review without the repository
+// to open the pull request in, and an on_approve the queue cannot carry
+// out.
 func (c *ReviewConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
+	if c.Wait < 0 {
+		return []blueprint.Diagnostic{n.ErrorAt("wait", -1, "want a positive duration such as 24h, got %s", c.Wait)}
+	}
 	if _, err := parseOnApprove(c.Queue, c.OnApprove); err != nil {
 		return []blueprint.Diagnostic{n.ErrorAt("on_approve", -1, "%v", err)}
 	}

@@ -18,6 +18,9 @@ import (
 
 func TestMain(m *testing.M) {
 	sandbox.Main()
+	if spec := os.Getenv("SANDGATE_REVIEW_CHILD"); spec != "" {
+		reviewChild(spec) // waits in a review until killed
+	}
 	os.Exit(m.Run())
 }
 

@@ -18,13 +18,17 @@ import (
 )
 
 // Review hands the verified change to people: an entry in a local review
-// queue, or a GitHub pull request. The harness ends at "review requested";
-// what approving does (on_approve) is recorded for the person who decides.
+// queue, or a GitHub pull request. Run again in the same run (the run was
+// sent back and committed anew, or resumed after a crash) it updates the
+// same entry or pull request. Without wait the harness ends at "review
+// requested"; with wait the node waits for the decision (review_wait.go).
+// What approving does (on_approve) is recorded for the person who decides.
 type Review struct {
 	queue, repo, base, baseURL, tokenEnv, dir string
 	// allowed are the operator's URL prefixes for tokens (--allow-endpoint).
 	allowed   []string
 	onApprove *ApproveAction
+	wait      time.Duration
 }
 
 var _ runtime.Node = (*Review)(nil)
@@ -36,7 +40,7 @@ func newReview(spec *blueprint.Node, allowed []string, dir string) (runtime.Node
 	if err != nil {
 		return nil, err
 	}
-	r := &Review{allowed: allowed, queue: c.Queue, repo: c.Repo, base: c.Base, baseURL: c.BaseURL, tokenEnv: c.TokenEnv, dir: c.Dir}
+	r := &Review{allowed: allowed, queue: c.Queue, repo: c.Repo, base: c.Base, baseURL: c.BaseURL, tokenEnv: c.TokenEnv, dir: c.Dir, wait: c.Wait}
 	if r.onApprove, err = parseOnApprove(c.Queue, c.OnApprove); err != nil {
 		return nil, fmt.Errorf("on_approve: %w", err)
 	}
@@ -46,14 +50,42 @@ func newReview(spec *blueprint.Node, allowed []string, dir string) (runtime.Node
 	return r, nil
 }
 
+// handed is what a review handed over: the entry's directory (local
+// queue, or a github review with on_approve), the pull request, and the
+// wait's bounds.
+type handed struct {
+	entryDir     string
+	pr           *PullRequest
+	commit       string
+	since, until time.Time
+	outputs      map[string]any
+}
+
 // Run implements runtime.Node.
 func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
 	pr, refused, err := startPromotion(in, true)
 	if pr == nil {
 		return refused, err
 	}
-	w, c, p := pr.w, pr.commit, pr.p
-	patch, err := w.patch(ctx, p, plumbing.NewHash(c.Tree))
+	h, err := r.handOver(ctx, in, pr)
+	if err != nil {
+		return nil, err
+	}
+	if r.wait <= 0 {
+		h.outputs["decision"], h.outputs["comments"] = "pending", 0
+		return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: h.outputs}, nil
+	}
+	if r.queue == "github" {
+		return r.awaitGitHub(ctx, h)
+	}
+	return r.awaitLocal(ctx, h)
+}
+
+// handOver queues the entry or opens the pull request, or updates the
+// run's existing one, and records the wait's start in the run directory.
+func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promotable) (*handed, error) {
+	w, c := pr.w, pr.commit
+	patch, err := w.patch(ctx, pr.p, plumbing.NewHash(c.Tree))
 	if err != nil {
 		return nil, err
 	}
@@ -61,31 +93,44 @@ func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 	if err != nil {
 		return nil, err
 	}
-	if title == "" {
-		title = c.Title
+	title = cmp.Or(title, c.Title)
+	st, err := loadReviewState(w.RunDir, in.NodeID, c.Commit)
+	if err != nil {
+		return nil, err
 	}
+	h := &handed{commit: c.Commit, since: st.WaitSince, until: st.WaitSince.Add(r.wait), outputs: map[string]any{"id": w.RunID}}
 	verify, _ := os.ReadFile(filepath.Join(w.RunDir, "verify.json"))
 	body := reviewBody(w, c, title, verify)
 	entry := ReviewEntry{ID: w.RunID, Title: title, Branch: c.Branch, Commit: c.Commit, Base: w.Base,
 		RunDir: w.RunDir, Status: StatusPending, Created: time.Now().UTC(), DeleteOnReject: w.pushes(),
 		AgentSummary: agentSummary(w.RunDir)}
+	if r.wait > 0 {
+		entry.Waiting, entry.WaitSince, entry.WaitUntil = r.queue == "local", h.since, h.until
+	}
 	if entry.OnApprove, err = r.approveAction(w); err != nil {
 		return nil, err
 	}
-	res := &runtime.Result{Outcome: runtime.OutcomePass}
 	if r.queue == "github" {
-		if res, entry.PullRequest, err = r.pullRequest(ctx, c, title, body); err != nil || entry.OnApprove == nil || entry.PullRequest == nil {
-			// Without on_approve the pull request is the whole review.
-			return res, err
+		if h.pr, err = r.pullRequest(ctx, c, title, body, st.PullRequest); err != nil {
+			return nil, err
 		}
+		entry.PullRequest, st.PullRequest = h.pr, h.pr.Number
+		h.outputs["url"], h.outputs["id"] = h.pr.URL, fmt.Sprint(h.pr.Number)
 	}
-	files := map[string][]byte{"diff.patch": []byte(patch), "verify.json": verify, "summary.md": []byte(body), "entry.json": mustJSON(entry)}
-	dir, err := writeEntry(filepath.Join(r.dir, w.RunID), files, w.redact.Bytes)
-	if err != nil || r.queue == "github" {
-		return res, err
+	if err := st.save(); err != nil {
+		return nil, fmt.Errorf("record the review's state: %w", err)
 	}
-	res.Outputs = map[string]any{"url": dir, "id": w.RunID}
-	return res, nil
+	if r.queue == "github" && entry.OnApprove == nil {
+		return h, nil // without on_approve the pull request is the whole review
+	}
+	files := map[string][]byte{"diff.patch": []byte(patch), "verify.json": verify, "summary.md": []byte(body)}
+	if _, h.entryDir, err = upsertEntry(filepath.Join(r.dir, w.RunID), entry, files, w.redact.Bytes); err != nil {
+		return nil, err
+	}
+	if r.queue == "local" {
+		h.outputs["url"] = h.entryDir
+	}
+	return h, nil
 }
 
 // approveAction is on_approve completed from what the run did: a local
@@ -138,42 +183,6 @@ func agentSummary(runDir string) string {
 		}
 	}
 	return out
-}
-
-// Review queue entry states.
-const (
-	StatusPending  = "pending"
-	StatusApproved = "approved"
-	StatusRejected = "rejected"
-)
-
-// ReviewEntry is one change waiting in the local review queue.
-type ReviewEntry struct {
-	ID      string    `json:"id"`
-	Title   string    `json:"title"`
-	Branch  string    `json:"branch"`
-	Commit  string    `json:"commit"`
-	Base    string    `json:"base"`
-	RunDir  string    `json:"run_dir"`
-	Status  string    `json:"status"`
-	Created time.Time `json:"created"`
-	Decided time.Time `json:"decided,omitempty"`
-	// DecidedBy is who approved or rejected the change.
-	DecidedBy string `json:"decided_by,omitempty"`
-	Note      string `json:"note,omitempty"`
-	// AgentSummary is the agent's own account of its change (the agent
-	// node's outputs.summary).
-	AgentSummary string `json:"agent_summary,omitempty"`
-	// OnApprove is what approving does; nil only records the decision.
-	OnApprove *ApproveAction `json:"on_approve,omitempty"`
-	// PullRequest is the pull request a github review opened.
-	PullRequest *PullRequest `json:"pull_request,omitempty"`
-	// Landed is the commit the target branch points at after approval:
-	// the reviewed commit (ff), a merge commit, or GitHub's merge commit.
-	Landed string `json:"landed,omitempty"`
-	// DeleteOnReject are branches a git_push node with delete_on_reject
-	// pushed; rejecting the entry deletes them on their remotes.
-	DeleteOnReject []PushedBranch `json:"delete_on_reject,omitempty"`
 }
 
 func reviewBody(w *Workspace, c *committed, title string, verify []byte) string {

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
-	"github.com/sandgate/sandgate/runtime"
 )
 
 // gitHub talks to GitHub's API (or an Enterprise server's) with a token
@@ -40,72 +40,155 @@ func (e apiError) String() string {
 	return msg
 }
 
+// ghReply is one answer from GitHub.
+type ghReply struct {
+	status int
+	body   []byte
+	header http.Header
+}
+
 // do sends payload as JSON to path under the base URL (or to url itself
 // when path starts with http) and returns the status and body.
 func (g *gitHub) do(ctx context.Context, method, path string, payload any) (int, []byte, error) {
-	url, checked := path, path
+	r, err := g.call(ctx, method, path, payload)
+	if err != nil {
+		return 0, nil, err
+	}
+	return r.status, r.body, nil
+}
+
+// call is do with the answer's headers; a nil payload sends no body.
+func (g *gitHub) call(ctx context.Context, method, path string, payload any) (*ghReply, error) {
+	target, checked := path, path
 	if !strings.HasPrefix(path, "http") {
-		url, checked = strings.TrimRight(g.baseURL, "/")+path, g.baseURL
+		target, checked = strings.TrimRight(g.baseURL, "/")+path, g.baseURL
 	}
 	// The loader checked a blueprint's base_url; this holds for nodes that
 	// did not come through it and for a queue entry someone edited,
 	// before any connection.
-	for _, u := range []string{checked, url} {
+	for _, u := range []string{checked, target} {
 		if err := checkGitHubURL(u, g.allowed); err != nil {
-			return 0, nil, fmt.Errorf("review base_url: %w", err)
+			return nil, fmt.Errorf("review base_url: %w", err)
 		}
 	}
 	tok := os.Getenv(g.tokenEnv)
 	if tok == "" {
-		return 0, nil, fmt.Errorf("review queue github: %s is not set in this environment", g.tokenEnv)
+		return nil, fmt.Errorf("review queue github: %s is not set in this environment", g.tokenEnv)
 	}
-	body, _ := json.Marshal(payload)
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
+	var body io.Reader
+	if payload != nil {
+		b, _ := json.Marshal(payload)
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Accept", "application/vnd.github+json")
 	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
-	req.Header.Set("Content-Type", "application/json")
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	client := &http.Client{Timeout: 60 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		return checkRedirect(req, via, g.allowed)
 	}}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, data, err
+	return &ghReply{status: resp.StatusCode, body: data, header: resp.Header}, err
+}
+
+// ghPull is the part of GitHub's pull request payload the node reads.
+type ghPull struct {
+	apiError
+	HTMLURL string `json:"html_url"`
+	Number  int    `json:"number"`
+	NodeID  string `json:"node_id"`
+	Draft   bool   `json:"draft"`
+}
+
+func (r *Review) gitHub() *gitHub {
+	return &gitHub{baseURL: r.baseURL, tokenEnv: r.tokenEnv, allowed: r.allowed}
 }
 
 // pullRequest opens the pull request, as a draft when approving is to mark
-// it ready for review.
-func (r *Review) pullRequest(ctx context.Context, c *committed, title, body string) (*runtime.Result, *PullRequest, error) {
+// it ready for review; or, when this run already opened one (known, from
+// the run directory) or GitHub says one exists for the branch (a retried
+// creation), finds that one and updates its title and body.
+func (r *Review) pullRequest(ctx context.Context, c *committed, title, body string, known int) (*PullRequest, error) {
+	gh := r.gitHub()
+	if known > 0 {
+		if pr, err := r.findPullRequest(ctx, gh, c.Branch); err != nil || pr != nil {
+			return r.updatePullRequest(ctx, gh, pr, title, body, err)
+		}
+	}
 	draft := r.onApprove != nil && r.onApprove.GitHub == "ready"
-	gh := &gitHub{baseURL: r.baseURL, tokenEnv: r.tokenEnv, allowed: r.allowed}
 	payload := map[string]any{"title": title, "head": c.Branch, "base": r.base, "body": body, "draft": draft}
 	status, data, err := gh.do(ctx, http.MethodPost, "/repos/"+r.repo+"/pulls", payload)
 	if err != nil {
-		return nil, nil, fmt.Errorf("create pull request: %w", err)
+		return nil, fmt.Errorf("create pull request: %w", err)
 	}
-	var out struct {
-		apiError
-		HTMLURL string `json:"html_url"`
-		Number  int    `json:"number"`
-		NodeID  string `json:"node_id"`
-	}
+	var out ghPull
 	_ = json.Unmarshal(data, &out)
-	if status != http.StatusCreated {
-		msg := out.apiError.String()
-		if status == http.StatusUnprocessableEntity && strings.Contains(msg, "already exists") {
-			return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"url": "", "id": "existing"}, Feedback: msg}, nil, nil
+	if status == http.StatusUnprocessableEntity && strings.Contains(out.apiError.String(), "already exists") {
+		pr, err := r.findPullRequest(ctx, gh, c.Branch)
+		if err == nil && pr == nil {
+			err = fmt.Errorf("GitHub says %q, yet lists no open pull request from %s", out.apiError.String(), c.Branch)
 		}
-		return nil, nil, fmt.Errorf("create pull request: %d %s: %s", status, http.StatusText(status), msg)
+		return r.updatePullRequest(ctx, gh, pr, title, body, err)
 	}
-	pr := &PullRequest{Repo: r.repo, Number: out.Number, NodeID: out.NodeID, URL: out.HTMLURL, BaseURL: r.baseURL, TokenEnv: r.tokenEnv, Draft: draft}
-	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"url": out.HTMLURL, "id": fmt.Sprint(out.Number)}}, pr, nil
+	if status != http.StatusCreated {
+		return nil, fmt.Errorf("create pull request: %d %s: %s", status, http.StatusText(status), out.apiError.String())
+	}
+	return r.recordPull(out, draft), nil
+}
+
+func (r *Review) recordPull(p ghPull, draft bool) *PullRequest {
+	return &PullRequest{Repo: r.repo, Number: p.Number, NodeID: p.NodeID, URL: p.HTMLURL, BaseURL: r.baseURL, TokenEnv: r.tokenEnv, Draft: draft}
+}
+
+// findPullRequest is the open pull request from branch (in the same
+// repository) into the base branch; nil when there is none.
+func (r *Review) findPullRequest(ctx context.Context, gh *gitHub, branch string) (*PullRequest, error) {
+	owner, _, _ := strings.Cut(r.repo, "/")
+	q := url.Values{"head": {owner + ":" + branch}, "base": {r.base}, "state": {"open"}}
+	status, data, err := gh.do(ctx, http.MethodGet, "/repos/"+r.repo+"/pulls?"+q.Encode(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("find the pull request from %s: %w", branch, err)
+	}
+	var pulls []ghPull
+	if status != http.StatusOK || json.Unmarshal(data, &pulls) != nil {
+		var e apiError
+		_ = json.Unmarshal(data, &e)
+		return nil, fmt.Errorf("find the pull request from %s: %d %s: %s", branch, status, http.StatusText(status), e.String())
+	}
+	if len(pulls) == 0 {
+		return nil, nil
+	}
+	return r.recordPull(pulls[0], pulls[0].Draft), nil
+}
+
+// updatePullRequest gives the run's pull request the new commit's title
+// and body; GitHub shows the new commits already (they were pushed).
+func (r *Review) updatePullRequest(ctx context.Context, gh *gitHub, pr *PullRequest, title, body string, err error) (*PullRequest, error) {
+	if err != nil {
+		return nil, err
+	}
+	path := fmt.Sprintf("/repos/%s/pulls/%d", r.repo, pr.Number)
+	status, data, err := gh.do(ctx, http.MethodPatch, path, map[string]any{"title": title, "body": body})
+	if err != nil {
+		return nil, fmt.Errorf("update pull request #%d: %w", pr.Number, err)
+	}
+	if status != http.StatusOK {
+		var e apiError
+		_ = json.Unmarshal(data, &e)
+		return nil, fmt.Errorf("update pull request #%d: %d %s: %s", pr.Number, status, http.StatusText(status), e.String())
+	}
+	return pr, nil
 }
 
 // approvePullRequest does what the entry's on_approve asks of its pull

@@ -1,6 +1,7 @@
 package nodes_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -17,6 +18,9 @@ import (
 	"github.com/sandgate/sandgate/runtime"
 )
 
+// ghPull7 is pull request 7 as GitHub's create, get and list answer it.
+const ghPull7 = `{"id":1,"node_id":"` + ghNodeID + `","number":7,"html_url":"https://github.com/acme/calc/pull/7","state":"open","draft":true,"head":{"ref":"fix/add","sha":"` + ghHead + `"},"base":{"ref":"main"}}`
+
 const (
 	ghHead   = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 	ghMerged = "e5bd3914e2e596debea16f433f57875b5b90bcd6"
@@ -25,8 +29,8 @@ const (
 
 // ghRequest is one request the GitHub double saw.
 type ghRequest struct {
-	Method, Path, Auth string
-	Body               map[string]any
+	Method, Path, Query, Auth string
+	Body                      map[string]any
 }
 
 // gitHubDouble answers like GitHub's REST and GraphQL APIs for pull
@@ -39,6 +43,16 @@ type gitHubDouble struct {
 	redirect string
 	// mergeStatus overrides the merge endpoint's answer (405, 409).
 	mergeStatus int
+	// exists makes creating pull request 7 answer 422 "already exists";
+	// open lists it as the open pull request from fix/add (creating it
+	// opens it).
+	exists, open bool
+	// reviews and comments answer the pull request's reviews and review
+	// comments; limited is how many reviews polls get 429 Retry-After: 30
+	// first.
+	reviews  func() string
+	comments string
+	limited  int
 }
 
 func newGitHubDouble(t *testing.T) *gitHubDouble {
@@ -55,25 +69,43 @@ func (g *gitHubDouble) seen() []ghRequest {
 }
 
 func (g *gitHubDouble) serve(w http.ResponseWriter, r *http.Request) {
-	req := ghRequest{Method: r.Method, Path: r.URL.Path, Auth: r.Header.Get("Authorization")}
+	req := ghRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Auth: r.Header.Get("Authorization")}
 	_ = json.NewDecoder(r.Body).Decode(&req.Body)
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.reqs = append(g.reqs, req)
-	redirect, mergeStatus := g.redirect, g.mergeStatus
-	g.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	reply := func(status int, body string) { w.WriteHeader(status); io.WriteString(w, body) }
 	switch {
-	case redirect != "":
-		http.Redirect(w, r, redirect+r.URL.Path, http.StatusTemporaryRedirect)
+	case g.redirect != "":
+		http.Redirect(w, r, g.redirect+r.URL.Path, http.StatusTemporaryRedirect)
 	case req.Auth != "Bearer gh-secret":
 		reply(http.StatusUnauthorized, `{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest"}`)
+	case r.Method == http.MethodPost && r.URL.Path == "/repos/acme/calc/pulls" && (g.exists || g.open):
+		reply(http.StatusUnprocessableEntity, `{"message":"Validation Failed","errors":[{"resource":"PullRequest","code":"custom","message":"A pull request already exists for acme:fix/add."}],"documentation_url":"https://docs.github.com/rest/pulls/pulls#create-a-pull-request","status":"422"}`)
 	case r.Method == http.MethodPost && r.URL.Path == "/repos/acme/calc/pulls":
-		reply(http.StatusCreated, `{"id":1,"node_id":"`+ghNodeID+`","number":7,"html_url":"https://github.com/acme/calc/pull/7","state":"open","draft":true}`)
+		g.open = true
+		reply(http.StatusCreated, ghPull7)
+	case r.Method == http.MethodGet && r.URL.Path == "/repos/acme/calc/pulls":
+		if q := r.URL.Query(); (g.exists || g.open) && q.Get("head") == "acme:fix/add" && q.Get("state") == "open" {
+			reply(http.StatusOK, "["+ghPull7+"]")
+			return
+		}
+		reply(http.StatusOK, `[]`)
+	case r.Method == http.MethodPatch && r.URL.Path == "/repos/acme/calc/pulls/7":
+		reply(http.StatusOK, ghPull7)
+	case r.Method == http.MethodGet && r.URL.Path == "/repos/acme/calc/pulls/7/reviews" && g.limited > 0:
+		g.limited--
+		w.Header().Set("Retry-After", "30")
+		reply(http.StatusTooManyRequests, `{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}`)
+	case r.Method == http.MethodGet && r.URL.Path == "/repos/acme/calc/pulls/7/reviews" && g.reviews != nil:
+		reply(http.StatusOK, g.reviews())
+	case r.Method == http.MethodGet && r.URL.Path == "/repos/acme/calc/pulls/7/comments":
+		reply(http.StatusOK, cmp.Or(g.comments, "[]"))
 	case r.Method == http.MethodPost && r.URL.Path == "/repos/acme/calc/pulls/7/reviews" && req.Body["event"] == "APPROVE":
 		reply(http.StatusOK, `{"id":80,"node_id":"MDE3OlB1bGxSZXF1ZXN0UmV2aWV3ODA=","body":"","state":"APPROVED","html_url":"https://github.com/acme/calc/pull/7#pullrequestreview-80","commit_id":"`+ghHead+`","submitted_at":"2019-11-17T17:43:43Z"}`)
-	case r.Method == http.MethodPut && r.URL.Path == "/repos/acme/calc/pulls/7/merge" && mergeStatus == http.StatusMethodNotAllowed:
-		reply(mergeStatus, `{"message":"Pull Request is not mergeable","documentation_url":"https://docs.github.com/rest/pulls/pulls#merge-a-pull-request"}`)
+	case r.Method == http.MethodPut && r.URL.Path == "/repos/acme/calc/pulls/7/merge" && g.mergeStatus == http.StatusMethodNotAllowed:
+		reply(g.mergeStatus, `{"message":"Pull Request is not mergeable","documentation_url":"https://docs.github.com/rest/pulls/pulls#merge-a-pull-request"}`)
 	case r.Method == http.MethodPut && r.URL.Path == "/repos/acme/calc/pulls/7/merge" && req.Body["sha"] != ghHead:
 		reply(http.StatusConflict, `{"message":"Head branch was modified. Review and try the merge again.","documentation_url":"https://docs.github.com/rest/pulls/pulls#merge-a-pull-request"}`)
 	case r.Method == http.MethodPut && r.URL.Path == "/repos/acme/calc/pulls/7/merge":

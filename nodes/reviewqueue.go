@@ -113,9 +113,18 @@ func (q *ReviewQueue) Approve(ctx context.Context, id, note, by string) (*Review
 // Reject records the rejection and deletes the branches the run pushed
 // with delete_on_reject. A branch that could not be deleted (someone moved
 // it) is reported in the error, and the entry is rejected all the same.
+//
+// While a run waits for the decision (review wait:, the entry's Waiting),
+// rejecting means "changes requested": the run takes the note back to the
+// agent and pushes its next commit to the same branch, so the branches are
+// kept. They are not deleted later either: a run that gives up after such
+// a rejection leaves its branch for the operator to delete.
 func (q *ReviewQueue) Reject(ctx context.Context, id, note, by string) (*ReviewEntry, error) {
 	var cleanup []error
 	e, err := q.decide(id, StatusRejected, note, by, func(e *ReviewEntry) error {
+		if e.Waiting {
+			return nil
+		}
 		for _, br := range e.DeleteOnReject {
 			if err := DeleteBranch(ctx, br); err != nil {
 				cleanup = append(cleanup, err)

@@ -42,7 +42,7 @@ func Specs() []blueprint.NodeType {
 		blueprint.Configured[CIConfig](blueprint.NodeType{Name: "ci", Stage: "promote", Doc: "waits for CI on the commit the run pushed (within the node's timeout, default 30m) and fails with the failing checks and their log tails",
 			Outputs: map[string]blueprint.Kind{"state": kStr, "failed": kList, "url": kStr, "commit": kStr}}),
 		blueprint.Configured[ReviewConfig](blueprint.NodeType{Name: "review", Stage: "promote", Doc: "hands the verified change to people: a local queue or a pull request",
-			Outputs: map[string]blueprint.Kind{"url": kStr, "id": kStr}}),
+			Outputs: map[string]blueprint.Kind{"url": kStr, "id": kStr, "decision": kStr, "comments": kInt}}),
 	}
 }
 

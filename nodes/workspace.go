@@ -201,6 +201,17 @@ func Environment(o EnvOptions) runtime.Prepare {
 			if b, err := os.ReadFile(filepath.Join(runDir, "base")); err == nil {
 				rev = string(b)
 			}
+			// The gates' verdicts so far, so a promotion node cut off by
+			// the crash (a review waiting for people) can run again. Each
+			// stays tied to the change it judged by its fingerprint, and
+			// the run directory is the harness's, outside the box.
+			if b, err := os.ReadFile(filepath.Join(runDir, "verify.json")); err == nil {
+				var v Verdict
+				if err := json.Unmarshal(b, &v); err != nil {
+					return nil, fmt.Errorf("%s: %w", filepath.Join(runDir, "verify.json"), err)
+				}
+				ws.verdict.Gates = v.Gates
+			}
 		}
 		// The lease keeps the shared snapshot from eviction while the run
 		// lives; Close releases it (a crash releases it too).

@@ -1,0 +1,175 @@
+package nodes
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Review queue entry states.
+const (
+	StatusPending  = "pending"
+	StatusApproved = "approved"
+	StatusRejected = "rejected"
+)
+
+// ReviewEntry is one change waiting in the local review queue.
+type ReviewEntry struct {
+	ID      string    `json:"id"`
+	Title   string    `json:"title"`
+	Branch  string    `json:"branch"`
+	Commit  string    `json:"commit"`
+	Base    string    `json:"base"`
+	RunDir  string    `json:"run_dir"`
+	Status  string    `json:"status"`
+	Created time.Time `json:"created"`
+	Decided time.Time `json:"decided,omitempty"`
+	// DecidedBy is who approved or rejected the change.
+	DecidedBy string `json:"decided_by,omitempty"`
+	Note      string `json:"note,omitempty"`
+	// AgentSummary is the agent's own account of its change (the agent
+	// node's outputs.summary).
+	AgentSummary string `json:"agent_summary,omitempty"`
+	// OnApprove is what approving does; nil only records the decision.
+	OnApprove *ApproveAction `json:"on_approve,omitempty"`
+	// PullRequest is the pull request a github review opened.
+	PullRequest *PullRequest `json:"pull_request,omitempty"`
+	// Landed is the commit the target branch points at after approval:
+	// the reviewed commit (ff), a merge commit, or GitHub's merge commit.
+	Landed string `json:"landed,omitempty"`
+	// DeleteOnReject are branches a git_push node with delete_on_reject
+	// pushed; rejecting the entry deletes them on their remotes, unless
+	// the run waits for the decision (Waiting).
+	DeleteOnReject []PushedBranch `json:"delete_on_reject,omitempty"`
+	// Updated is when a later commit of the same run replaced the one
+	// under review (the run was sent back and pushed again).
+	Updated time.Time `json:"updated,omitempty"`
+	// History are the commits this entry reviewed before Commit, oldest
+	// first, each with its title (what that attempt fixed) and decision.
+	History []ReviewAttempt `json:"history,omitempty"`
+	// Waiting says the run waits for this decision (review wait:): a
+	// rejection then means "changes requested", the run continues on the
+	// same branch, and rejecting keeps the pushed branches.
+	Waiting   bool      `json:"waiting,omitempty"`
+	WaitSince time.Time `json:"wait_since,omitzero"`
+	WaitUntil time.Time `json:"wait_until,omitzero"`
+}
+
+// ReviewAttempt is an earlier commit of the run that the entry reviewed.
+type ReviewAttempt struct {
+	Commit    string    `json:"commit"`
+	Title     string    `json:"title"`
+	Status    string    `json:"status"`
+	Note      string    `json:"note,omitempty"`
+	DecidedBy string    `json:"decided_by,omitempty"`
+	Decided   time.Time `json:"decided,omitzero"`
+}
+
+// upsertEntry queues fresh in dir, or updates the run's entry already
+// there, under the entry's lock so no decision interleaves. The same
+// commit again (a resumed or repeated attempt) keeps the entry as it is,
+// decision included, and only refreshes the wait; a new commit moves the
+// old one to History and puts the entry back to pending with the new
+// files. It returns the entry as recorded and its absolute directory.
+func upsertEntry(dir string, fresh ReviewEntry, files map[string][]byte, redact func([]byte) []byte) (*ReviewEntry, string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	unlock, err := lockEntry(filepath.Join(dir, ".lock"))
+	if err != nil {
+		return nil, "", err
+	}
+	defer unlock()
+	old, err := readEntryFile(filepath.Join(dir, "entry.json"))
+	if err != nil {
+		return nil, "", err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	if old != nil && old.Commit == fresh.Commit {
+		old.Waiting, old.WaitSince, old.WaitUntil = fresh.Waiting && old.Status == StatusPending, fresh.WaitSince, fresh.WaitUntil
+		if fresh.PullRequest != nil {
+			old.PullRequest = fresh.PullRequest
+		}
+		return old, abs, writeJSONAtomic(filepath.Join(dir, "entry.json"), old)
+	}
+	if old != nil {
+		fresh.History = append(old.History, ReviewAttempt{Commit: old.Commit, Title: old.Title, Status: old.Status,
+			Note: old.Note, DecidedBy: old.DecidedBy, Decided: old.Decided})
+		fresh.Created, fresh.Updated = old.Created, time.Now().UTC()
+	}
+	files["entry.json"] = mustJSON(fresh)
+	_, err = writeEntry(dir, files, redact)
+	return &fresh, abs, err
+}
+
+// readEntryFile reads an entry.json; nil when there is none yet.
+func readEntryFile(path string) (*ReviewEntry, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var e ReviewEntry
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &e, nil
+}
+
+// setWaiting records whether a run still waits for the entry's decision.
+func setWaiting(dir string, waiting bool) error {
+	unlock, err := lockEntry(filepath.Join(dir, ".lock"))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	e, err := readEntryFile(filepath.Join(dir, "entry.json"))
+	if err != nil || e == nil || e.Waiting == waiting {
+		return err
+	}
+	e.Waiting = waiting
+	return writeJSONAtomic(filepath.Join(dir, "entry.json"), e)
+}
+
+// reviewState is what a review node keeps in the run directory so that
+// running it again in the same run (a resume after a crash, or a retry
+// after the run was sent back) finds its pull request and keeps its wait
+// deadline instead of starting over.
+type reviewState struct {
+	path string
+	// Commit is the commit under review; WaitSince is when the wait for
+	// its decision began.
+	Commit      string    `json:"commit"`
+	WaitSince   time.Time `json:"wait_since"`
+	PullRequest int       `json:"pull_request,omitempty"`
+}
+
+// loadReviewState reads the node's state; a wait for another commit (or
+// none) starts now.
+func loadReviewState(runDir, node, commit string) (*reviewState, error) {
+	st := &reviewState{path: filepath.Join(runDir, "review-"+node+".json")}
+	b, err := os.ReadFile(st.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err == nil {
+		if err := json.Unmarshal(b, st); err != nil {
+			return nil, fmt.Errorf("%s: %w", st.path, err)
+		}
+	}
+	if st.Commit != commit || st.WaitSince.IsZero() {
+		st.Commit, st.WaitSince = commit, time.Now().UTC()
+	}
+	return st, nil
+}
+
+func (st *reviewState) save() error { return writeJSONAtomic(st.path, st) }
