@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -19,7 +21,9 @@ import (
 // It judges exactly the commit in push.json (written by git_push), and
 // only when that is the run's latest commit and the workspace still holds
 // it: CI results for an older commit never stand in for the current
-// change. Everything it needs is on disk in the run directory, so after a
+// change. With commit: base it judges the commit the run started from
+// instead (a run started to fix a branch's CI), and only until the run
+// commits. Everything it needs is on disk in the run directory, so after a
 // crash the node runs again from the top and waits for the same commit.
 type CI struct {
 	cfg CIConfig
@@ -78,7 +82,7 @@ func (c *CI) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error
 	if err != nil {
 		return nil, err
 	}
-	push, err := w.pushedTarget(ctx)
+	push, err := c.target(ctx, in, w)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -97,12 +101,65 @@ func (c *CI) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error
 	if c.cfg.Provider == "command" {
 		v, err = c.command(ctx, in, w, push, budget)
 	} else {
-		v, err = c.github(ctx, push, budget)
+		v, err = c.github(ctx, in, push, budget)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("ci (%s) on %s: %w", c.cfg.Provider, short(push.Commit), err)
 	}
-	return v.result(in, push), nil
+	return v.result(in, push, c.what()), nil
+}
+
+// target is the commit this node judges: the pushed one, or with commit:
+// base the one the run started from.
+func (c *CI) target(ctx context.Context, in *runtime.Input, w *Workspace) (*PushedBranch, error) {
+	if c.cfg.Commit != "base" {
+		return w.pushedTarget(ctx)
+	}
+	branch, err := c.field(in, "branch", c.cfg.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if !validBranch(branch) {
+		return nil, fmt.Errorf("branch %q is not a branch name", branch)
+	}
+	return w.baseTarget(branch)
+}
+
+// what names the judged commit in feedback.
+func (c *CI) what() string {
+	if c.cfg.Commit == "base" {
+		return "the run's base commit"
+	}
+	return "the pushed commit"
+}
+
+// field is a key's rendered value when it names inputs, else its
+// decoded value (defaults applied).
+func (c *CI) field(in *runtime.Input, key, decoded string) (string, error) {
+	if _, ok := in.Spec.Templates[key]; !ok {
+		return decoded, nil
+	}
+	v, err := in.Render(key)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", key, err)
+	}
+	return v, nil
+}
+
+// baseTarget is the commit the run started from (commit: base), e.g. the
+// tip of a branch whose CI fails. Once the run has committed, the base is
+// no longer what the run stands on and a verdict on it would be stale, so
+// it is refused: a ci node after the push judges the pushed commit.
+func (w *Workspace) baseTarget(branch string) (*PushedBranch, error) {
+	if _, err := os.Stat(filepath.Join(w.RunDir, "commit.json")); err == nil {
+		return nil, fmt.Errorf("the run has committed on top of its base commit %s, so a verdict on the base would be stale: judge the pushed commit (commit: pushed)", short(w.Base))
+	}
+	// Clean-checkout CI snapshots the commit from the promotion
+	// repository, which holds the base from the start.
+	if _, err := w.promotion(); err != nil {
+		return nil, err
+	}
+	return &PushedBranch{Ref: "refs/heads/" + branch, Commit: w.Base}, nil
 }
 
 // ciBudget is how long the node waits. A node timeout makes the runtime
@@ -153,7 +210,7 @@ func (w *Workspace) pushedTarget(ctx context.Context) (*PushedBranch, error) {
 }
 
 // result turns a verdict into the node's result: pass only on success.
-func (v *ciVerdict) result(in *runtime.Input, push *PushedBranch) *runtime.Result {
+func (v *ciVerdict) result(in *runtime.Input, push *PushedBranch, what string) *runtime.Result {
 	failed := append([]string{}, v.Failed...)
 	sort.Strings(failed)
 	res := &runtime.Result{Outcome: runtime.OutcomePass,
@@ -166,7 +223,7 @@ func (v *ciVerdict) result(in *runtime.Input, push *PushedBranch) *runtime.Resul
 	if len(failed) > 0 {
 		res.Reason += ": " + strings.Join(failed, ", ")
 	}
-	head := fmt.Sprintf("CI on the pushed commit %s (%s): %s.", short(push.Commit), strings.TrimPrefix(push.Ref, "refs/heads/"), v.State)
+	head := fmt.Sprintf("CI on %s %s (%s): %s.", what, short(push.Commit), strings.TrimPrefix(push.Ref, "refs/heads/"), v.State)
 	if len(failed) > 0 {
 		head += "\nFailing: " + strings.Join(failed, ", ") + "."
 	}

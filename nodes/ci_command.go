@@ -26,7 +26,7 @@ func (c *CI) checkURL(url string) error {
 	return blueprint.CheckEndpoint(spec("ci").Fields["base_url"], url, c.allowed)
 }
 
-// command runs the CI command on the pushed commit.
+// command runs the CI command on the judged commit.
 func (c *CI) command(ctx context.Context, in *runtime.Input, w *Workspace, push *PushedBranch, budget time.Duration) (*ciVerdict, error) {
 	args, err := c.run.args(in)
 	if err != nil {
@@ -99,8 +99,8 @@ func (c *CI) commandVerdict(display string, res *sandbox.Result) *ciVerdict {
 			v.State = ciFailure
 		}
 		v.Failed = []string{display}
-		v.Body = fmt.Sprintf("`%s` exited with %d%s in a clean checkout of the pushed commit (only committed files are there):\n%s%s",
-			display, res.ExitCode, timedOut(res), logTail(out, c.cfg.LogLines, ciFeedbackBytes-512), diskNote(res))
+		v.Body = fmt.Sprintf("`%s` exited with %d%s in a clean checkout of %s (only committed files are there):\n%s%s",
+			display, res.ExitCode, timedOut(res), c.what(), logTail(out, c.cfg.LogLines, ciFeedbackBytes-512), diskNote(res))
 	}
 	return v
 }
@@ -132,6 +132,6 @@ func (c *CI) goTestVerdict(v *ciVerdict, display string, rep *TestReport, res *s
 	if len(body) > ciFeedbackBytes {
 		body = body[:ciFeedbackBytes] + "\n[…cut]"
 	}
-	v.Body = fmt.Sprintf("`%s` in a clean checkout of the pushed commit (only committed files are there):\n%s", display, strings.TrimRight(body, "\n"))
+	v.Body = fmt.Sprintf("`%s` in a clean checkout of %s (only committed files are there):\n%s", display, c.what(), strings.TrimRight(body, "\n"))
 	return v
 }

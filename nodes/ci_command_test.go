@@ -147,3 +147,41 @@ nodes:
 		})
 	}
 }
+
+// TestCIBaseCommit: with commit: base, clean-checkout CI judges the
+// commit the run started from, which it never pushed, and the failure
+// reaches the next node. Once the run has committed, a verdict on the
+// base would be stale: the same node refuses and the run goes to a
+// person.
+func TestCIBaseCommit(t *testing.T) {
+	const src = `version: 1
+name: ci-base
+start: before
+nodes:
+  before: {type: ci, provider: command, commit: base, branch: main, run: go test -json ./..., on_pass: done, on_fail: fix}
+  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: test}
+  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  commit: {type: git_commit, branch: main, message: "fix", next: {to: before, max: 1}}
+  done: {type: succeed}
+  stuck: {type: handoff}
+`
+	repo := seedRepo(t)
+	base := run(t, repo, "git", "rev-parse", "HEAD")
+	sum := newHarness(t, repo).run(t, src, nil)
+	var evs []runtime.Event
+	for _, e := range readEvents(t, sum.Dir) {
+		if e.Type == runtime.EvNodeFinished && e.Node == "before" {
+			evs = append(evs, e)
+		}
+	}
+	if len(evs) != 2 || sum.Status == runtime.StatusSucceeded {
+		t.Fatalf("run %s %q; before: %+v", sum.Status, sum.Reason, evs)
+	}
+	first, again := evs[0], evs[1]
+	if first.Outcome != runtime.OutcomeFail || first.Outputs["commit"] != base || !strings.Contains(first.Feedback, "clean checkout of the run's base commit") {
+		t.Fatalf("CI on the base: %s %v %q", first.Outcome, first.Outputs, first.Feedback)
+	}
+	if again.Outcome != runtime.OutcomeHandoff || !strings.Contains(again.Feedback, "would be stale") {
+		t.Fatalf("CI on the base after a commit: %s %q", again.Outcome, again.Feedback)
+	}
+}

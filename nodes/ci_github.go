@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/sandgate/sandgate/runtime"
 )
 
 // The GitHub provider polls the check runs and the combined status of the
@@ -64,23 +66,34 @@ type ghCheck struct {
 }
 
 // github waits for GitHub's verdict on the pushed commit.
-func (c *CI) github(ctx context.Context, push *PushedBranch, budget time.Duration) (*ciVerdict, error) {
-	repo := c.cfg.Repo
+func (c *CI) github(ctx context.Context, in *runtime.Input, push *PushedBranch, budget time.Duration) (*ciVerdict, error) {
+	repo, err := c.field(in, "repo", c.cfg.Repo)
+	if err != nil {
+		return nil, err
+	}
 	if repo == "" {
 		if repo = repoFromRemote(push.Remote); repo == "" {
 			return nil, fmt.Errorf("cannot tell owner/name from the remote %s: set repo", redactURL(push.Remote))
 		}
 	}
-	// The loader checked base_url; this holds for blueprints that did
-	// not come through it, before any connection.
-	if err := c.checkURL(c.cfg.BaseURL); err != nil {
+	if !validRepo(repo) {
+		return nil, fmt.Errorf("repo %q: want owner/name", repo)
+	}
+	base, err := c.field(in, "base_url", c.cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	// The loader checked a literal base_url; this checks the rendered one
+	// and holds for blueprints that did not come through the loader,
+	// before any connection.
+	if err := c.checkURL(base); err != nil {
 		return nil, fmt.Errorf("base_url: %w", err)
 	}
 	tok := os.Getenv(c.cfg.TokenEnv)
 	if tok == "" {
 		return nil, fmt.Errorf("provider github: %s is not set in the harness environment", c.cfg.TokenEnv)
 	}
-	g := &ghAPI{base: strings.TrimRight(c.cfg.BaseURL, "/"), repo: repo, token: tok, clock: c.clock, check: c.checkURL,
+	g := &ghAPI{base: strings.TrimRight(base, "/"), repo: repo, token: tok, clock: c.clock, check: c.checkURL,
 		deadline: c.clock.Now().Add(budget)}
 	p := &ghPoll{api: g, sha: push.Commit, branch: strings.TrimPrefix(push.Ref, "refs/heads/"), checks: c.cfg.Checks,
 		poll: c.cfg.Poll, logLines: c.cfg.LogLines}

@@ -188,3 +188,39 @@ func TestCIGitHubTimesOut(t *testing.T) {
 		t.Fatalf("feedback: %q", ci[0].Feedback)
 	}
 }
+
+// TestCIRenderedKeysChecked: repo and base_url may name inputs, which the
+// loader cannot check; the node checks the rendered values before any
+// connection. A repo that climbs out of /repos/ and an API base the
+// operator did not allow each stop the run with no request made, and the
+// token goes nowhere.
+func TestCIRenderedKeysChecked(t *testing.T) {
+	gh := ghfake.New(ciToken, "octo/calc")
+	defer gh.Close()
+	t.Setenv("SANDGATE_TEST_CI_TOKEN", ciToken)
+	const src = `version: 1
+name: ci-rendered
+inputs: {repo: {required: true}, api: {required: true}}
+start: ci
+nodes:
+  ci: {type: ci, provider: github, commit: base, branch: main, repo: "${{ inputs.repo }}", base_url: "${{ inputs.api }}", token_env: SANDGATE_TEST_CI_TOKEN, on_pass: done, on_fail: done}
+  done: {type: succeed}
+`
+	cases := []struct{ name, repo, api, want string }{
+		{"repo with dot segments", "../../users", gh.API.URL, `repo "../../users": want owner/name`},
+		{"repo with a query", "octo/calc?x=1", gh.API.URL, "want owner/name"},
+		{"base_url not allowed", "octo/calc", "http://127.0.0.1:1/api", "--allow-endpoint"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarnessWith(t, seedRepo(t), nodes.Options{AllowEndpoints: []string{gh.API.URL}})
+			sum := h.run(t, src, map[string]any{"repo": c.repo, "api": c.api})
+			if sum.Status == runtime.StatusSucceeded || !strings.Contains(sum.Reason, c.want) {
+				t.Fatalf("run %s %q, want %q", sum.Status, sum.Reason, c.want)
+			}
+			if n := len(gh.Requests()); n != 0 {
+				t.Fatalf("%d requests reached the API", n)
+			}
+		})
+	}
+}

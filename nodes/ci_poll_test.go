@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/internal/ghfake"
+	"github.com/sandgate/sandgate/runtime"
 )
 
 // fakeClock advances only when the poller sleeps, and remembers how long
@@ -39,6 +41,9 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
+// literalIn is the input of a ci node whose keys name no inputs.
+var literalIn = &runtime.Input{Spec: &blueprint.Node{}}
+
 const pollSHA = "0123456789abcdef0123456789abcdef01234567"
 
 // pollCI waits on the double with a fake clock and the node's defaults
@@ -50,7 +55,7 @@ func pollCI(t *testing.T, gh *ghfake.Server, budget time.Duration, checks ...str
 	c := &CI{clock: clock, allowed: []string{gh.API.URL}, cfg: CIConfig{Provider: "github", Checks: checks, LogLines: 80,
 		Poll: 10 * time.Second, BaseURL: gh.API.URL, TokenEnv: "SANDGATE_TEST_CI_TOKEN"}}
 	push := &PushedBranch{Remote: "https://github.com/octo/calc.git", Ref: "refs/heads/fix/add", Commit: pollSHA}
-	v, err := c.github(context.Background(), push, budget)
+	v, err := c.github(context.Background(), literalIn, push, budget)
 	return v, clock, err
 }
 
@@ -163,7 +168,7 @@ func TestCIStopsWhenCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.github(ctx, &PushedBranch{Ref: "refs/heads/x", Commit: pollSHA}, time.Hour)
+		_, err := c.github(ctx, literalIn, &PushedBranch{Ref: "refs/heads/x", Commit: pollSHA}, time.Hour)
 		done <- err
 	}()
 	for len(gh.Requests()) < 2 { // it polled once and sleeps for an hour
@@ -182,7 +187,7 @@ func TestCIRefusesUnallowedBaseURL(t *testing.T) {
 	defer gh.Close()
 	t.Setenv("SANDGATE_TEST_CI_TOKEN", "tok")
 	c := &CI{clock: realClock{}, cfg: CIConfig{Provider: "github", Poll: time.Second, BaseURL: gh.API.URL, TokenEnv: "SANDGATE_TEST_CI_TOKEN", Repo: "octo/calc"}}
-	_, err := c.github(context.Background(), &PushedBranch{Ref: "refs/heads/x", Commit: pollSHA}, time.Minute)
+	_, err := c.github(context.Background(), literalIn, &PushedBranch{Ref: "refs/heads/x", Commit: pollSHA}, time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "--allow-endpoint") || len(gh.Requests()) != 0 {
 		t.Fatalf("err %v after %d requests", err, len(gh.Requests()))
 	}

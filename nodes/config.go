@@ -3,6 +3,7 @@ package nodes
 import (
 	"net/mail"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
@@ -190,8 +191,10 @@ type CIConfig struct {
 	Checks   []string          `sg:"checks,notemplate" doc:"for github: check or status names that must pass (default: the branch's required status checks, else every check reported)"`
 	LogLines int               `sg:"log_lines,default=80" doc:"log lines kept per failing check in the feedback (8 KB in all)"`
 	Poll     time.Duration     `sg:"poll,default=10s" doc:"for github: the first wait between polls; it doubles up to 8 times this, and GitHub's rate-limit headers lengthen it"`
-	Repo     string            `sg:"repo,notemplate" doc:"for github: owner/name (default: the last two path elements of the pushed remote's URL)"`
-	BaseURL  string            `sg:"base_url,notemplate,endpoint,trusted=https://api.github.com,default=https://api.github.com" doc:"for github: API base URL, for GitHub Enterprise; any other needs the operator's --allow-endpoint"`
+	Repo     string            `sg:"repo" doc:"for github: owner/name (default: the last two path elements of the pushed remote's URL); may name an input, checked again once rendered"`
+	BaseURL  string            `sg:"base_url,endpoint,trusted=https://api.github.com,default=https://api.github.com" doc:"for github: API base URL, for GitHub Enterprise; any other needs the operator's --allow-endpoint, checked again once rendered when it names an input"`
+	Commit   string            `sg:"commit,enum=pushed|base,default=pushed" doc:"the commit CI judges: pushed (the commit the run's git_push recorded, refused unless it is the run's latest commit and the workspace still holds it) or base (the commit the run started from, which it did not push, e.g. a branch whose CI fails; refused once the run has committed)"`
+	Branch   string            `sg:"branch" doc:"for commit base: the branch whose tip the base commit is (github reads its required checks); may name an input"`
 	TokenEnv string            `sg:"token_env,notemplate,credential,default=GITHUB_TOKEN" doc:"for github: environment variable holding the token, sent only to base_url"`
 }
 
@@ -213,7 +216,15 @@ func (c *CIConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
 			}
 		}
 	}
-	if c.Repo != "" && strings.Count(c.Repo, "/") != 1 {
+	switch {
+	case c.Commit == "base" && c.Branch == "":
+		ds = append(ds, n.ErrorAt("commit", -1, "commit base needs branch: the branch whose tip the run's base commit is"))
+	case c.Commit == "base" && c.Provider == "github" && c.Repo == "":
+		ds = append(ds, n.ErrorAt("commit", -1, "commit base with provider github needs repo (owner/name): nothing was pushed to take it from"))
+	case c.Commit != "base" && c.Branch != "":
+		ds = append(ds, n.ErrorAt("branch", -1, "branch is for commit base; the pushed commit's branch is the one git_push pushed"))
+	}
+	if c.Repo != "" && !strings.Contains(c.Repo, "${{") && !validRepo(c.Repo) {
 		ds = append(ds, n.ErrorAt("repo", -1, "want owner/name, got %q", c.Repo))
 	}
 	if c.LogLines < 0 {
@@ -221,6 +232,15 @@ func (c *CIConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
 	}
 	return ds
 }
+
+// validRepo reports whether s is a GitHub owner/name. It goes into API
+// URL paths, so dot segments, which would climb out of /repos/, are refused.
+func validRepo(s string) bool {
+	owner, name, _ := strings.Cut(s, "/")
+	return repoRE.MatchString(s) && owner != "." && owner != ".." && name != "." && name != ".."
+}
+
+var repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 
 // deref is *p, or zero for nil.
 func deref[T any](p *T) T {
