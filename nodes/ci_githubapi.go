@@ -48,8 +48,10 @@ func (g *ghAPI) sleep(ctx context.Context, d time.Duration) error {
 
 // rateLimited reads GitHub's rate-limit answers: Retry-After on a 429 or
 // 403, x-ratelimit-remaining: 0 with x-ratelimit-reset (epoch seconds),
-// or a bare 429, for which GitHub says to wait at least a minute.
-func rateLimited(status int, h http.Header, now time.Time) (time.Duration, bool) {
+// or a bare 429 or a 403 whose body names a (secondary) rate limit, for
+// which GitHub says to wait at least a minute. The ci and review nodes
+// share it.
+func rateLimited(status int, h http.Header, body []byte, now time.Time) (time.Duration, bool) {
 	if status != http.StatusForbidden && status != http.StatusTooManyRequests {
 		return 0, false
 	}
@@ -63,7 +65,7 @@ func rateLimited(status int, h http.Header, now time.Time) (time.Duration, bool)
 		}
 		return time.Minute, true
 	}
-	if status == http.StatusTooManyRequests {
+	if status == http.StatusTooManyRequests || strings.Contains(strings.ToLower(string(body)), "rate limit") {
 		return time.Minute, true
 	}
 	return 0, false
@@ -79,7 +81,7 @@ func (g *ghAPI) get(ctx context.Context, path string, out any) error {
 		if err != nil {
 			return err
 		}
-		if wait, ok := rateLimited(status, h, g.clock.Now()); ok {
+		if wait, ok := rateLimited(status, h, body, g.clock.Now()); ok {
 			if err := g.sleep(ctx, wait); err != nil {
 				return err
 			}

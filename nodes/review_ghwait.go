@@ -173,7 +173,7 @@ func ghList[T any](ctx context.Context, gh *gitHub, path string, out *[]T) (time
 			}
 			return 0, ghWaitTransient{fmt.Errorf("GET %s: %w", path, err)}
 		}
-		if pause := rateLimited(r); pause > 0 {
+		if pause, ok := rateLimited(r.status, r.header, r.body, time.Now()); ok {
 			return pause, nil
 		}
 		var items []T
@@ -191,25 +191,4 @@ func ghList[T any](ctx context.Context, gh *gitHub, path string, out *[]T) (time
 		}
 	}
 	return 0, nil
-}
-
-// rateLimited is how long GitHub asks to wait before the next request:
-// Retry-After seconds, else until x-ratelimit-reset when no requests
-// remain, else a minute for a secondary limit without either header.
-func rateLimited(r *ghReply) time.Duration {
-	if r.status != http.StatusTooManyRequests && r.status != http.StatusForbidden {
-		return 0
-	}
-	if s, err := strconv.Atoi(r.header.Get("Retry-After")); err == nil && s >= 0 {
-		return max(time.Duration(s)*time.Second, time.Second)
-	}
-	if r.header.Get("X-Ratelimit-Remaining") == "0" {
-		if reset, err := strconv.ParseInt(r.header.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
-			return max(time.Until(time.Unix(reset, 0))+time.Second, time.Second)
-		}
-	}
-	if r.status == http.StatusTooManyRequests || strings.Contains(strings.ToLower(string(r.body)), "rate limit") {
-		return time.Minute
-	}
-	return 0
 }
