@@ -86,7 +86,10 @@ type cliActions struct{ stderr io.Writer }
 func (a cliActions) Answer(ctx context.Context, runDir, node, note, by string) error {
 	cmd := exec.Command(os.Args[0], "answer", runDir, "--to", node, "--note", note)
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(&limited{w: &out}, a.stderr), io.MultiWriter(&limited{w: &out}, a.stderr)
+	// One writer for both streams: exec then copies them one at a time,
+	// so the buffer is never written from two goroutines.
+	w := io.MultiWriter(&limited{w: &out}, a.stderr)
+	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start sandgate answer: %w", err)
 	}
@@ -107,6 +110,12 @@ func (a cliActions) Decide(ctx context.Context, queueDir, id string, approve boo
 	verb := "reject"
 	if approve {
 		verb = "approve"
+	}
+	// The child parses its arguments as flags wherever they stand: an
+	// entry directory named like a flag (-by, -allow-endpoint) would
+	// swallow the note and decide the entry the note names.
+	if strings.HasPrefix(id, "-") {
+		return fmt.Errorf("review entry %q: an id may not start with -", id)
 	}
 	out, err := exec.CommandContext(ctx, os.Args[0], "review", verb, id, "--note", note, "--dir", queueDir).CombinedOutput()
 	if err != nil {
