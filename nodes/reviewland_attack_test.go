@@ -72,3 +72,27 @@ func TestReviewApproveRemoteIsNoCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewApproveGitHubNeedsTheReviewedCommit: merging or approving a
+// pull request pins the reviewed commit (sha, commit_id). An entry without
+// one (edited, or written so) would let GitHub merge whatever the head is
+// now: no request may go out.
+func TestReviewApproveGitHubNeedsTheReviewedCommit(t *testing.T) {
+	t.Setenv("SANDGATE_TEST_GH_TOKEN", "gh-secret")
+	for _, action := range []string{"merge", "approve"} {
+		for _, commit := range []string{"", "HEAD", "main~0"} {
+			api := newGitHubDouble(t)
+			q := &nodes.ReviewQueue{Dir: t.TempDir(), AllowEndpoints: []string{api.URL}}
+			prEntry(t, q.Dir, api.URL, action, "merge")
+			d, _ := q.Get(reviewID)
+			d.Entry.Commit = commit
+			writeEntry(t, q.Dir, reviewID, d.Entry)
+			if _, err := q.Approve(context.Background(), reviewID, "", "alice"); err == nil {
+				t.Errorf("%s with commit %q: approved", action, commit)
+			}
+			if reqs := api.seen(); len(reqs) != 0 {
+				t.Errorf("%s with commit %q: sent %+v", action, commit, reqs)
+			}
+		}
+	}
+}
