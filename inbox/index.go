@@ -187,8 +187,7 @@ func exists(dir, name string) bool {
 // loadRun reads one run's journal, meta.json and run.json.
 func loadRun(r *os.Root, root int, dir, name string) *Run {
 	run := &Run{Root: root, ID: name, Dir: filepath.Join(dir, name)}
-	fsys := r.FS()
-	events, _ := readEvents(fsys, name+"/events.jsonl")
+	events, _ := readEvents(r, name+"/events.jsonl")
 	v := foldEvents(events)
 	run.Status, run.Kind, run.Reason, run.Blueprint = v.Status, v.Kind, v.Reason, v.Blueprint
 	run.Started, run.DurationMS, run.Tokens, run.NodeRuns = v.Started, v.DurationMS(), v.Tokens, v.NodeRuns
@@ -198,7 +197,7 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 	var meta struct {
 		Workspace string `json:"workspace"`
 	}
-	if b, err := fs.ReadFile(fsys, name+"/meta.json"); err == nil {
+	if b, _, err := readCapped(r, name+"/meta.json", 1<<20); err == nil {
 		_ = json.Unmarshal(b, &meta)
 		run.Repository = meta.Workspace
 	}
@@ -206,7 +205,7 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 		Cost       *float64 `json:"cost"`
 		DurationMS int64    `json:"duration_ms"`
 	}
-	b, err := fs.ReadFile(fsys, name+"/run.json")
+	b, _, err := readCapped(r, name+"/run.json", 4<<20)
 	if err == nil && json.Unmarshal(b, &sum) == nil {
 		run.runJSON, run.Cost = true, sum.Cost
 		if sum.DurationMS > 0 {

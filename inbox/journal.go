@@ -5,16 +5,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"io/fs"
+	"os"
 	"time"
 
 	"github.com/sandgate/sandgate/runtime"
 )
 
-// readEvents decodes a journal read through fsys. A torn or bad line ends
+// journalCap bounds how much of a journal the inbox reads: a long run's
+// journal is a few MiB; a bigger file is shown as far as the cap.
+const journalCap = 64 << 20
+
+// readEvents decodes a journal read through r. A torn or bad line ends
 // the read: the page shows what is known rather than nothing.
-func readEvents(fsys fs.FS, name string) ([]runtime.Event, error) {
-	b, err := fs.ReadFile(fsys, name)
+func readEvents(r *os.Root, name string) ([]runtime.Event, error) {
+	b, _, err := readCapped(r, name, journalCap)
 	if err != nil {
 		return nil, err
 	}

@@ -2,10 +2,12 @@ package inbox
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -59,24 +61,37 @@ func openDir(dir, name string) (*os.Root, error) {
 	return parent.OpenRoot(name)
 }
 
-// readCapped reads at most limit bytes of a file inside r and reports
-// whether it was cut.
-func readCapped(r *os.Root, name string, limit int64) ([]byte, bool, error) {
+// openRegular opens a regular file inside r without blocking: a run
+// directory may be on shared storage, and opening a FIFO for reading
+// would wait for a writer forever (O_NONBLOCK makes it return at once, and
+// then the mode check refuses it). Devices and directories are refused too.
+func openRegular(r *os.Root, name string) (*os.File, fs.FileInfo, error) {
 	if !validRel(name) {
-		return nil, false, errBadName
+		return nil, nil, errBadName
 	}
-	f, err := r.Open(name)
+	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file: %w", name, fs.ErrInvalid)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+// readCapped reads at most limit bytes of a regular file inside r and
+// reports whether it was cut.
+func readCapped(r *os.Root, name string, limit int64) ([]byte, bool, error) {
+	f, st, err := openRegular(r, name)
 	if err != nil {
 		return nil, false, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, false, fs.ErrInvalid
-	}
 	b := make([]byte, min(st.Size(), limit))
 	n, err := f.ReadAt(b, 0)
 	if err != nil && n < len(b) {

@@ -33,7 +33,7 @@ func openRun(runsDir, id string) (*runDir, error) {
 const fileCap = 256 << 10
 
 func (d *runDir) events() *runView {
-	events, _ := readEvents(d.FS(), "events.jsonl")
+	events, _ := readEvents(d.Root, "events.jsonl")
 	v := foldEvents(events)
 	markStopped(v, d.Root)
 	if v.ID == "" {

@@ -96,7 +96,10 @@ func (s *Server) authenticated(w http.ResponseWriter, r *http.Request) bool {
 		v := u.Query()
 		v.Del("token")
 		u.RawQuery = v.Encode()
-		http.Redirect(w, r, (&url.URL{Path: u.Path, RawQuery: u.RawQuery}).String(), http.StatusSeeOther)
+		// One leading slash only: "//host" (also spelt /%2F or /\) would
+		// be a protocol-relative redirect to another site.
+		p := "/" + strings.TrimLeft(u.Path, "/\\")
+		http.Redirect(w, r, (&url.URL{Path: p, RawQuery: u.RawQuery}).String(), http.StatusSeeOther)
 		return false
 	}
 	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") && s.tokenOK(strings.TrimPrefix(a, "Bearer ")) {

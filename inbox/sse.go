@@ -62,13 +62,12 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 // newLines reads the complete journal lines after offset; closed reports
 // that the run's journal has ended (run_closed).
 func newLines(d *runDir, offset int64) ([][]byte, int64, bool) {
-	f, err := d.Open("events.jsonl")
+	f, st, err := openRegular(d.Root, "events.jsonl")
 	if err != nil {
 		return nil, offset, false
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.Size() <= offset {
+	if st.Size() <= offset {
 		return nil, offset, false
 	}
 	buf := make([]byte, min(st.Size()-offset, 8<<20))

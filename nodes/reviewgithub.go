@@ -236,6 +236,11 @@ func (q *ReviewQueue) approvePullRequest(ctx context.Context, e *ReviewEntry, no
 func prAction(e *ReviewEntry, note, by string) (method, url string, payload any, err error) {
 	pr := e.PullRequest
 	path := fmt.Sprintf("/repos/%s/pulls/%d", pr.Repo, pr.Number)
+	// The reviewed commit pins what is approved or merged; without a full
+	// object id GitHub would take the pull request's head as it is now.
+	if a := e.OnApprove.GitHub; (a == "approve" || a == "merge") && !objectID(e.Commit) {
+		return "", "", nil, fmt.Errorf("entry %s: commit %q is not a full object id: it cannot pin what is %sd on pull request #%d", e.ID, e.Commit, a, pr.Number)
+	}
 	switch a := e.OnApprove; a.GitHub {
 	case "approve":
 		body := strings.TrimSpace(fmt.Sprintf("Approved by %s in the sandgate review queue. %s", by, note))

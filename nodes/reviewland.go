@@ -20,7 +20,7 @@ import (
 // never drops someone else's commit.
 func (q *ReviewQueue) land(ctx context.Context, e *ReviewEntry, note, by string) (string, error) {
 	a := e.OnApprove
-	if a.Remote == "" || strings.HasPrefix(a.Remote, "-") || !validBranch(a.MergeInto) || len(e.Commit) < 40 {
+	if a.Remote == "" || strings.HasPrefix(a.Remote, "-") || !validBranch(a.MergeInto) || !objectID(e.Commit) {
 		return "", fmt.Errorf("on_approve: nothing to land: remote %q, merge_into %q, commit %q", redactURL(a.Remote), a.MergeInto, e.Commit)
 	}
 	var tok string
@@ -70,6 +70,22 @@ func (q *ReviewQueue) land(ctx context.Context, e *ReviewEntry, note, by string)
 		return "", fmt.Errorf("push %s to %s on %s (it may have moved meanwhile; approve again): %s", short(tip), a.MergeInto, redactURL(a.Remote), g.redact(why))
 	}
 	return tip, nil
+}
+
+// objectID reports whether s is a full hex object id (SHA-1 or SHA-256).
+// Git would take any revision where the entry's commit goes, and
+// "refs/sandgate/reviewed~0…" names the reviewed branch's tip as fetched
+// now, not the commit that was reviewed.
+func objectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // scratchGit runs git in a throwaway bare repository.

@@ -27,18 +27,17 @@ type Answer struct {
 // budget.answers bounds how often a run may be answered. A crash after the
 // answer is journaled is resumed like any other (Resume).
 func (rt *Runtime) Answer(ctx context.Context, dir string, a Answer) (*Summary, error) {
-	events, err := readRun(dir)
-	if err != nil {
-		return nil, err
-	}
-	if !finished(events) {
-		return nil, fmt.Errorf("run %s has not finished (status running): only a handed-off run can be answered; wait for it, or resume it if its harness died", filepath.Base(dir))
-	}
-	s, err := rt.load(dir, events)
+	s, err := rt.lockAndLoad(dir, func(events []Event) (bool, error) {
+		if !finished(events) {
+			return false, fmt.Errorf("run %s has not finished (status running): only a handed-off run can be answered; wait for it, or resume it if its harness died", filepath.Base(dir))
+		}
+		return true, nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	if err := s.sched.CheckAnswer(a.Node); err != nil {
+		s.lock.Close()
 		return nil, err
 	}
 	x, err := rt.reopen(ctx, s)

@@ -48,6 +48,8 @@ type execution struct {
 	pendingInfo []Event
 	// redact removes the harness's credentials from all the run writes.
 	redact *secrets.Redactor
+	// lock is the run directory's lock (lockRun), held until the run ends.
+	lock *os.File
 }
 
 type attempt struct {
@@ -55,22 +57,26 @@ type attempt struct {
 	cancel context.CancelFunc
 }
 
-func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, dir string, m meta, lastSeq int) (*execution, error) {
+// newExecution takes over lock (lockRun): the execution releases it when
+// the run ends, and newExecution when it fails.
+func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, dir string, m meta, lastSeq int, lock *os.File) (*execution, error) {
 	redact := rt.redactor(bp)
 	j, err := openJournal(filepath.Join(dir, "events.jsonl"), lastSeq, !rt.NoSync, redact)
 	if err != nil {
+		lock.Close()
 		return nil, err
 	}
 	tracer, shutdown, err := rt.tracer(dir, redact)
 	if err != nil {
 		j.Close()
+		lock.Close()
 		return nil, fmt.Errorf("set up tracing: %w", err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	_ = os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
 	x := &execution{rt: rt, bp: bp, sched: NewScheduler(bp), journal: j, nodes: nodes, dir: dir, meta: m,
 		runCtx: ctx, stop: stop, running: map[string]*attempt{}, done: make(chan Event, 16),
-		tracer: tracer, spans: map[string]trace.Span{}, shutdown: shutdown, redact: redact}
+		tracer: tracer, spans: map[string]trace.Span{}, shutdown: shutdown, redact: redact, lock: lock}
 	x.traceCtx, x.runSpan = tracer.Start(context.Background(), "run "+bp.Name,
 		trace.WithAttributes(AttrRunID.String(m.RunID), AttrBlueprint.String(bp.Name)))
 	return x, nil

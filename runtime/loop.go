@@ -59,7 +59,9 @@ func (x *execution) loop(ctx context.Context) (*Summary, error) {
 			return nil, x.abort(err)
 		}
 	}
-	return x.finish()
+	sum, err := x.finish()
+	x.lock.Close() // after run.json and the hand-off report are written
+	return sum, err
 }
 
 // stopNodes cancels every running attempt and waits for them, up to the
@@ -85,6 +87,7 @@ func (x *execution) stopNodes() error {
 func (x *execution) abort(cause error) error {
 	err := errors.Join(cause, x.stopNodes(), x.journal.Close(), x.closeEnv())
 	x.endTrace()
+	x.lock.Close()
 	return err
 }
 

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -15,15 +16,11 @@ import (
 // nodes that were started but never finished. Completed nodes never run
 // again. Resuming a finished run returns its summary and does nothing.
 func (rt *Runtime) Resume(ctx context.Context, dir string) (*Summary, error) {
-	events, err := readRun(dir)
-	if err != nil {
-		return nil, err
-	}
-	if finished(events) {
-		return Summarize(dir)
-	}
-	s, err := rt.load(dir, events)
-	if err != nil {
+	s, err := rt.lockAndLoad(dir, func(events []Event) (bool, error) { return !finished(events), nil })
+	if err != nil || s == nil {
+		if err == nil {
+			return Summarize(dir)
+		}
 		return nil, err
 	}
 	x, err := rt.reopen(ctx, s)
@@ -65,9 +62,39 @@ func readRun(dir string) ([]Event, error) {
 	return events, nil
 }
 
+// lockAndLoad takes the run's lock (lockRun), then reads its journal and,
+// when want says so, loads it; the journal is read under the lock, so
+// what is loaded is what the execution continues. Without an error, a nil
+// saved means want declined, and the lock is released.
+func (rt *Runtime) lockAndLoad(dir string, want func([]Event) (bool, error)) (*saved, error) {
+	lock, err := lockRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := rt.readAndLoad(dir, want)
+	if err != nil || s == nil {
+		lock.Close()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+func (rt *Runtime) readAndLoad(dir string, want func([]Event) (bool, error)) (*saved, error) {
+	events, err := readRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := want(events); !ok || err != nil {
+		return nil, err
+	}
+	return rt.load(dir, events)
+}
+
 // saved is a run as its directory records it, replayed: the scheduler is
 // where the journal left it, pending the decisions a crash cut off.
 type saved struct {
+	lock    *os.File
 	dir     string
 	events  []Event
 	meta    meta
@@ -99,9 +126,10 @@ func (rt *Runtime) load(dir string, events []Event) (*saved, error) {
 func (rt *Runtime) reopen(ctx context.Context, s *saved) (*execution, error) {
 	nodes, err := rt.Registry.build(s.bp)
 	if err != nil {
+		s.lock.Close()
 		return nil, err
 	}
-	x, err := rt.newExecution(s.bp, nodes, s.dir, s.meta, s.events[len(s.events)-1].Seq)
+	x, err := rt.newExecution(s.bp, nodes, s.dir, s.meta, s.events[len(s.events)-1].Seq, s.lock)
 	if err != nil {
 		return nil, err
 	}

@@ -102,15 +102,21 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
+	lock, err := lockRun(dir)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err == nil {
+		lock.Close()
 		return nil, fmt.Errorf("run %s already exists in %s: resume it instead", id, dir)
 	}
 	ws, _ := filepath.Abs(orDefault(opts.Workspace, "."))
 	m := meta{RunID: id, Blueprint: bp.File, Workspace: ws}
 	if err := writeFiles(rt.redactor(bp), dir, map[string][]byte{"blueprint.yaml": bp.Source, "meta.json": mustJSON(m)}); err != nil {
+		lock.Close()
 		return nil, err
 	}
-	x, err := rt.newExecution(bp, nodes, dir, m, 0)
+	x, err := rt.newExecution(bp, nodes, dir, m, 0, lock)
 	if err != nil {
 		return nil, err
 	}
