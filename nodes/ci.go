@@ -211,10 +211,13 @@ func (w *Workspace) pushedTarget(ctx context.Context) (*PushedBranch, error) {
 
 // result turns a verdict into the node's result: pass only on success.
 func (v *ciVerdict) result(in *runtime.Input, push *PushedBranch, what string) *runtime.Result {
-	failed := append([]string{}, v.Failed...)
+	// Check names and URLs come from CI, where the agent's change can
+	// name jobs: printable text only (see plainText).
+	failed := plainTexts(v.Failed)
 	sort.Strings(failed)
+	url := plainText(v.URL)
 	res := &runtime.Result{Outcome: runtime.OutcomePass,
-		Outputs: map[string]any{"state": v.State, "failed": failed, "url": v.URL, "commit": push.Commit}}
+		Outputs: map[string]any{"state": v.State, "failed": failed, "url": url, "commit": push.Commit}}
 	if v.State == ciSuccess {
 		return res
 	}
@@ -227,10 +230,11 @@ func (v *ciVerdict) result(in *runtime.Input, push *PushedBranch, what string) *
 	if len(failed) > 0 {
 		head += "\nFailing: " + strings.Join(failed, ", ") + "."
 	}
-	if v.URL != "" {
-		head += "\nDetails: " + v.URL
+	if url != "" {
+		head += "\nDetails: " + url
 	}
-	res.Feedback = in.Redactor.String(strings.TrimRight(head+"\n\n"+v.Body, "\n"))
+	res.Reason = in.Redactor.String(res.Reason)
+	res.Feedback = in.Redactor.String(plainText(strings.TrimRight(head+"\n\n"+v.Body, "\n")))
 	return res
 }
 

@@ -41,6 +41,9 @@ func (c *CI) command(ctx context.Context, in *runtime.Input, w *Workspace, push 
 	if err != nil {
 		return nil, err
 	}
+	// Credentials out before the output is stored or cut (the operator
+	// may have let one into the box), so no part of one is left standing.
+	res.Output = []byte(in.Redactor.String(plainText(string(res.Output))))
 	saveExcerpt(in, "ci-output.log", res)
 	v := c.commandVerdict(c.run.display(args), res)
 	if dir, err := in.MkDir(); err == nil {

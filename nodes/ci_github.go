@@ -63,6 +63,9 @@ type ghCheck struct {
 	JobID      int64
 	Summary    string
 	id         int64
+	// app is the GitHub App that reported a check run; 0 for a commit
+	// status.
+	app int64
 }
 
 // github waits for GitHub's verdict on the pushed commit.
@@ -96,7 +99,7 @@ func (c *CI) github(ctx context.Context, in *runtime.Input, push *PushedBranch, 
 	g := &ghAPI{base: strings.TrimRight(base, "/"), repo: repo, token: tok, clock: c.clock, check: c.checkURL,
 		deadline: c.clock.Now().Add(budget)}
 	p := &ghPoll{api: g, sha: push.Commit, branch: strings.TrimPrefix(push.Ref, "refs/heads/"), checks: c.cfg.Checks,
-		poll: c.cfg.Poll, logLines: c.cfg.LogLines}
+		poll: c.cfg.Poll, logLines: c.cfg.LogLines, redact: in.Redactor.String}
 	return p.wait(ctx)
 }
 
@@ -137,6 +140,14 @@ type ghPoll struct {
 	fallback bool
 	note     string
 	lastErr  error
+	// redact removes the harness's credentials from a log before it is
+	// cut, so a cut never leaves part of a credential standing.
+	redact func(string) string
+	// apps binds required checks to the app that must report them, as
+	// the branch protection does: a check run of the same name from
+	// another app, or a commit status (which anyone with write access,
+	// a workflow in the pushed change included, can set), does not count.
+	apps map[string]int64
 }
 
 // wait polls until the required checks finish or the budget runs out.
@@ -189,10 +200,11 @@ func (p *ghPoll) required(ctx context.Context) ([]string, error) {
 	if len(p.checks) > 0 {
 		return p.checks, nil
 	}
-	names, status, err := p.api.requiredChecks(ctx, p.branch)
+	names, apps, status, err := p.api.requiredChecks(ctx, p.branch)
 	if err != nil && !errors.Is(err, errTransient) {
 		return nil, err
 	}
+	p.apps = apps
 	if len(names) > 0 {
 		return names, nil
 	}
@@ -222,6 +234,9 @@ func (p *ghPoll) current(ctx context.Context) (map[string]*ghCheck, error) {
 	out := map[string]*ghCheck{}
 	rank := map[string]int{ciSuccess: 0, "pending": 1, ciCancelled: 2, ciFailure: 3}
 	for _, c := range append(runs, statuses...) {
+		if app, pinned := p.apps[c.Name]; pinned && c.app != app {
+			continue
+		}
 		if prev, ok := out[c.Name]; !ok || rank[c.State] > rank[prev.State] {
 			out[c.Name] = c
 		}
@@ -342,7 +357,7 @@ func (p *ghPoll) explain(ctx context.Context, c *ghCheck, budget int) string {
 		}
 	}
 	room := max(budget-len(head)-1, 256)
-	return head + "\n" + logTail(body, p.logLines, room)
+	return head + "\n" + logTail(p.redact(plainText(body)), p.logLines, room)
 }
 
 func sortedNames(checks map[string]*ghCheck) []string {

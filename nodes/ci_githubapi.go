@@ -153,25 +153,28 @@ func (g *ghAPI) netError(ctx, rctx context.Context, err error) error {
 	return fmt.Errorf("%w: %v", errTransient, err)
 }
 
-// requiredChecks reads the branch protection's required checks. A branch
-// without protection (404) or a token that may not read it (403) yields
-// none and the HTTP status, for the feedback's note.
-func (g *ghAPI) requiredChecks(ctx context.Context, branch string) ([]string, int, error) {
+// requiredChecks reads the branch protection's required checks, and for
+// each the app that must provide it, when the protection names one (a
+// positive app_id; null or -1 accept any source). A branch without
+// protection (404) or a token that may not read it (403) yields none and
+// the HTTP status, for the feedback's note.
+func (g *ghAPI) requiredChecks(ctx context.Context, branch string) ([]string, map[string]int64, int, error) {
 	var out struct {
 		Contexts []string `json:"contexts"`
 		Checks   []struct {
 			Context string `json:"context"`
+			AppID   *int64 `json:"app_id"`
 		} `json:"checks"`
 	}
 	err := g.get(ctx, "/repos/"+g.repo+"/branches/"+url.PathEscape(branch)+"/protection/required_status_checks", &out)
 	var ge *ghError
 	if errors.As(err, &ge) && (ge.Status == http.StatusNotFound || ge.Status == http.StatusForbidden) {
-		return nil, ge.Status, nil
+		return nil, nil, ge.Status, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	seen := map[string]bool{}
+	seen, apps := map[string]bool{}, map[string]int64{}
 	var names []string
 	for _, n := range out.Contexts {
 		seen[n], names = true, append(names, n)
@@ -180,8 +183,11 @@ func (g *ghAPI) requiredChecks(ctx context.Context, branch string) ([]string, in
 		if !seen[c.Context] {
 			seen[c.Context], names = true, append(names, c.Context)
 		}
+		if c.AppID != nil && *c.AppID > 0 {
+			apps[c.Context] = *c.AppID
+		}
 	}
-	return names, http.StatusOK, nil
+	return names, apps, http.StatusOK, nil
 }
 
 // ghRun is a check run as GET …/commits/{ref}/check-runs lists it.
@@ -199,14 +205,22 @@ type ghRun struct {
 		Text    *string `json:"text"`
 	} `json:"output"`
 	App *struct {
+		ID   int64  `json:"id"`
 		Slug string `json:"slug"`
 	} `json:"app"`
 }
 
-// checkRuns lists the commit's check runs, the latest run of each name;
-// runs for another head_sha (stale answers) are dropped.
+// checkRuns lists the commit's check runs, the latest run of each name
+// from each app; runs for another head_sha (stale answers) are dropped.
+// A later run replaces an earlier one only from the same app (a re-run):
+// another app's run of the same name must not hide a failure (the
+// caller keeps the worst of them).
 func (g *ghAPI) checkRuns(ctx context.Context, sha string) ([]*ghCheck, error) {
-	byName := map[string]*ghCheck{}
+	type key struct {
+		app  int64
+		name string
+	}
+	byName := map[key]*ghCheck{}
 	for page := 1; page <= 10; page++ {
 		var out struct {
 			TotalCount int     `json:"total_count"`
@@ -219,8 +233,9 @@ func (g *ghAPI) checkRuns(ctx context.Context, sha string) ([]*ghCheck, error) {
 			if !strings.EqualFold(r.HeadSHA, sha) {
 				continue
 			}
-			if prev, ok := byName[r.Name]; !ok || r.ID > prev.id {
-				byName[r.Name] = r.check()
+			c := r.check()
+			if prev, ok := byName[key{c.app, c.Name}]; !ok || r.ID > prev.id {
+				byName[key{c.app, c.Name}] = c
 			}
 		}
 		if len(out.CheckRuns) < 100 || page*100 >= out.TotalCount {
@@ -236,6 +251,9 @@ func (g *ghAPI) checkRuns(ctx context.Context, sha string) ([]*ghCheck, error) {
 
 func (r ghRun) check() *ghCheck {
 	c := &ghCheck{Name: r.Name, id: r.ID, State: "pending", Conclusion: r.Status, URL: r.DetailsURL}
+	if r.App != nil {
+		c.app = r.App.ID
+	}
 	if c.URL == "" {
 		c.URL = r.HTMLURL
 	}

@@ -59,6 +59,9 @@ type handed struct {
 	commit       string
 	since, until time.Time
 	outputs      map[string]any
+	// clean makes the reviewers' text printable and free of the
+	// harness's credentials, before any cut (see plainText).
+	clean func(string) string
 }
 
 // Run implements runtime.Node.
@@ -98,7 +101,8 @@ func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promotable
 	if err != nil {
 		return nil, err
 	}
-	h := &handed{commit: c.Commit, since: st.WaitSince, until: st.WaitSince.Add(r.wait), outputs: map[string]any{"id": w.RunID}}
+	h := &handed{commit: c.Commit, since: st.WaitSince, until: st.WaitSince.Add(r.wait), outputs: map[string]any{"id": w.RunID},
+		clean: func(s string) string { return in.Redactor.String(plainText(s)) }}
 	verify, _ := os.ReadFile(filepath.Join(w.RunDir, "verify.json"))
 	body := reviewBody(w, c, title, verify)
 	entry := ReviewEntry{ID: w.RunID, Title: title, Branch: c.Branch, Commit: c.Commit, Base: w.Base,

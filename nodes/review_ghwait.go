@@ -21,7 +21,10 @@ type ghReview struct {
 	Body  string `json:"body"`
 	// CommitID is the commit the review was made on.
 	CommitID string `json:"commit_id"`
-	User     struct {
+	// Association is the reviewer's relation to the repository (OWNER,
+	// MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, …).
+	Association string `json:"author_association"`
+	User        struct {
 		Login string `json:"login"`
 	} `json:"user"`
 }
@@ -75,29 +78,7 @@ func (r *Review) pollReviews(ctx context.Context, gh *gitHub, h *handed) (*runti
 	if pause, err := ghList(ctx, gh, fmt.Sprintf("/repos/%s/pulls/%d/reviews", r.repo, h.pr.Number), &reviews); pause > 0 || err != nil {
 		return nil, pause, err
 	}
-	// Reviews come in chronological order: the last on the reviewed
-	// commit stands for each reviewer.
-	latest := map[string]ghReview{}
-	var order []string
-	for _, rv := range reviews {
-		if rv.CommitID != h.commit || (rv.State != "APPROVED" && rv.State != "CHANGES_REQUESTED" && rv.State != "DISMISSED") {
-			continue
-		}
-		if _, seen := latest[rv.User.Login]; !seen {
-			order = append(order, rv.User.Login)
-		}
-		latest[rv.User.Login] = rv
-	}
-	var changes []ghReview
-	approvedBy := ""
-	for _, login := range order {
-		switch rv := latest[login]; rv.State {
-		case "CHANGES_REQUESTED":
-			changes = append(changes, rv)
-		case "APPROVED":
-			approvedBy = cmp.Or(approvedBy, login)
-		}
-	}
+	changes, approvedBy := reviewDecision(reviews, h.commit)
 	if len(changes) == 0 && approvedBy == "" {
 		return nil, 0, nil
 	}
@@ -108,21 +89,56 @@ func (r *Review) pollReviews(ctx context.Context, gh *gitHub, h *handed) (*runti
 	if pause, err := ghList(ctx, gh, fmt.Sprintf("/repos/%s/pulls/%d/comments", r.repo, h.pr.Number), &comments); pause > 0 || err != nil {
 		return nil, pause, err
 	}
-	fb, n := changesFeedback(h.pr, changes, comments)
+	fb, n := changesFeedback(h.pr, changes, comments, h.clean)
 	return decided(h, DecisionChangesRequested, n, fmt.Sprintf("changes requested on GitHub by %s", changes[0].User.Login), fb), 0, nil
 }
 
+// reviewDecision reads the reviews of commit: those requesting changes,
+// and who approved. Reviews come in chronological order: the last on the
+// reviewed commit stands for each reviewer. Only the repository's owner,
+// members and collaborators decide: on a public repository anyone can
+// leave a review, and a stranger's approval must not pass the change nor
+// their text steer the agent.
+func reviewDecision(reviews []ghReview, commit string) (changes []ghReview, approvedBy string) {
+	latest := map[string]ghReview{}
+	var order []string
+	for _, rv := range reviews {
+		if rv.CommitID != commit || !reviewerAssociations[rv.Association] ||
+			(rv.State != "APPROVED" && rv.State != "CHANGES_REQUESTED" && rv.State != "DISMISSED") {
+			continue
+		}
+		if _, seen := latest[rv.User.Login]; !seen {
+			order = append(order, rv.User.Login)
+		}
+		latest[rv.User.Login] = rv
+	}
+	for _, login := range order {
+		switch rv := latest[login]; rv.State {
+		case "CHANGES_REQUESTED":
+			changes = append(changes, rv)
+		case "APPROVED":
+			approvedBy = cmp.Or(approvedBy, login)
+		}
+	}
+	return changes, approvedBy
+}
+
+// reviewerAssociations are the author_association values of people with
+// a say over the repository.
+var reviewerAssociations = map[string]bool{"OWNER": true, "MEMBER": true, "COLLABORATOR": true}
+
 // changesFeedback is what the agent reads: each reviewer's summary, then
 // their line comments as path:line: text, bounded in count and size; n
-// counts every comment of the requesting reviews.
-func changesFeedback(pr *PullRequest, changes []ghReview, comments []ghComment) (string, int) {
+// counts every comment of the requesting reviews. Reviewers' text goes
+// through clean before it is cut.
+func changesFeedback(pr *PullRequest, changes []ghReview, comments []ghComment, clean func(string) string) (string, int) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Changes requested on pull request #%d (%s):\n", pr.Number, pr.URL)
 	ids := map[int64]bool{}
 	for _, rv := range changes {
 		ids[rv.ID] = true
 		if body := strings.TrimSpace(rv.Body); body != "" {
-			fmt.Fprintf(&b, "@%s: %s\n", rv.User.Login, body)
+			fmt.Fprintf(&b, "@%s: %s\n", clean(rv.User.Login), clean(body))
 		}
 	}
 	n, shown := 0, 0
@@ -135,11 +151,11 @@ func changesFeedback(pr *PullRequest, changes []ghReview, comments []ghComment) 
 			continue
 		}
 		shown++
-		where := c.Path
+		where := clean(c.Path)
 		if line := lineOf(c.Line, c.OriginalLine); line > 0 {
 			where += ":" + strconv.Itoa(line)
 		}
-		fmt.Fprintf(&b, "%s: %s\n", where, strings.TrimSpace(c.Body))
+		fmt.Fprintf(&b, "%s: %s\n", where, clean(strings.TrimSpace(c.Body)))
 	}
 	out := bound(b.String())
 	if n > shown {

@@ -67,7 +67,7 @@ func (r *Review) awaitLocal(ctx context.Context, h *handed) (*runtime.Result, er
 			case StatusApproved:
 				return decided(h, DecisionApproved, 0, fmt.Sprintf("approved by %s", who(e.DecidedBy)), ""), nil
 			case StatusRejected:
-				fb := fmt.Sprintf("Changes requested by %s in the review queue (entry %s):\n%s", who(e.DecidedBy), id, e.Note)
+				fb := fmt.Sprintf("Changes requested by %s in the review queue (entry %s):\n%s", who(e.DecidedBy), id, h.clean(e.Note))
 				n := 0
 				if e.Note != "" {
 					n = 1
@@ -98,9 +98,10 @@ func who(s string) string {
 // decided is the node's result for a reviewers' decision.
 func decided(h *handed, decision string, comments int, reason, feedback string) *runtime.Result {
 	h.outputs["decision"], h.outputs["comments"] = decision, comments
-	res := &runtime.Result{Outcome: runtime.OutcomePass, Outputs: h.outputs, Reason: reason}
+	// Reviewers' names and notes are text from outside: printable only.
+	res := &runtime.Result{Outcome: runtime.OutcomePass, Outputs: h.outputs, Reason: plainText(reason)}
 	if decision != DecisionApproved {
-		res.Outcome, res.Feedback = runtime.OutcomeFail, feedback
+		res.Outcome, res.Feedback = runtime.OutcomeFail, plainText(feedback)
 	}
 	return res
 }

@@ -29,6 +29,9 @@ type Run struct {
 	// JobID makes it an Actions run: details_url names the job.
 	JobID   int64
 	Summary string
+	// AppID is the app that reported the run; 0 means Example CI (id 2),
+	// or GitHub Actions (15368) for a run with a JobID.
+	AppID int64
 }
 
 // Status is one commit status.
@@ -73,7 +76,10 @@ type Server struct {
 	// Required are the branch protection's required checks; nil answers
 	// 404 (branch not protected).
 	Required []string
-	Limits   []Limit
+	// RequiredApps pins required checks to the app that must report
+	// them (the protection's app_id); others answer app_id null.
+	RequiredApps map[string]int64
+	Limits       []Limit
 	// JobLogs are the log texts by job id.
 	JobLogs  map[int64]string
 	requests []Request
@@ -167,7 +173,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		}
 		checks := []map[string]any{}
 		for _, c := range s.Required {
-			checks = append(checks, map[string]any{"context": c, "app_id": nil})
+			var app any
+			if id, ok := s.RequiredApps[c]; ok {
+				app = id
+			}
+			checks = append(checks, map[string]any{"context": c, "app_id": app})
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"url": s.API.URL + p, "strict": true, "contexts": s.Required,
 			"contexts_url": s.API.URL + p + "/contexts", "checks": checks})
@@ -198,6 +208,9 @@ func (s *Server) checkRuns(sha string, a Answer) map[string]any {
 		if r.JobID != 0 {
 			details = fmt.Sprintf("https://github.com/%s/actions/runs/777/job/%d", s.Repo, r.JobID)
 			app = map[string]any{"id": 15368, "slug": "github-actions", "name": "GitHub Actions"}
+		}
+		if r.AppID != 0 {
+			app = map[string]any{"id": r.AppID, "slug": fmt.Sprintf("app-%d", r.AppID), "name": "Some App"}
 		}
 		runs = append(runs, map[string]any{
 			"id": r.ID, "head_sha": head, "node_id": "MDg6Q2hlY2tSdW40", "external_id": "",
