@@ -206,6 +206,11 @@ func saveExcerpt(in *runtime.Input, name string, r *sandbox.Result) {
 		return
 	}
 	data := r.Output
+	// Credentials the operator let into the box must not reach the run
+	// directory; redact before cutting, so no fragment of one survives.
+	if w, err := workspaceOf(in); err == nil && w.redact != nil {
+		data = w.redact.Bytes(data)
+	}
 	if len(data) > storedOutputBytes {
 		head, end := data[:storedOutputBytes/4], data[len(data)-storedOutputBytes*3/4:]
 		note := fmt.Sprintf("\n[sandgate: %d bytes left out of this log; the gate read all of them]\n", len(data)-len(head)-len(end))

@@ -38,7 +38,7 @@ nodes:
     type: shell
     run: "sed -i 's/a - b/a + b/' calc.go && echo gh=$GITHUB_TOKEN && echo foo=FOOVAL && WRITE true"
     next: test
-  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  test: {type: test, run: "echo tok=$GITHUB_TOKEN; go test -json ./...", on_pass: commit, on_fail: stuck}
   commit: {type: git_commit, message: "fix: Add adds", next: push}
   push: {type: git_push, remote: REMOTE, next: review}
   review: {type: review, dir: REVIEWS, title: "fix OAVAL", next: done}
