@@ -108,8 +108,10 @@ type attemptLine struct {
 type statusOut struct {
 	RunID  string `json:"run_id"`
 	RunDir string `json:"run_dir"`
-	// Status: running, succeeded, handed_off, failed, canceled, or
-	// interrupted (the harness died: sandgate resume continues it).
+	// Status: running, succeeded, handed_off, failed, canceled,
+	// finishing (the end is journaled, the harness still wraps up: the
+	// hand-off package, the box; poll again), or interrupted (the harness
+	// died: sandgate resume continues it).
 	Status      string        `json:"status"`
 	Reason      string        `json:"reason,omitempty"`
 	CurrentNode string        `json:"current_node,omitempty"`
@@ -139,6 +141,10 @@ func (m *mcpTools) runStatus(_ context.Context, _ *mcp.CallToolRequest, in runIn
 			}
 		}
 		out.Attempts = append(out.Attempts, l)
+	}
+	if sum.Status != runtime.StatusRunning && sum.Status != statusInterrupted && harnessAlive(sum.Dir) {
+		// Answering now would meet the harness still at work.
+		out.Status, out.Reason = "finishing", fmt.Sprintf("ended %s (%s); the harness is still wrapping up", sum.Status, sum.Reason)
 	}
 	text := fmt.Sprintf("run %s: %s", out.RunID, out.Status)
 	if out.CurrentNode != "" {
