@@ -43,6 +43,7 @@ func commands() []command {
 		{"cancel", "stop a run from another process", cmdCancel},
 		{"review", "list, show, approve or reject changes in the local review queue", cmdReview},
 		{"serve", "web inbox of runs, hand-offs and review queues (127.0.0.1:7777; --token for other addresses)", cmdServe},
+		{"mcp", "serve validate, graph, run, status, answer and review tools to a coding agent over stdio (MCP)", cmdMcp},
 		{"prune", "remove old runs, decided review entries and unused snapshots (--dry-run lists them)", cmdPrune},
 		{"sandbox", "sandbox check: report which isolation layers work here", cmdSandbox},
 		{"version", "print the version and VCS revision (also --version)", cmdVersion},

@@ -127,6 +127,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	repo := fs.String("repo", ".", "repository the run works on")
 	inc := fs.Bool("include-uncommitted", false, "run on a snapshot of the work tree, uncommitted and untracked (not ignored) files included")
 	head := fs.Bool("head", false, "run on HEAD, leaving uncommitted changes out")
+	runID := fs.String("run-id", "", "name of the run directory (default: a time-stamped random id; sandgate mcp names its runs)")
 	inputs := inputFlags{}
 	fs.Var(inputs, "input", "blueprint input NAME=VALUE (repeatable)")
 	files, err := parseInterspersed(fs, args)
@@ -135,6 +136,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(files) != 1 || (*inc && *head) {
 		fs.Usage()
+		return exitUsage
+	}
+	if *runID != "" && !validRunID(*runID) {
+		fmt.Fprintf(stderr, "sandgate run: --run-id %q: want letters, digits, '.', '_' and '-', not starting with '.' or '-'\n", *runID)
 		return exitUsage
 	}
 	bp, err := resolveBlueprint(rf.registry(), files[0])
@@ -161,8 +166,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: root})
+	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: root, RunID: *runID})
 	return finishRun(sum, err, &rf, stdout, stderr)
+}
+
+// validRunID: a run id names one directory inside the runs directory,
+// never a path out of it.
+func validRunID(id string) bool {
+	if id == "" || len(id) > 100 || id[0] == '.' || id[0] == '-' {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // preflight checks everything a run needs before anything is created and

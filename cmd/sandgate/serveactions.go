@@ -77,48 +77,66 @@ func (a *serveActions) Answer(ctx context.Context, runDir, node, note, by string
 		a.release(runDir)
 		return err
 	}
-	args := append([]string{"answer", runDir, "--to", node, "--note", note, "--by", by}, a.answerArgs...)
+	// Every value is a flag's value or follows "--": a note, a node or a
+	// directory that looks like a flag is never read as one.
+	args := append([]string{"answer", "--to", node, "--note", note, "--by", by}, a.answerArgs...)
+	args = append(args, "--", runDir)
+	done, err := a.spawn(args, logf, func() { a.release(runDir) })
+	logf.Close() // the child has its own descriptor
+	if err != nil {
+		return fmt.Errorf("start sandgate answer: %w", err)
+	}
+	return a.awaitChild(ctx, func() bool { return answeredSince(runDir, offset) }, done, func(err error) error {
+		if err == nil {
+			err = errors.New("exited without answering")
+		}
+		return fmt.Errorf("sandgate answer: %w: %s (log: %s)", err, tail(logPath, 2<<10), logPath)
+	})
+}
+
+// spawn starts this binary with args, its output in logf, in its own
+// process group (a ^C to the server or a client that leaves does not stop
+// it), and reaps it in a goroutine: done gets its exit after exited ran.
+// When it cannot start, exited runs before spawn returns.
+func (a *serveActions) spawn(args []string, logf *os.File, exited func()) (<-chan error, error) {
 	cmd := exec.Command(a.exe, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	logf.Close() // the child has its own descriptor
-	if err != nil {
-		a.release(runDir)
-		return fmt.Errorf("start sandgate answer: %w", err)
+	if err := cmd.Start(); err != nil {
+		exited()
+		return nil, err
 	}
 	done := make(chan error, 1)
 	a.children.Add(1)
 	go func() {
 		defer a.children.Done()
 		err := cmd.Wait()
-		a.release(runDir)
+		exited()
 		done <- err
 	}()
-	return a.awaitAnswered(ctx, runDir, offset, logPath, done)
+	return done, nil
 }
 
-// awaitAnswered polls the journal for the child's answered event.
-func (a *serveActions) awaitAnswered(ctx context.Context, runDir string, offset int64, logPath string, done <-chan error) error {
+// awaitChild polls ready until it holds (nil), the child ends first
+// (failed makes the error of its exit), the accepted time passes (nil: it
+// is still setting up, and goes on) or ctx ends (the child goes on).
+func (a *serveActions) awaitChild(ctx context.Context, ready func() bool, done <-chan error, failed func(error) error) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(cmp.Or(a.accepted, 30*time.Second))
 	for {
-		if answeredSince(runDir, offset) {
+		if ready() {
 			return nil
 		}
 		select {
 		case err := <-done:
-			if answeredSince(runDir, offset) { // answered, then ended (succeeded, or handed off again)
+			if ready() { // got there, then ended (succeeded, or handed off again)
 				return nil
 			}
-			if err == nil {
-				err = errors.New("exited without answering")
-			}
-			return fmt.Errorf("sandgate answer: %w: %s (log: %s)", err, tail(logPath, 2<<10), logPath)
-		case <-deadline: // still setting up: the run page shows how it goes
+			return failed(err)
+		case <-deadline:
 			return nil
-		case <-ctx.Done(): // the browser left; the child goes on
+		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
 		}
