@@ -1,3 +1,5 @@
+//go:build unix
+
 package runtime
 
 import (
@@ -7,9 +9,6 @@ import (
 	"path/filepath"
 	"syscall"
 )
-
-// ErrRunBusy means another process (or execution) is carrying the run on.
-var ErrRunBusy = errors.New("run is being carried on by another process")
 
 // lockRun takes the run directory's exclusive lock for as long as one
 // execution carries the run: two answers (a double click), an answer and
