@@ -181,7 +181,9 @@ func proxyClient(sock string) *http.Client {
 		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 	}
 	tr := &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: "sandgate-egress-proxy"}),
-		DialContext: dial, ForceAttemptHTTP2: false, ResponseHeaderTimeout: 5 * time.Minute}
+		DialContext: dial, ResponseHeaderTimeout: 5 * time.Minute,
+		// The proxy serves one request per connection.
+		DisableKeepAlives: true}
 	return &http.Client{Transport: boundedBodies{tr}}
 }
 
