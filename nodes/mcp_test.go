@@ -100,10 +100,10 @@ func TestMCPServerRunsInTheBox(t *testing.T) {
 		t.Fatalf("run: %s (%s)\n%s", sum.Status, sum.Reason, tr)
 	}
 	for _, want := range []string{
-		`uid=1000 read=refused dial=refused`,   // the box's uid, no host file, no network
-		`error: MCP server box, tool crash`,    // the crash is a tool error
-		`error: MCP server box, tool echo`,     // and the dead server stays one
-		`wrote note.txt`,                       // the run went on
+		`uid=1000 read=refused dial=refused`,    // the box's uid, no host file, no network
+		`error: MCP server box, tool crash`,     // the crash is a tool error
+		`error: MCP server box, tool echo`,      // and the dead server stays one
+		`wrote note.txt`,                        // the run went on
 		`"mcp_server":"box","mcp_tool":"probe"`, // the transcript names server and tool
 	} {
 		if !strings.Contains(tr, want) {
