@@ -81,7 +81,7 @@ func (b *Box) Start(ctx context.Context, c Command) (*Process, error) {
 	if timeout <= 0 || timeout > b.limits.Timeout {
 		timeout = b.limits.Timeout
 	}
-	out := &streamSink{max: b.outputBytes(c), queueMax: StreamBuffer}
+	out := &streamSink{max: b.outputBytes(c), queueMax: StreamBuffer, overflowed: make(chan struct{})}
 	out.cond = sync.NewCond(&out.mu)
 	req := request{Exec: &execReq{Args: c.Args, Dir: c.Dir, Env: b.env, Timeout: timeout, OutputBytes: out.max, Stream: true}}
 	ch, err := b.send(&req, out)
@@ -89,7 +89,13 @@ func (b *Box) Start(ctx context.Context, c Command) (*Process, error) {
 		return nil, err
 	}
 	p := &Process{b: b, id: req.ID, out: out, done: make(chan struct{})}
-	out.onOverflow = p.Kill
+	go func() {
+		select {
+		case <-out.overflowed:
+			p.Kill()
+		case <-p.done:
+		}
+	}()
 	go func() {
 		start := time.Now()
 		resp, err := b.await(ctx, req.ID, ch, timeout+15*time.Second)
@@ -170,7 +176,7 @@ type streamSink struct {
 	queueMax   int
 	overflow   bool
 	ended      bool
-	onOverflow func()
+	overflowed chan struct{} // closed when the unread output passes queueMax
 }
 
 func (s *streamSink) add(r response) error {
@@ -184,7 +190,7 @@ func (s *streamSink) add(r response) error {
 	case s.overflow:
 	case len(s.buf)+len(r.Chunk) > s.queueMax:
 		s.overflow, s.buf = true, nil
-		go s.onOverflow()
+		close(s.overflowed)
 	default:
 		s.buf = append(s.buf, r.Chunk...)
 	}
