@@ -25,7 +25,7 @@ func openFDs(t *testing.T) int {
 func TestStartProxyStopReleasesEverything(t *testing.T) {
 	runDir := t.TempDir()
 	before := openFDs(t)
-	sock, stop, err := startProxy(runDir, sandbox.Policy{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"example.com"}}, nil, secrets.New(nil))
+	sock, stop, err := startProxy(runDir, sandbox.Policy{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"example.com"}}, EnvOptions{}, secrets.New(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

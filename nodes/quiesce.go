@@ -106,6 +106,7 @@ const (
 	keyQuiet   ctxKey = iota // the caller holds the box exclusively
 	keyBox                   // commands go to this box instead of the run's
 	keySession               // the running gate's session
+	keyHeld                  // the caller holds the box shared (Hold)
 )
 
 // quiet marks ctx as holding the box exclusively: commands run under it do
@@ -119,7 +120,7 @@ func (w *Workspace) Command(ctx context.Context, c sandbox.Command) (*sandbox.Re
 	if b, ok := ctx.Value(keyBox).(*sandbox.Box); ok {
 		return b.Exec(ctx, c)
 	}
-	if ctx.Value(keyQuiet) == nil {
+	if ctx.Value(keyQuiet) == nil && ctx.Value(keyHeld) == nil {
 		release, err := w.quiet.acquire(ctx, false)
 		if err != nil {
 			return nil, err
@@ -134,4 +135,39 @@ type executor struct{ w *Workspace }
 
 func (e executor) Exec(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
 	return e.w.Command(ctx, c)
+}
+
+// Hold takes the box shared until release, for an agent session with a
+// server in the box: the server may write at any time, so a gate waits for
+// the session to end. Commands run under the returned context do not take
+// the lock again (which, with a gate waiting, would wait forever).
+func (e executor) Hold(ctx context.Context) (context.Context, func(), error) {
+	if ctx.Value(keyQuiet) != nil || ctx.Value(keyHeld) != nil {
+		return ctx, func() {}, nil
+	}
+	release, err := e.w.quiet.acquire(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return context.WithValue(ctx, keyHeld, true), release, nil
+}
+
+// Start runs a long-lived command (an MCP server) in the run's box. The
+// caller holds the box (Hold); without that the command holds it shared
+// for its life.
+func (e executor) Start(ctx context.Context, c sandbox.Command) (*sandbox.Process, error) {
+	if ctx.Value(keyQuiet) != nil || ctx.Value(keyHeld) != nil {
+		return e.w.Box.Start(ctx, c)
+	}
+	release, err := e.w.quiet.acquire(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.w.Box.Start(ctx, c)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	go func() { <-p.Done(); release() }()
+	return p, nil
 }

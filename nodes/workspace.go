@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,6 +143,10 @@ type EnvOptions struct {
 	AllowEnv []string
 	// OnAlert receives the egress proxy's alerts.
 	OnAlert func(sandbox.Alert)
+	// PermitAddrs exempts address ranges from the egress proxy's block on
+	// special-purpose addresses (sandbox.Proxy.PermitAddrs): an internal
+	// mirror or MCP server on a private network.
+	PermitAddrs []netip.Prefix
 	// Limits override the sandbox's default limits.
 	Limits sandbox.Limits
 	// ReadOnly lists extra host paths visible read-only in the box.
@@ -251,7 +256,7 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 		Audit: redact.Writer(audit), AllowUnconfined: o.AllowUnconfined}
 	stopProxy := func() error { return nil }
 	if policy.Network == sandbox.NetworkAllowlist {
-		bo.ProxySocket, stopProxy, err = startProxy(runDir, policy, o.OnAlert, redact)
+		bo.ProxySocket, stopProxy, err = startProxy(runDir, policy, o, redact)
 		if err != nil {
 			audit.Close()
 			return nil, err
@@ -267,6 +272,9 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 	var services runtime.Services
 	ServiceWorkspace.Set(&services, ws)
 	agent.ServiceExecutor.Set(&services, executor{ws})
+	if bo.ProxySocket != "" {
+		agent.ServiceProxy.Set(&services, bo.ProxySocket)
+	}
 	return &runtime.Environment{
 		Workspace: o.Repo,
 		Services:  services,
@@ -285,7 +293,8 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 // startProxy starts the egress proxy for an allowlist box. stop closes
 // the proxy (waiting for its connections), then its logs, and removes the
 // socket's directory.
-func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert), redact *secrets.Redactor) (sock string, stop func() error, err error) {
+func startProxy(runDir string, p sandbox.Policy, o EnvOptions, redact *secrets.Redactor) (sock string, stop func() error, err error) {
+	onAlert := o.OnAlert
 	var closers []func() error
 	stop = func() error {
 		var errs []error
@@ -310,7 +319,7 @@ func startProxy(runDir string, p sandbox.Policy, onAlert func(sandbox.Alert), re
 	}
 	closers = append(closers, alerts.Close)
 	alertLog := redact.Writer(alerts)
-	proxy := &sandbox.Proxy{Allow: p.AllowHosts, AuditLog: redact.Writer(f), OnAlert: func(a sandbox.Alert) {
+	proxy := &sandbox.Proxy{Allow: p.AllowHosts, PermitAddrs: o.PermitAddrs, AuditLog: redact.Writer(f), OnAlert: func(a sandbox.Alert) {
 		b, _ := json.Marshal(a)
 		_, _ = alertLog.Write(append(b, '\n'))
 		if onAlert != nil {

@@ -327,20 +327,35 @@ func (b *Box) fail(err error) {
 
 // call sends a request and waits for its response.
 func (b *Box) call(ctx context.Context, req request, backstop time.Duration) (response, error) {
-	ch := make(chan response, 1)
-	b.mu.Lock()
-	b.nextID++
-	req.ID, req.Nonce = b.nextID, newNonce()
 	out := &streamed{}
 	if req.Exec != nil {
 		out.max = req.Exec.OutputBytes
 	}
-	b.pending[req.ID] = pendingCall{ch: ch, nonce: req.Nonce, out: out}
-	err := b.enc.Encode(req)
-	b.mu.Unlock()
+	ch, err := b.send(&req, out)
 	if err != nil {
-		return response{}, fmt.Errorf("sandbox: send: %w", err)
+		return response{}, err
 	}
+	return b.await(ctx, req.ID, ch, backstop)
+}
+
+// send registers a request with the sink for its output and sends it.
+func (b *Box) send(req *request, out sink) (chan response, error) {
+	ch := make(chan response, 1)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.nextID++
+	req.ID, req.Nonce = b.nextID, newNonce()
+	b.pending[req.ID] = pendingCall{ch: ch, nonce: req.Nonce, out: out}
+	if err := b.enc.Encode(req); err != nil {
+		delete(b.pending, req.ID)
+		return nil, fmt.Errorf("sandbox: send: %w", err)
+	}
+	return ch, nil
+}
+
+// await waits for request id's reply; a cancelled context kills the
+// command and keeps waiting for its answer, within the backstop.
+func (b *Box) await(ctx context.Context, id int, ch chan response, backstop time.Duration) (response, error) {
 	timer := time.NewTimer(backstop)
 	defer timer.Stop()
 	for {
@@ -351,7 +366,7 @@ func (b *Box) call(ctx context.Context, req request, backstop time.Duration) (re
 			return response{}, b.deadErr
 		case <-ctx.Done():
 			b.mu.Lock()
-			_ = b.enc.Encode(request{Kill: req.ID})
+			_ = b.enc.Encode(request{Kill: id})
 			b.mu.Unlock()
 			ctx = context.Background() // keep waiting for the killed command's answer
 		case <-timer.C:
@@ -434,34 +449,6 @@ func (b *Box) Close() error {
 	}
 	_ = os.RemoveAll(filepath.Join(b.opts.StateDir, "root"))
 	return errors.Join(errs...)
-}
-
-// pendingCall is a request waiting for init's reply.
-type pendingCall struct {
-	ch    chan response
-	nonce string
-	out   *streamed
-}
-
-// streamed gathers the output chunks of one command, up to its cap.
-type streamed struct {
-	buf bytes.Buffer
-	max int
-}
-
-func (s *streamed) add(r response) error {
-	if r.Result != nil || r.Error != "" || s.buf.Len()+len(r.Chunk) > s.max {
-		return fmt.Errorf("request %d got an output chunk it cannot take (past its cap of %d bytes, or on a final reply)", r.ID, s.max)
-	}
-	s.buf.Write(r.Chunk)
-	return nil
-}
-
-// finish puts the chunks in front of the final reply's output.
-func (s *streamed) finish(r *response) {
-	if r.Result != nil && s.buf.Len() > 0 {
-		r.Result.Output = append(s.buf.Bytes(), r.Result.Output...)
-	}
 }
 
 // lockedWriter collects init's stderr for error messages.

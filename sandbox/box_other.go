@@ -80,3 +80,27 @@ func runRole(role string) int {
 	fmt.Fprintln(os.Stderr, "sandgate sandbox role", role+":", errNotLinux)
 	return 2
 }
+
+// Process is a streaming command; off Linux none can be started.
+type Process struct{}
+
+// Start fails off Linux.
+func (b *Box) Start(ctx context.Context, c Command) (*Process, error) { return nil, errNotLinux }
+
+// Write fails off Linux.
+func (p *Process) Write(b []byte) (int, error) { return 0, errNotLinux }
+
+// CloseStdin fails off Linux.
+func (p *Process) CloseStdin() error { return errNotLinux }
+
+// Read fails off Linux.
+func (p *Process) Read(b []byte) (int, error) { return 0, errNotLinux }
+
+// Kill does nothing off Linux.
+func (p *Process) Kill() {}
+
+// Wait fails off Linux.
+func (p *Process) Wait() (*Result, error) { return nil, errNotLinux }
+
+// Done is closed off Linux: nothing runs.
+func (p *Process) Done() <-chan struct{} { c := make(chan struct{}); close(c); return c }

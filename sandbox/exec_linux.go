@@ -71,8 +71,35 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 // runCommand runs one command as PID 1 of a new PID namespace: when it
 // exits or is killed, the kernel kills everything it started.
 func runCommand(parent context.Context, r *execReq, emit func([]byte)) (*Result, error) {
+	ctx, cancel := context.WithTimeout(parent, r.Timeout)
+	defer cancel()
+	cmd, res := newCommand(ctx, r)
+	if res != nil {
+		return res, nil
+	}
+	out := &streamWriter{max: r.OutputBytes, emit: emit}
+	cmd.Stdout, cmd.Stderr = out, out
+	if len(r.Stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(r.Stdin)
+	}
+	start := time.Now()
+	err, werr := runOnThread(cmd)
+	if err != nil {
+		return nil, err
+	}
+	res = &Result{Duration: time.Since(start), Output: out.buf, Dropped: out.dropped}
+	if ctx.Err() == context.DeadlineExceeded {
+		res.TimedOut = true
+	}
+	classify(res, werr)
+	return res, nil
+}
+
+// newCommand prepares a command in its directory with the box's
+// confinement, or returns the result of one that cannot start (127).
+func newCommand(ctx context.Context, r *execReq) (*exec.Cmd, *Result) {
 	if len(r.Args) == 0 {
-		return nil, errors.New("empty command")
+		return nil, &Result{ExitCode: 127, Output: []byte("empty command\n")}
 	}
 	dir := r.Dir
 	if dir == "" {
@@ -81,34 +108,17 @@ func runCommand(parent context.Context, r *execReq, emit func([]byte)) (*Result,
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(WorkDir, dir)
 	}
-	ctx, cancel := context.WithTimeout(parent, r.Timeout)
-	defer cancel()
 	path, err := lookPath(r.Args[0], r.Env)
 	if err != nil {
-		return &Result{ExitCode: 127, Output: []byte(err.Error() + "\n")}, nil
+		return nil, &Result{ExitCode: 127, Output: []byte(err.Error() + "\n")}
 	}
-	out := &streamWriter{max: r.OutputBytes, emit: emit}
 	cmd := exec.CommandContext(ctx, path, r.Args[1:]...)
 	cmd.Args[0] = r.Args[0]
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, r.Env, out, out
-	if len(r.Stdin) > 0 {
-		cmd.Stdin = bytes.NewReader(r.Stdin)
-	}
+	cmd.Dir, cmd.Env = dir, r.Env
 	cmd.SysProcAttr = commandAttr(nestedUser)
 	cmd.Cancel = func() error { return cmd.Process.Kill() }
 	cmd.WaitDelay = time.Second
-	start := time.Now()
-	err, werr := runOnThread(cmd)
-	if err != nil {
-		return nil, err
-	}
-	err = werr
-	res := &Result{Duration: time.Since(start), Output: out.buf, Dropped: out.dropped}
-	if ctx.Err() == context.DeadlineExceeded {
-		res.TimedOut = true
-	}
-	classify(res, err)
-	return res, nil
+	return cmd, nil
 }
 
 // commandAttr starts a command as PID 1 of a new PID namespace, as

@@ -87,24 +87,45 @@ func runInit() int {
 			kills.kill(r.Kill)
 			continue
 		}
+		if r.Input != nil {
+			streams.input(r.Input, kills)
+			continue
+		}
 		if r.Exec == nil {
 			c.send(response{ID: r.ID, Nonce: r.Nonce, Error: "unknown request"})
 			continue
 		}
-		go func(r request) {
-			ctx, cancel := context.WithCancel(context.Background())
-			kills.add(r.ID, cancel)
-			defer kills.done(r.ID)
-			res, err := runCommand(ctx, r.Exec, func(b []byte) {
-				c.send(response{ID: r.ID, Nonce: r.Nonce, Chunk: b})
-			})
-			resp := response{ID: r.ID, Nonce: r.Nonce, Result: res}
-			if err != nil {
-				resp.Error = err.Error()
-			}
-			c.send(resp)
-		}(r)
+		serveExec(c, kills, r)
 	}
+}
+
+// serveExec runs one command request on its own goroutine.
+func serveExec(c *conn, kills *killTable, r request) {
+	var q chan []byte
+	if r.Exec.Stream {
+		q = streams.open(r.ID) // before any input for it can arrive
+	}
+	// Registered before the command starts, so a kill that follows the
+	// request at once is not lost.
+	ctx, cancel := context.WithCancel(context.Background())
+	kills.add(r.ID, cancel)
+	go func() {
+		defer cancel()
+		defer kills.done(r.ID)
+		emit := func(b []byte) { c.send(response{ID: r.ID, Nonce: r.Nonce, Chunk: b}) }
+		var res *Result
+		var err error
+		if r.Exec.Stream {
+			res, err = runStream(ctx, r.ID, q, r.Exec, emit)
+		} else {
+			res, err = runCommand(ctx, r.Exec, emit)
+		}
+		resp := response{ID: r.ID, Nonce: r.Nonce, Result: res}
+		if err != nil {
+			resp.Error = err.Error()
+		}
+		c.send(resp)
+	}()
 }
 
 // killTable maps running requests to their cancel functions.

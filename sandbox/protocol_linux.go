@@ -16,6 +16,16 @@ type request struct {
 	Exec *execReq `json:"exec,omitempty"`
 	// Kill stops the command started by request Kill.
 	Kill int `json:"kill,omitempty"`
+	// Input is standard input for a streaming command (Box.Start).
+	Input *input `json:"input,omitempty"`
+}
+
+// input is a piece of a streaming command's standard input; init answers
+// none (a command that does not read its input is killed, see streams).
+type input struct {
+	ID   int    `json:"id"`
+	Data []byte `json:"data,omitempty"`
+	EOF  bool   `json:"eof,omitempty"`
 }
 
 // setup tells init how to build the box.
@@ -45,6 +55,10 @@ type execReq struct {
 	Timeout     time.Duration `json:"timeout"`
 	OutputBytes int           `json:"output_bytes"`
 	Stdin       []byte        `json:"stdin,omitempty"`
+	// Stream keeps standard input open for input requests and sends
+	// standard output as it comes (OutputBytes caps its total); standard
+	// error is kept, capped, for the final result.
+	Stream bool `json:"stream,omitempty"`
 }
 
 // response answers a request with the same ID.

@@ -33,6 +33,10 @@ const (
 	AttrGenAIFinish       = attribute.Key("gen_ai.response.finish_reasons")
 	AttrGenAIToolName     = attribute.Key("gen_ai.tool.name")
 	AttrGenAIToolCallID   = attribute.Key("gen_ai.tool.call.id")
+	// MCP calls also carry the server and the server's own tool name.
+	AttrMCPMethod = attribute.Key("mcp.method.name")
+	AttrMCPServer = attribute.Key("sandgate.mcp.server")
+	AttrMCPTool   = attribute.Key("sandgate.mcp.tool")
 )
 
 // Options configure every agent node of a registry.
@@ -95,6 +99,7 @@ type Agent struct {
 	temperature float32
 	reqTimeout  time.Duration
 	file        string
+	servers     []MCPServer
 }
 
 var _ runtime.Node = (*Agent)(nil)
@@ -115,10 +120,15 @@ func newAgent(spec *blueprint.Node, o Options) (*Agent, error) {
 	if len(c.Tools) > 0 {
 		a.tools = c.Tools
 	}
+	servers, issues := parseMCP(c.MCP)
+	if len(issues) > 0 {
+		return nil, fmt.Errorf("mcp[%d]: %s", issues[0].index, issues[0].msg)
+	}
+	a.servers = servers
 	// Config.Validate refused a blueprint's unknown tools before the factory
 	// ran; the operator's default toolset is checked here.
-	if err := unknownTools(a.tools); err != nil {
-		return nil, err
+	if issues := checkTools(a.tools, servers); len(issues) > 0 {
+		return nil, fmt.Errorf("agent tools: %s", issues[0].msg)
 	}
 	a.tools = slices.Clone(a.tools) // the stop tools are appended below
 	for _, must := range stopTools {
@@ -203,6 +213,20 @@ func (a *Agent) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 	if err != nil {
 		return nil, err
 	}
+	// MCP servers start, and the toolset is checked against theirs,
+	// before any model call.
+	hub, ctx, stop, err := a.startMCP(ctx, in, exec, client)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	specs := toolSpecsFor(a.tools)
+	if hub != nil {
+		specs = append(specs, hub.specs...)
+		for n := range hub.tools {
+			tb.allowed[n] = true
+		}
+	}
 	rules, err := tb.loadRules(ctx)
 	if err != nil {
 		return nil, err
@@ -214,7 +238,7 @@ func (a *Agent) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 	trace.SpanFromContext(ctx).SetAttributes(attribute.StringSlice("sandgate.agent.rules", ruleFiles))
 	tr := newTranscript(in)
 	defer tr.close()
-	s := &session{a: a, in: in, tb: tb, client: client, model: model, tr: tr, tracer: trace.SpanFromContext(ctx).TracerProvider().Tracer("github.com/sandgate/sandgate/nodes/agent")}
+	s := &session{a: a, in: in, tb: tb, hub: hub, specs: specs, client: client, model: model, tr: tr, tracer: trace.SpanFromContext(ctx).TracerProvider().Tracer("github.com/sandgate/sandgate/nodes/agent")}
 	user := "Start working on the task now. Use the tools; call finish when the task is done or handoff if a person must take over."
 	if in.Feedback != "" && !strings.Contains(prompt, in.Feedback) {
 		user = "Your previous attempt did not pass the checks. Feedback:\n" + in.Feedback + "\n\n" + user
@@ -233,6 +257,8 @@ type session struct {
 	a                   *Agent
 	in                  *runtime.Input
 	tb                  *toolbox
+	hub                 *mcpHub // nil without MCP tools
+	specs               []ToolSpec
 	client              Model
 	model               string
 	tr                  *transcript
@@ -300,7 +326,7 @@ func (s *session) complete(ctx context.Context) (Message, error) {
 	defer span.End()
 	rctx, cancel := context.WithTimeout(ctx, s.a.reqTimeout)
 	defer cancel()
-	req := Request{Model: s.model, Messages: s.msgs, Tools: toolSpecsFor(s.a.tools), Temperature: s.a.temperature}
+	req := Request{Model: s.model, Messages: s.msgs, Tools: s.specs, Temperature: s.a.temperature}
 	s.tr.request(s.turns, s.msgs, req.Tools)
 	resp, err := s.client.Chat(rctx, req)
 	if err != nil {
@@ -322,10 +348,18 @@ func (s *session) tool(ctx context.Context, call ToolCall) (string, error) {
 	ctx, span := s.tracer.Start(ctx, "execute_tool "+call.Name, trace.WithAttributes(
 		AttrGenAIOperation.String("execute_tool"), AttrGenAIToolName.String(call.Name), AttrGenAIToolCallID.String(call.ID)))
 	defer span.End()
-	out, err := s.tb.call(ctx, call.Name, call.Arguments)
-	if err != nil {
-		span.RecordError(err)
-		return "", err
+	entry := map[string]any{"turn": s.turns, "id": call.ID, "name": call.Name, "arguments": call.Arguments}
+	var out string
+	if t, ok := s.mcpTool(call.Name); ok {
+		span.SetAttributes(AttrMCPServer.String(t.server), AttrMCPTool.String(t.tool), AttrMCPMethod.String("tools/call"))
+		entry["mcp_server"], entry["mcp_tool"] = t.server, t.tool
+		out = s.hub.call(ctx, t, call.Arguments)
+	} else {
+		var err error
+		if out, err = s.tb.call(ctx, call.Name, call.Arguments); err != nil {
+			span.RecordError(err)
+			return "", err
+		}
 	}
 	if strings.HasPrefix(out, "error:") {
 		span.SetStatus(codes.Error, firstLine(out))
@@ -333,8 +367,18 @@ func (s *session) tool(ctx context.Context, call ToolCall) (string, error) {
 	// A credential the operator let into the box must not travel on to
 	// the model provider or the transcript through command output.
 	out = s.in.Redactor.String(out)
-	s.tr.add("tool", map[string]any{"turn": s.turns, "id": call.ID, "name": call.Name, "arguments": call.Arguments, "result": out})
+	entry["result"] = out
+	s.tr.add("tool", entry)
 	return out, nil
+}
+
+// mcpTool finds an MCP tool by the name the model sees.
+func (s *session) mcpTool(name string) (mcpTool, bool) {
+	if s.hub == nil {
+		return mcpTool{}, false
+	}
+	t, ok := s.hub.tools[name]
+	return t, ok
 }
 
 func firstLine(s string) string {

@@ -124,7 +124,7 @@ func TestRecordThenReplay(t *testing.T) {
 	script, _ := loadScript(scriptFile(t))
 	rec := filepath.Join(t.TempDir(), "session.jsonl")
 	recorded := conversation(t, &recordModel{Model: &scriptModel{script: script}, mu: new(sync.Mutex), path: rec})
-	exchanges, err := loadRecording(rec)
+	exchanges, _, err := loadRecording(rec)
 	if err != nil || len(exchanges) != 3 {
 		t.Fatalf("recording: %d exchanges, %v", len(exchanges), err)
 	}
@@ -191,10 +191,10 @@ func TestToolsDeclaredOnce(t *testing.T) {
 	if DefaultTools()[0] != "read_file" {
 		t.Fatal("changing the returned slice changed the defaults")
 	}
-	if err := unknownTools([]string{"read_file", "rm_rf"}); err == nil || !strings.Contains(err.Error(), `unknown tool "rm_rf"`) {
-		t.Fatalf("unknown tool: %v", err)
+	if is := checkTools([]string{"read_file", "rm_rf"}, nil); len(is) != 1 || !strings.Contains(is[0].msg, `unknown tool "rm_rf"`) {
+		t.Fatalf("unknown tool: %v", is)
 	}
-	if err := unknownTools(ToolNames()); err != nil {
-		t.Fatal(err)
+	if is := checkTools(ToolNames(), nil); len(is) != 0 {
+		t.Fatal(is)
 	}
 }

@@ -44,11 +44,11 @@ func (m *models) load(model, blueprintFile string) (Model, error) {
 		}
 		s = &scriptModel{script: script}
 	case "replay":
-		rec, err := loadRecording(path)
+		rec, tape, err := loadRecording(path)
 		if err != nil {
 			return nil, err
 		}
-		s = &replayModel{rec: rec}
+		s = &replayModel{rec: rec, mcp: tape}
 	default:
 		return nil, fmt.Errorf("model %s is not an offline model", model)
 	}

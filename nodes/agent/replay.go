@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -19,6 +20,9 @@ type replayModel struct {
 	mu   sync.Mutex
 	rec  []exchange
 	next int
+	// mcp holds the recording's MCP tool lists and calls: a replayed run
+	// needs no server.
+	mcp *mcpTape
 }
 
 // Chat implements Model.
@@ -44,23 +48,33 @@ func (m *replayModel) Chat(_ context.Context, req Request) (*Response, error) {
 	return fromWire(resp), nil
 }
 
-func loadRecording(path string) ([]exchange, error) {
+// loadRecording reads a recording: model exchanges, and the MCP lines
+// among them.
+func loadRecording(path string) ([]exchange, *mcpTape, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, nil, fmt.Errorf("replay: %w", err)
 	}
 	var out []exchange
+	tape := &mcpTape{lists: map[string][]*mcp.Tool{}}
 	for i, line := range bytes.Split(b, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var e exchange
+		var e recLine
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("replay %s:%d: %w", path, i+1, err)
+			return nil, nil, fmt.Errorf("replay %s:%d: %w", path, i+1, err)
 		}
-		out = append(out, e)
+		switch {
+		case e.MCPTools != nil:
+			tape.lists[e.MCPTools.Server] = e.MCPTools.Tools
+		case e.MCPCall != nil:
+			tape.calls = append(tape.calls, e.MCPCall)
+		default:
+			out = append(out, exchange{Request: e.Request, Response: e.Response})
+		}
 	}
-	return out, nil
+	return out, tape, nil
 }
 
 // diffJSON describes the first difference between two JSON documents.
