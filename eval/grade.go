@@ -44,10 +44,19 @@ type grader struct {
 // then the held-out files over them: at their paths they win, so any
 // edit the change made there (a weakened test) is reverted.
 func tree(ctx context.Context, gitDir, rev, hidden, dir string) error {
+	if err := archive(ctx, gitDir, rev, dir); err != nil {
+		return err
+	}
+	return placeHidden(hidden, dir)
+}
+
+// archive writes the files of rev (only paths, when given) into dir.
+func archive(ctx context.Context, gitDir, rev, dir string, paths ...string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	arch := exec.CommandContext(ctx, "git", "--git-dir="+gitDir, "archive", "--format=tar", rev)
+	args := append([]string{"--git-dir=" + gitDir, "archive", "--format=tar", rev, "--"}, paths...)
+	arch := exec.CommandContext(ctx, "git", args...)
 	untar := exec.CommandContext(ctx, "tar", "-x", "-C", dir)
 	pipe, err := arch.StdoutPipe()
 	if err != nil {
@@ -66,7 +75,7 @@ func tree(ctx context.Context, gitDir, rev, hidden, dir string) error {
 	if terr != nil {
 		return fmt.Errorf("unpack %s: %w: %s", rev, terr, out)
 	}
-	return placeHidden(hidden, dir)
+	return nil
 }
 
 // placeHidden copies the held-out files into dir, replacing what is there
