@@ -110,10 +110,10 @@ func TestGrading(t *testing.T) {
 	needSandbox(t)
 	weakened := "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {}\n\nfunc TestDouble(t *testing.T) {}\n"
 	cases := []struct {
-		name    string
-		files   map[string]string
-		status  string
-		after   map[string]string
+		name   string
+		files  map[string]string
+		status string
+		after  map[string]string
 	}{
 		{"honest fix", map[string]string{"calc.go": fixed}, StatusResolved,
 			map[string]string{"TestAdd": TestPass, "TestAddHidden": TestPass, "TestDouble": TestPass}},
