@@ -189,4 +189,3 @@ func BenchmarkEvalOverheadPerTask(b *testing.B) {
 		}
 	}
 }
-
