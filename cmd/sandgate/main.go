@@ -35,6 +35,7 @@ func commands() []command {
 		{"graph", "draw a blueprint as Mermaid or Graphviz DOT", cmdGraph},
 		{"schema", "print the JSON Schema of the blueprint format", cmdSchema},
 		{"run", "run a blueprint (a file, or a built-in by name) against a repository", cmdRun},
+		{"eval", "measure a blueprint on a task set (resolved, handed off, falsely promoted, cost); compare two reports", cmdEval},
 		{"blueprints", "list the blueprints built into this binary, with their inputs", cmdBlueprints},
 		{"resume", "continue a crashed run from its journal", cmdResume},
 		{"answer", "continue a handed-off run: --to NODE --note TEXT becomes that node's feedback", cmdAnswer},

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sandgate/sandgate/eval"
+	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+const evalHelp = `TASKS.yaml --blueprint FILE --out DIR [--concurrency N] [--model M]
+       sandgate eval compare A/report.json B/report.json [--format table|json]
+       sandgate eval import-swebench FILE.jsonl --repos DIR [--out DIR]
+
+Runs the blueprint once per task, each in its own run (DIR/runs/<id>/),
+grades every promoted change in a fresh box with the task's held-out tests,
+and writes DIR/report.json and DIR/report.md. A blueprint that takes a
+"remote" input the task does not set gets a throwaway bare remote under
+DIR/work/<id>/. Ctrl-C cancels every run and still writes a report marked
+partial.
+
+flags:`
+
+func cmdEval(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "compare":
+			return cmdEvalCompare(args[1:], stdout, stderr)
+		case "import-swebench":
+			return cmdEvalImport(args[1:], stdout, stderr)
+		}
+	}
+	fs := newFlags("eval", evalHelp, stderr)
+	var rf runFlags
+	rf.register(fs)
+	bpFile := fs.String("blueprint", "", "blueprint file (or built-in name) to measure")
+	out := fs.String("out", "", "output directory (report.json, report.md, runs/)")
+	conc := fs.Int("concurrency", 1, "tasks run at once")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(files) != 1 || *bpFile == "" || *out == "" || *conc < 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	if err := sandbox.Platform(); err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return exitUsage
+	}
+	set, err := eval.LoadTasks(files[0])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
+	bp, err := resolveBlueprint(rf.registry(), *bpFile)
+	if err != nil {
+		return reportLoadError(stderr, err)
+	}
+	r := rf.redactor(bp.Credentials)
+	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	pr := newEvalProgress(stdout)
+	rep, err := eval.Run(ctx, set, eval.Options{Blueprint: bp.File, Source: bp.Source, Out: *out, Concurrency: *conc,
+		Model: rf.model, AllowUnsandboxed: rf.allowUnsandboxed, Run: cliRunner(rf, stderr), Progress: pr.update})
+	pr.finish()
+	if err != nil {
+		fmt.Fprintln(stderr, "sandgate eval:", err)
+		if rep == nil {
+			return exitFailed
+		}
+	}
+	if rf.json {
+		b, _ := json.MarshalIndent(rep.Summary, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		s := rep.Summary
+		fmt.Fprintf(stdout, "\nresolved %d/%d, handed off %d, false promotions %d, invalid %d, errors %d (tokens %d, cost %.4f)\nreport: %s\n",
+			s.Resolved, s.Measured, s.HandedOff, s.FalsePromotions, s.Invalid, s.Errors, s.Tokens, s.Cost, filepath.Join(*out, "report.md"))
+	}
+	if rep.Summary.Partial {
+		return exitCanceled
+	}
+	return exitOK
+}
+
+// cliRunner performs one task's run on the path `sandgate run` takes: the
+// same registry options, environment and credential checks, with the
+// task's repository, commit, model and record directories.
+func cliRunner(base runFlags, stderr io.Writer) eval.RunFunc {
+	return func(ctx context.Context, req eval.RunRequest) (*runtime.Summary, error) {
+		rf := base
+		rf.model, rf.runsDir, rf.reviewDir = req.Model, req.RunsDir, req.ReviewDir
+		if rf.model == "" {
+			rf.model = base.model
+		}
+		rt := newRuntime(&rf, req.Repo, req.Rev, newProgress(io.Discard, false), stderr)
+		bp, err := rt.Registry.Parse(req.File, req.Source)
+		if err != nil {
+			return nil, err
+		}
+		in := inputFlags{}
+		for k, v := range req.Inputs {
+			in[k] = v
+		}
+		if err := checkInputs(bp, in); err != nil {
+			return nil, fmt.Errorf("task %s: %w", req.Task.ID, err)
+		}
+		if err := checkModelKeys(bp, &rf); err != nil {
+			return nil, fmt.Errorf("task %s: %w", req.Task.ID, err)
+		}
+		return rt.Run(ctx, bp, runtime.RunOptions{Inputs: req.Inputs, Workspace: req.Repo})
+	}
+}
+
+// evalProgress prints tasks done/total, running and an ETA: rewritten in
+// place on a terminal, one line per finished task otherwise.
+type evalProgress struct {
+	w   io.Writer
+	tty bool
+}
+
+func newEvalProgress(w io.Writer) *evalProgress {
+	return &evalProgress{w: w, tty: newProgress(w, true).tty}
+}
+
+func (p *evalProgress) update(pr eval.Progress) {
+	eta := "?"
+	if pr.Done > 0 {
+		left := time.Duration(int64(pr.Elapsed) / int64(pr.Done) * int64(pr.Total-pr.Done))
+		eta = left.Round(time.Second).String()
+	}
+	line := fmt.Sprintf("[%d/%d] running: %s  eta %s", pr.Done, pr.Total, orElse(strings.Join(pr.Running, ", "), "-"), eta)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		if pr.Last != nil {
+			fmt.Fprintf(p.w, "\r\033[K%s: %s\n%s", pr.Last.ID, pr.Last.Status, line)
+		}
+		return
+	}
+	if pr.Last != nil {
+		fmt.Fprintf(p.w, "[%d/%d] %s: %s (%d ms)\n", pr.Done, pr.Total, pr.Last.ID, pr.Last.Status, pr.Last.DurationMS)
+	}
+}
+
+func (p *evalProgress) finish() {
+	if p.tty {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

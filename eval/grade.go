@@ -1,0 +1,232 @@
+package eval
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Test results in a grade.
+const (
+	TestPass    = "pass"
+	TestFail    = "fail"
+	TestSkip    = "skip"
+	TestMissing = "missing" // never reported: counted as failed
+)
+
+// TestGrade is one declared test on the base and after the change.
+type TestGrade struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind"` // fail_to_pass or pass_to_pass
+	Before string `json:"before"`
+	After  string `json:"after,omitempty"`
+}
+
+// grader runs declared tests in fresh boxes.
+type grader struct {
+	policy          sandbox.Policy
+	allowUnconfined bool
+	timeout         time.Duration
+}
+
+// tree writes the files of rev in the git directory gitDir into dir,
+// then the held-out files over them: at their paths they win, so any
+// edit the change made there (a weakened test) is reverted.
+func tree(ctx context.Context, gitDir, rev, hidden, dir string) error {
+	if err := archive(ctx, gitDir, rev, dir); err != nil {
+		return err
+	}
+	return placeHidden(hidden, dir)
+}
+
+// archive writes the files of rev (only paths, when given) into dir.
+func archive(ctx context.Context, gitDir, rev, dir string, paths ...string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	args := append([]string{"--git-dir=" + gitDir, "archive", "--format=tar", rev, "--"}, paths...)
+	arch := exec.CommandContext(ctx, "git", args...)
+	untar := exec.CommandContext(ctx, "tar", "-x", "-C", dir)
+	pipe, err := arch.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	untar.Stdin = pipe
+	var aerr strings.Builder
+	arch.Stderr = &aerr
+	if err := arch.Start(); err != nil {
+		return err
+	}
+	out, terr := untar.CombinedOutput()
+	if err := arch.Wait(); err != nil {
+		return fmt.Errorf("git archive %s in %s: %w: %s", rev, gitDir, err, strings.TrimSpace(aerr.String()))
+	}
+	if terr != nil {
+		return fmt.Errorf("unpack %s: %w: %s", rev, terr, out)
+	}
+	return nil
+}
+
+// placeHidden copies the held-out files into dir, replacing what is there
+// (a symlink the change left on the path is removed, never followed).
+func placeHidden(hidden, dir string) error {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return filepath.WalkDir(hidden, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: only regular files can be held-out tests", p)
+		}
+		rel, _ := filepath.Rel(hidden, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := r.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+			return fmt.Errorf("place %s: %w", rel, err)
+		}
+		_ = r.Remove(rel)
+		return r.WriteFile(rel, data, 0o644)
+	})
+}
+
+// run runs the named tests in a fresh box over dir and returns each
+// one's result; a test the output never reports is TestMissing.
+func (g *grader) run(ctx context.Context, dir string, names []string) (map[string]string, string, error) {
+	res := map[string]string{}
+	for _, n := range names {
+		res[n] = TestMissing
+	}
+	pkgs, err := testPackages(dir, names)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(pkgs) == 0 {
+		return res, "no package declares the tests", nil
+	}
+	state, err := os.MkdirTemp("", "sg-eval-grade-")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(state)
+	box, err := sandbox.Start(ctx, sandbox.Options{Policy: g.policy, Workspace: dir, StateDir: state, AllowUnconfined: g.allowUnconfined})
+	if err != nil {
+		return nil, "", fmt.Errorf("grading box: %w", err)
+	}
+	defer box.Close()
+	args := append([]string{"go", "test", "-json", "-count=1", "-run", runPattern(names)}, pkgs...)
+	out, err := box.Exec(ctx, sandbox.Command{Args: args, Timeout: g.timeout, OutputBytes: 64 << 20})
+	if err != nil {
+		return nil, "", fmt.Errorf("grading: %w", err)
+	}
+	for name, st := range parseResults(out.Output) {
+		if _, ok := res[name]; ok {
+			res[name] = st
+		}
+	}
+	return res, strings.Join(args, " "), nil
+}
+
+// runPattern is go test's -run pattern for the tests' top-level names.
+func runPattern(names []string) string {
+	seen := map[string]bool{}
+	var top []string
+	for _, n := range names {
+		t, _, _ := strings.Cut(n, "/")
+		if !seen[t] {
+			seen[t] = true
+			top = append(top, regexp.QuoteMeta(t))
+		}
+	}
+	sort.Strings(top)
+	return "^(" + strings.Join(top, "|") + ")$"
+}
+
+// testPackages lists, as ./dir patterns, the packages whose test files
+// declare one of the tests.
+func testPackages(root string, names []string) ([]string, error) {
+	want := map[string]bool{}
+	for _, n := range names {
+		t, _, _ := strings.Cut(n, "/")
+		want[t] = true
+	}
+	decl := regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]*)\(`)
+	found := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if b := d.Name(); p != root && (b == "testdata" || b == "vendor" || strings.HasPrefix(b, ".") || strings.HasPrefix(b, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, "_test.go") || !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range decl.FindAllSubmatch(b, -1) {
+			if want[string(m[1])] {
+				rel, _ := filepath.Rel(root, filepath.Dir(p))
+				found["./"+filepath.ToSlash(rel)] = true
+			}
+		}
+		return nil
+	})
+	pkgs := make([]string, 0, len(found))
+	for p := range found {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	return pkgs, err
+}
+
+// parseResults reads go test -json output: each test's final action. A
+// name reported by several packages passes only if it passed in all.
+func parseResults(out []byte) map[string]string {
+	res := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var ev struct{ Action, Package, Test string }
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Test == "" {
+			continue
+		}
+		var st string
+		switch ev.Action {
+		case "pass":
+			st = TestPass
+		case "fail":
+			st = TestFail
+		case "skip":
+			st = TestSkip
+		default:
+			continue
+		}
+		if prev, ok := res[ev.Test]; ok && prev != TestPass {
+			continue // a failure elsewhere stands
+		}
+		res[ev.Test] = st
+	}
+	return res
+}
