@@ -179,9 +179,11 @@ func (x *execution) launch(id string, n int, feedback string, delay time.Duratio
 	scope := &blueprint.Scope{Inputs: x.sched.inputs, Feedback: feedback}
 	if len(spec.Templates) > 0 {
 		scope = x.sched.Snapshot(time.Now(), feedback)
+	} else {
+		scope.Run = x.sched.runInfo(time.Now())
 	}
 	in := &Input{RunID: x.meta.RunID, NodeID: id, Attempt: n, Spec: spec, Feedback: feedback,
-		Scope: scope, Workspace: x.meta.Workspace, Dir: dir,
+		Scope: scope, Workspace: x.meta.Workspace, Dir: dir, Budget: x.bp.Budget,
 		Logger: x.rt.logger().With("run", x.meta.RunID, "node", id, "attempt", n), Services: x.services, Redactor: x.redact}
 	node := x.nodes[id]
 	x.wg.Add(1)
@@ -224,7 +226,7 @@ func (x *execution) runAttempt(ctx context.Context, node Node, spec *blueprint.N
 	case res == nil || (res.Outcome != OutcomePass && res.Outcome != OutcomeFail && res.Outcome != OutcomeHandoff):
 		ev.Error = fmt.Sprintf("node returned an invalid result: %+v", res)
 	default:
-		ev.Outcome, ev.Outputs, ev.Feedback, ev.Tokens = res.Outcome, res.Outputs, res.Feedback, res.Tokens
+		ev.Outcome, ev.Outputs, ev.Feedback, ev.Tokens, ev.Cost = res.Outcome, res.Outputs, res.Feedback, res.Tokens, res.Cost
 		ev.Artifacts, ev.Reason = res.Artifacts, res.Reason
 	}
 	in.Logger.Info("node finished", "outcome", ev.Outcome, "error", ev.Error, "duration_ms", ev.DurationMS)
