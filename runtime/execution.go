@@ -40,6 +40,10 @@ type execution struct {
 	runSpan  trace.Span
 	spans    map[string]trace.Span
 	shutdown func(context.Context) error
+	// metrics sees every event (Runtime.Metrics); flushMetrics exports
+	// when the run ends.
+	metrics      Observer
+	flushMetrics func(context.Context) error
 
 	env      *Environment
 	services Services
@@ -77,6 +81,9 @@ func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, 
 	x := &execution{rt: rt, bp: bp, sched: NewScheduler(bp), journal: j, nodes: nodes, dir: dir, meta: m,
 		runCtx: ctx, stop: stop, running: map[string]*attempt{}, done: make(chan Event, 16),
 		tracer: tracer, spans: map[string]trace.Span{}, shutdown: shutdown, redact: redact, lock: lock}
+	if rt.Metrics != nil {
+		x.metrics, x.flushMetrics = rt.Metrics(bp)
+	}
 	x.traceCtx, x.runSpan = tracer.Start(context.Background(), "run "+bp.Name,
 		trace.WithAttributes(AttrRunID.String(m.RunID), AttrBlueprint.String(bp.Name)))
 	return x, nil
@@ -127,6 +134,9 @@ func (x *execution) record(ev Event) (Event, error) {
 		return rec, err
 	}
 	x.traceEvent(rec)
+	if x.metrics != nil {
+		x.metrics.Event(rec)
+	}
 	if x.rt.Observer != nil {
 		x.rt.Observer.Event(rec)
 	}

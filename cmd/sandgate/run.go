@@ -104,6 +104,7 @@ func newRuntime(rf *runFlags, repo, rev string, p *progress, stderr io.Writer) *
 		RunsDir:  rf.runsDir,
 		Observer: p,
 		Tracing:  telemetry.Tracing(),
+		Metrics:  telemetry.Metrics(),
 		Secrets:  extra,
 		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev, AllowUnconfined: rf.allowUnsandboxed, Caches: nodes.GoCaches(),
 			AllowEnv: rf.allowEnv,
