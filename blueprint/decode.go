@@ -15,7 +15,7 @@ var (
 	topKeys     = []string{"version", "name", "description", "inputs", "budget", "sandbox", "start", "nodes"}
 	topRequired = []string{"version", "name", "start", "nodes"}
 	inputKeys   = []string{"description", "required", "type", "default", "pattern"}
-	budgetKeys  = []string{"max_node_runs", "timeout", "tokens", "answers"}
+	budgetKeys  = []string{"max_node_runs", "timeout", "tokens", "cost", "answers"}
 	sandboxKeys = []string{"network", "allow_hosts", "env", "isolation", "disk"}
 	retryKeys   = []string{"max", "backoff"}
 	edgeKeys    = []string{"to", "when", "max", "on_exhausted"}
@@ -222,6 +222,12 @@ func (d *decoder) budget(n *yaml.Node) {
 			b.Timeout, _ = d.duration(p.value, path)
 		case "tokens":
 			b.Tokens, _ = d.integer(p.value, path, 1)
+		case "cost":
+			if c, ok := d.float(p.value, path); ok && c <= 0 {
+				d.r.errorf(posOf(p.value), path, "must be more than 0 (USD), got %s", p.value.Value)
+			} else {
+				b.Cost = c
+			}
 		case "answers":
 			if n, ok := d.integer(p.value, path, 0); ok {
 				b.Answers = n

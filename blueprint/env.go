@@ -27,6 +27,8 @@ type RunInfo struct {
 	Elapsed  time.Duration
 	Tokens   int
 	NodeRuns int
+	// Cost is the USD the run's nodes have spent (run.cost).
+	Cost float64
 }
 
 // envSchema is the typed expression environment of one blueprint, built as
@@ -84,8 +86,8 @@ func newStruct(names []string, types []reflect.Type, kinds []Kind) *structSchema
 }
 
 var (
-	runSchema = newStruct([]string{"elapsed", "tokens", "node_runs"},
-		[]reflect.Type{kindType(KindDuration), kindType(KindInt), kindType(KindInt)}, []Kind{KindDuration, KindInt, KindInt})
+	runSchema = newStruct([]string{"elapsed", "tokens", "node_runs", "cost"},
+		[]reflect.Type{kindType(KindDuration), kindType(KindInt), kindType(KindInt), kindType(KindFloat)}, []Kind{KindDuration, KindInt, KindInt, KindFloat})
 	topNames = []string{"inputs", "outputs", "attempts", "feedback", "outcome", "run"}
 )
 
@@ -193,6 +195,7 @@ func (env *envSchema) value(s *Scope) (any, error) {
 	run.Field(0).SetInt(int64(s.Run.Elapsed))
 	run.Field(1).SetInt(int64(s.Run.Tokens))
 	run.Field(2).SetInt(int64(s.Run.NodeRuns))
+	run.Field(3).SetFloat(s.Run.Cost)
 	return v.Interface(), nil
 }
 

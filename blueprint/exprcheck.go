@@ -81,7 +81,7 @@ func (c *nameChecker) checkTop(root, name string, at int) {
 	case "attempts":
 		s, what = c.env.attempt, "unknown node %q in attempts%s"
 	case "run":
-		s, what = runSchema, "run has no field %q%s (it has: elapsed, tokens, node_runs)"
+		s, what = runSchema, "run has no field %q%s (it has: elapsed, tokens, node_runs, cost)"
 	default:
 		return
 	}

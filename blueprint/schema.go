@@ -66,6 +66,8 @@ func JSONSchema(ts TypeSet) []byte {
 				"max_node_runs": obj{"type": "integer", "minimum": 1},
 				"timeout":       obj{"type": "string", "pattern": durationPattern},
 				"tokens":        obj{"type": "integer", "minimum": 1},
+				"cost": obj{"type": "number", "exclusiveMinimum": 0,
+					"description": "USD the run's model calls may cost, priced by the operator's table (--prices)"},
 				"answers": obj{"type": "integer", "minimum": 0, "default": DefaultAnswers,
 					"description": "how often a handed-off run may be answered (sandgate answer); 0: never"},
 			})},

@@ -70,13 +70,16 @@ type Input struct {
 
 // Budget holds run-wide caps. Zero values mean "no cap", except Answers.
 // Running out of any budget ends the run in the hand-off state. A person's
-// answer to a handed-off run (sandgate answer) gives MaxNodeRuns, Timeout
-// and Tokens a fresh allowance, so Answers bounds the whole run's spending
+// answer to a handed-off run (sandgate answer) gives MaxNodeRuns, Timeout,
+// Tokens and Cost a fresh allowance, so Answers bounds the whole run's spending
 // at (Answers+1) times them.
 type Budget struct {
 	MaxNodeRuns int
 	Timeout     time.Duration
 	Tokens      int
+	// Cost caps the run's model spending in USD (budget.cost), priced by
+	// the operator's price table; 0 means no cap.
+	Cost float64
 	// Answers is how often a handed-off run may be answered and continued;
 	// Parse sets DefaultAnswers when budget.answers is omitted, and 0
 	// means the run can never be answered.

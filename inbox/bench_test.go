@@ -83,3 +83,33 @@ func BenchmarkRunPage1000Attempts(b *testing.B) {
 }
 
 func timeDur(n int64) time.Duration { return time.Duration(n) }
+
+// BenchmarkStats10k: `sandgate stats` over 10,000 runs, on an index
+// already loaded (the aggregate alone) and with an incremental refresh
+// first (what a repeated query in a long-lived process pays: a stat per
+// run, no journal read), and from a cold index, as the one-shot CLI does.
+func BenchmarkStats10k(b *testing.B) {
+	runs := filepath.Join(b.TempDir(), "runs")
+	seedMany(b, runs, 10000)
+	ix := inbox.NewIndex(runs)
+	ix.Refresh()
+	if st := inbox.ComputeStats(ix.Runs(), inbox.StatsQuery{}); st.Runs != 10000 {
+		b.Fatalf("indexed %d runs", st.Runs)
+	}
+	b.Run("aggregate", func(b *testing.B) {
+		for b.Loop() {
+			inbox.ComputeStats(ix.Runs(), inbox.StatsQuery{Blueprint: "bp1"})
+		}
+	})
+	b.Run("cold-index", func(b *testing.B) { // the one-shot CLI: every journal read once
+		for b.Loop() {
+			inbox.ComputeStats(inbox.NewIndex(runs).Runs(), inbox.StatsQuery{})
+		}
+	})
+	b.Run("refresh+aggregate", func(b *testing.B) {
+		for b.Loop() {
+			ix.Refresh()
+			inbox.ComputeStats(ix.Runs(), inbox.StatsQuery{})
+		}
+	})
+}

@@ -28,8 +28,13 @@ type Run struct {
 	DurationMS int64
 	Tokens     int
 	NodeRuns   int
-	// Cost is run.json's "cost", when the run recorded one.
+	// Cost is run.json's "cost", when the run recorded one, else the sum
+	// of its journaled attempts' costs when there are any.
 	Cost *float64
+	// Fails counts the attempts that failed or broke, by "node (type)";
+	// Flaky lists the tests a test gate found flaky (outputs.flaky).
+	Fails map[string]int
+	Flaky []string
 
 	size    int64
 	mtime   time.Time
@@ -191,6 +196,11 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 	v := foldEvents(events)
 	run.Status, run.Kind, run.Reason, run.Blueprint = v.Status, v.Kind, v.Reason, v.Blueprint
 	run.Started, run.DurationMS, run.Tokens, run.NodeRuns = v.Started, v.DurationMS(), v.Tokens, v.NodeRuns
+	if v.Cost > 0 {
+		c := v.Cost
+		run.Cost = &c
+	}
+	run.Fails, run.Flaky = failsAndFlaky(r, name, v)
 	if run.unfinished = !v.finished && !v.Last.IsZero(); run.unfinished {
 		run.Status, run.Reason = liveStatus(r, name)
 	}
@@ -207,7 +217,10 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 	}
 	b, _, err := readCapped(r, name+"/run.json", 4<<20)
 	if err == nil && json.Unmarshal(b, &sum) == nil {
-		run.runJSON, run.Cost = true, sum.Cost
+		run.runJSON = true
+		if sum.Cost != nil {
+			run.Cost = sum.Cost
+		}
 		if sum.DurationMS > 0 {
 			run.DurationMS = sum.DurationMS
 		}

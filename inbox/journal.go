@@ -81,6 +81,7 @@ type runView struct {
 	Kind, Reason     string
 	Started, Last    time.Time
 	Tokens, NodeRuns int
+	Cost             float64
 	Attempts         []*attempt
 	// Reached are terminal nodes an edge led to.
 	Reached map[string]bool
@@ -130,6 +131,7 @@ func foldEvents(events []runtime.Event) *runView {
 			a.Outcome, a.Error, a.DurationMS, a.Tokens = string(ev.Outcome), ev.Error, ev.DurationMS, ev.Tokens
 			a.Feedback, a.Outputs = ev.Feedback, ev.Outputs
 			v.Tokens += ev.Tokens
+			v.Cost += ev.Cost
 		case runtime.EvEdgeTaken:
 			v.Reached[ev.To] = true
 			for i := len(v.Attempts) - 1; i >= 0; i-- {

@@ -189,12 +189,25 @@ func agentSummary(runDir string) string {
 	return out
 }
 
+// runSpent is what the run's finished attempts spent, from its journal.
+func runSpent(runDir string) (tokens int, usd float64) {
+	evs, _ := runtime.ReadJournal(filepath.Join(runDir, "events.jsonl"))
+	for _, ev := range evs {
+		if ev.Type == runtime.EvNodeFinished {
+			tokens, usd = tokens+ev.Tokens, usd+ev.Cost
+		}
+	}
+	return tokens, usd
+}
+
 func reviewBody(w *Workspace, c *committed, title string, verify []byte) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\nProposed by sandgate run `%s` on branch `%s` (commit `%s`, base `%s`).\n\n", title, w.RunID, c.Branch, c.Commit[:12], w.Base[:12])
 	fmt.Fprintf(&b, "### Verification verdict\n\n```json\n%s\n```\n\n", strings.TrimSpace(string(verify)))
 	fmt.Fprintf(&b, "### Evidence\n\n- run directory: `%s`\n- timeline: `sandgate show %s`\n- trace: `%s`\n- commands run in the sandbox: `%s`\n",
 		w.RunDir, w.RunDir, filepath.Join(w.RunDir, "trace.json"), filepath.Join(w.RunDir, "commands.jsonl"))
+	tokens, usd := runSpent(w.RunDir)
+	fmt.Fprintf(&b, "- spent by the run so far: %d tokens, cost: $%.4f\n", tokens, usd)
 	b.WriteString("\nThe harness stops here: merging is a person's decision.\n")
 	return b.String()
 }

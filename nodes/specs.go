@@ -7,10 +7,11 @@ import (
 
 // Shorthands keep the spec tables readable.
 const (
-	kStr  = blueprint.KindString
-	kInt  = blueprint.KindInt
-	kBool = blueprint.KindBool
-	kList = blueprint.KindStringList
+	kStr   = blueprint.KindString
+	kInt   = blueprint.KindInt
+	kFloat = blueprint.KindFloat
+	kBool  = blueprint.KindBool
+	kList  = blueprint.KindStringList
 )
 
 // Specs returns the declarations of every built-in node type: the keys each
@@ -20,7 +21,8 @@ const (
 func Specs() []blueprint.NodeType {
 	return []blueprint.NodeType{
 		blueprint.Configured[agent.Config](blueprint.NodeType{Name: "agent", Stage: "propose", Doc: "an LLM with a small toolset, working in the sandboxed workspace",
-			Outputs: map[string]blueprint.Kind{"summary": kStr, "turns": kInt, "tokens_in": kInt, "tokens_out": kInt, "tool_calls": kInt}}),
+			Outputs: map[string]blueprint.Kind{"summary": kStr, "turns": kInt, "tokens_in": kInt, "tokens_out": kInt,
+				"tokens_cached": kInt, "cost": kFloat, "model": kStr, "tool_calls": kInt}}),
 		blueprint.Configured[ShellConfig](blueprint.NodeType{Name: "shell", Stage: "verify", Doc: "runs a command in the sandbox; passes on exit code 0",
 			Outputs: map[string]blueprint.Kind{"exit_code": kInt, "output": kStr}}),
 		blueprint.Configured[LintConfig](blueprint.NodeType{Name: "lint", Stage: "verify", Gate: true, Doc: "runs linters and parses file:line:col diagnostics",

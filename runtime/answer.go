@@ -23,7 +23,7 @@ type Answer struct {
 // the run left it: the journal records the answer (who, when, the note),
 // Node starts again with the note as its feedback, and the run goes on as
 // Resume would. An answer gives the bounded edges, the node error retries
-// and the run budgets (max_node_runs, timeout, tokens) a fresh allowance;
+// and the run budgets (max_node_runs, timeout, tokens, cost) a fresh allowance;
 // budget.answers bounds how often a run may be answered. A crash after the
 // answer is journaled is resumed like any other (Resume).
 func (rt *Runtime) Answer(ctx context.Context, dir string, a Answer) (*Summary, error) {
@@ -100,7 +100,7 @@ func (s *Scheduler) answerable() bool {
 
 // answered reopens a handed-off run: the answered node starts again with
 // the note as its feedback under a fresh allowance (edge bounds, error
-// retries, node runs, tokens and the timeout count from the answer), while
+// retries, node runs, tokens, cost and the timeout count from the answer), while
 // attempt numbers keep increasing so every attempt keeps its own record.
 func (s *Scheduler) answered(ev Event) ([]Event, error) {
 	if err := s.CheckAnswer(ev.Node); err != nil {
@@ -109,7 +109,7 @@ func (s *Scheduler) answered(ev Event) ([]Event, error) {
 	s.answers++
 	s.status, s.reason = StatusRunning, ""
 	s.edges, s.errs, s.arrived = map[string]int{}, map[string]int{}, map[string]map[string]bool{}
-	s.nodeRuns, s.tokens, s.start = 0, 0, ev.Time
+	s.nodeRuns, s.tokens, s.cost, s.start = 0, 0, 0, ev.Time
 	c := &cmds{at: ev.Time}
 	s.startNode(c, ev.Node, ev.Feedback, 0)
 	return c.out, nil

@@ -61,15 +61,17 @@ type Event struct {
 	Blueprint string         `json:"blueprint,omitempty"`
 	Inputs    map[string]any `json:"inputs,omitempty"`
 
-	Node       string         `json:"node,omitempty"`
-	Attempt    int            `json:"attempt,omitempty"`
-	Outcome    Outcome        `json:"outcome,omitempty"`
-	Outputs    map[string]any `json:"outputs,omitempty"`
-	Feedback   string         `json:"feedback,omitempty"`
-	Error      string         `json:"error,omitempty"`
-	Tokens     int            `json:"tokens,omitempty"`
-	DurationMS int64          `json:"duration_ms,omitempty"`
-	Artifacts  []string       `json:"artifacts,omitempty"`
+	Node     string         `json:"node,omitempty"`
+	Attempt  int            `json:"attempt,omitempty"`
+	Outcome  Outcome        `json:"outcome,omitempty"`
+	Outputs  map[string]any `json:"outputs,omitempty"`
+	Feedback string         `json:"feedback,omitempty"`
+	Error    string         `json:"error,omitempty"`
+	Tokens   int            `json:"tokens,omitempty"`
+	// Cost is what the attempt's model calls cost, in USD.
+	Cost       float64  `json:"cost,omitempty"`
+	DurationMS int64    `json:"duration_ms,omitempty"`
+	Artifacts  []string `json:"artifacts,omitempty"`
 
 	Edge string `json:"edge,omitempty"`
 	To   string `json:"to,omitempty"`

@@ -40,6 +40,10 @@ type execution struct {
 	runSpan  trace.Span
 	spans    map[string]trace.Span
 	shutdown func(context.Context) error
+	// metrics sees every event (Runtime.Metrics); flushMetrics exports
+	// when the run ends.
+	metrics      Observer
+	flushMetrics func(context.Context) error
 
 	env      *Environment
 	services Services
@@ -77,6 +81,9 @@ func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, 
 	x := &execution{rt: rt, bp: bp, sched: NewScheduler(bp), journal: j, nodes: nodes, dir: dir, meta: m,
 		runCtx: ctx, stop: stop, running: map[string]*attempt{}, done: make(chan Event, 16),
 		tracer: tracer, spans: map[string]trace.Span{}, shutdown: shutdown, redact: redact, lock: lock}
+	if rt.Metrics != nil {
+		x.metrics, x.flushMetrics = rt.Metrics(bp)
+	}
 	x.traceCtx, x.runSpan = tracer.Start(context.Background(), "run "+bp.Name,
 		trace.WithAttributes(AttrRunID.String(m.RunID), AttrBlueprint.String(bp.Name)))
 	return x, nil
@@ -127,6 +134,9 @@ func (x *execution) record(ev Event) (Event, error) {
 		return rec, err
 	}
 	x.traceEvent(rec)
+	if x.metrics != nil {
+		x.metrics.Event(rec)
+	}
 	if x.rt.Observer != nil {
 		x.rt.Observer.Event(rec)
 	}
@@ -179,9 +189,11 @@ func (x *execution) launch(id string, n int, feedback string, delay time.Duratio
 	scope := &blueprint.Scope{Inputs: x.sched.inputs, Feedback: feedback}
 	if len(spec.Templates) > 0 {
 		scope = x.sched.Snapshot(time.Now(), feedback)
+	} else {
+		scope.Run = x.sched.runInfo(time.Now())
 	}
 	in := &Input{RunID: x.meta.RunID, NodeID: id, Attempt: n, Spec: spec, Feedback: feedback,
-		Scope: scope, Workspace: x.meta.Workspace, Dir: dir,
+		Scope: scope, Workspace: x.meta.Workspace, Dir: dir, Budget: x.bp.Budget,
 		Logger: x.rt.logger().With("run", x.meta.RunID, "node", id, "attempt", n), Services: x.services, Redactor: x.redact}
 	node := x.nodes[id]
 	x.wg.Add(1)
@@ -224,7 +236,7 @@ func (x *execution) runAttempt(ctx context.Context, node Node, spec *blueprint.N
 	case res == nil || (res.Outcome != OutcomePass && res.Outcome != OutcomeFail && res.Outcome != OutcomeHandoff):
 		ev.Error = fmt.Sprintf("node returned an invalid result: %+v", res)
 	default:
-		ev.Outcome, ev.Outputs, ev.Feedback, ev.Tokens = res.Outcome, res.Outputs, res.Feedback, res.Tokens
+		ev.Outcome, ev.Outputs, ev.Feedback, ev.Tokens, ev.Cost = res.Outcome, res.Outputs, res.Feedback, res.Tokens, res.Cost
 		ev.Artifacts, ev.Reason = res.Artifacts, res.Reason
 	}
 	in.Logger.Info("node finished", "outcome", ev.Outcome, "error", ev.Error, "duration_ms", ev.DurationMS)

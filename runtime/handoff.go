@@ -29,6 +29,9 @@ type Handoff struct {
 	Outcome string `json:"outcome"`
 	Reason  string `json:"reason"`
 	Kind    string `json:"kind"`
+	// Tokens and Cost (USD) are what the run spent.
+	Tokens int     `json:"tokens"`
+	Cost   float64 `json:"cost"`
 	// Repository is where the run started from. It does not hold the
 	// change: that is in Change.Patch (and in Pushed branches).
 	Repository string `json:"repository"`
@@ -156,7 +159,7 @@ func writeHandoff(dir string, bp *blueprint.Blueprint, sum *Summary, ch change, 
 // buildHandoff gathers everything but the change from the run's summary.
 func buildHandoff(dir string, bp *blueprint.Blueprint, sum *Summary) Handoff {
 	h := Handoff{RunID: sum.RunID, Blueprint: sum.Blueprint, Reason: sum.Reason, Kind: sum.Kind,
-		Repository: sum.Workspace, Attempts: sum.Attempts, Task: withDefaults(bp, sum.Inputs)}
+		Tokens: sum.Tokens, Cost: sum.Cost, Repository: sum.Workspace, Attempts: sum.Attempts, Task: withDefaults(bp, sum.Inputs)}
 	if len(h.Task) == 0 {
 		h.Task = nil
 	}

@@ -31,6 +31,8 @@ func outcomeText(bp *blueprint.Blueprint, sum *Summary) string {
 		return handoffNodeOutcome(bp, sum)
 	case "tokens":
 		return fmt.Sprintf("The run used up its token budget after spending %d tokens.", sum.Tokens)
+	case "cost":
+		return fmt.Sprintf("The run used up its cost budget after spending $%.4f.", sum.Cost)
 	case "node_runs":
 		return fmt.Sprintf("The run used up its budget of node runs after %d runs.", sum.NodeRuns)
 	case "timeout":
@@ -150,7 +152,7 @@ func (h *Handoff) writeLead(b *strings.Builder) {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(b, "## Outcome\n\n%s\n\nTechnical reason (%s): %s\n\n## Take over\n\n", h.Outcome, h.Kind, h.Reason)
+	fmt.Fprintf(b, "## Outcome\n\n%s\n\nTechnical reason (%s): %s\n\nSpent: %d tokens, cost: $%.4f\n\n## Take over\n\n", h.Outcome, h.Kind, h.Reason, h.Tokens, h.Cost)
 	h.writeTakeover(b)
 }
 

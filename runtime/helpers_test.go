@@ -38,11 +38,16 @@ func (n *scriptNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Resul
 		v = verdicts[min(in.Attempt, len(verdicts))-1]
 	}
 	tokens, _ := cfg["tokens"].(int)
+	cost, _ := cfg["cost"].(float64)
 	prompt, err := in.Render("prompt")
 	if err != nil {
 		return nil, err
 	}
-	res := &runtime.Result{Tokens: tokens, Outputs: map[string]any{"seen_feedback": in.Feedback, "attempt": in.Attempt, "prompt": prompt}}
+	res := &runtime.Result{Tokens: tokens, Cost: cost, Outputs: map[string]any{"seen_feedback": in.Feedback, "attempt": in.Attempt, "prompt": prompt}}
+	if cost > 0 {
+		// What the run had spent, and its budget, when this attempt began.
+		res.Outputs["run_cost"], res.Outputs["cost_budget"] = in.Scope.Run.Cost, in.Budget.Cost
+	}
 	switch v {
 	case "error":
 		return nil, fmt.Errorf("scripted error on attempt %d", in.Attempt)
@@ -89,6 +94,7 @@ func scriptType(name string) runtime.Type {
 			"sleep":      {Kind: blueprint.KindDuration},
 			"sleep_once": {Kind: blueprint.KindBool},
 			"tokens":     {Kind: blueprint.KindInt},
+			"cost":       {Kind: blueprint.KindFloat},
 			"prompt":     {Kind: blueprint.KindString},
 		}, Outputs: map[string]blueprint.Kind{"seen_feedback": blueprint.KindString, "attempt": blueprint.KindInt, "prompt": blueprint.KindString}},
 		New: func(spec *blueprint.Node) (runtime.Node, error) { return &scriptNode{spec: spec}, nil },

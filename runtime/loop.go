@@ -102,6 +102,12 @@ func (x *execution) endTrace() {
 	if err := x.shutdown(ctx); err != nil {
 		x.rt.logger().Warn("trace export failed", "error", err)
 	}
+	if x.flushMetrics != nil {
+		if err := x.flushMetrics(ctx); err != nil {
+			x.rt.logger().Warn("metrics export failed", "error", err)
+		}
+		x.flushMetrics = nil
+	}
 }
 
 // finish wraps the run up after its last node. Only a run handed to a

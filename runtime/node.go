@@ -47,6 +47,9 @@ type Input struct {
 	Scope *blueprint.Scope
 	// Workspace is the directory the node works in.
 	Workspace string
+	// Budget is the run's budget; with Scope.Run (tokens and cost spent
+	// when the attempt started) a node can stop before overspending.
+	Budget blueprint.Budget
 	// Dir is this attempt's own directory for logs and artifacts. It is
 	// not created in advance (creating files is the costliest thing an
 	// idle engine does): call MkDir before writing there.
@@ -103,6 +106,9 @@ type Result struct {
 	Artifacts []string
 	// Tokens spent by this attempt, counted against the run's budget.
 	Tokens int
+	// Cost is what this attempt's model calls cost in USD, counted
+	// against budget.cost.
+	Cost float64
 	// Reason explains a hand-off or a failure in one line.
 	Reason string
 	// Details are a gate node's structured findings (its type declares

@@ -53,6 +53,10 @@ type Runtime struct {
 	// Tracing, when set, provides each run's tracer (see package
 	// runtime/telemetry for trace.json and OTLP export).
 	Tracing Tracing
+	// Metrics, when set, gives each run an observer of its events and a
+	// flush called when the run ends (see package runtime/telemetry for
+	// OTLP metrics).
+	Metrics Metrics
 	// Grace is how long finished runs wait for canceled nodes to return
 	// (default 10s).
 	Grace time.Duration

@@ -3,6 +3,8 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,12 +127,16 @@ func TestBudgets(t *testing.T) {
 	}{
 		{"node runs", "budget: {max_node_runs: 3}", "[fail]", "node_runs"},
 		{"tokens", "budget: {tokens: 150}", "[fail]", "tokens"},
+		{"cost", "budget: {cost: 0.25}", "[fail]", "cost"},
 		{"timeout", "budget: {timeout: 150ms}", "[fail]", "timeout"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			src := retryLoop(c.lint, c.budget)
 			src = strings.Replace(src, "    next: lint", "    tokens: 100\n    next: lint", 1)
+			if c.kind == "cost" {
+				src = strings.Replace(src, "    tokens: 100\n", "    cost: 0.1\n", 1)
+			}
 			if c.kind == "timeout" {
 				src = strings.Replace(src, "    tokens: 100\n", "    sleep: 1h\n", 1)
 			}
@@ -248,5 +254,32 @@ func TestEnvironmentFailureRunsNothing(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(f.rt.RunsDir); len(entries) != 0 {
 		t.Fatalf("a half-made run was left behind: %v", entries)
+	}
+}
+
+// The run's cost adds up every attempt's, reaches run.json, and each
+// attempt sees what was spent before it and the budget.
+func TestCostAccounting(t *testing.T) {
+	src := strings.Replace(retryLoop("[fail, fail, pass]", "budget: {cost: 1.5}"), "    next: lint", "    cost: 0.25\n    next: lint", 1)
+	f := newFixture(t, src)
+	sum := f.run(t, context.Background(), map[string]any{"task": "x"})
+	if sum.Status != runtime.StatusSucceeded || math.Abs(sum.Cost-0.75) > 1e-9 {
+		t.Fatalf("status %s cost %v, want succeeded at 0.75 (%s)", sum.Status, sum.Cost, sum.Reason)
+	}
+	var seen []float64
+	for _, a := range sum.Attempts {
+		if a.Node == "implement" {
+			seen = append(seen, a.Outputs["run_cost"].(float64))
+			if a.Cost != 0.25 || a.Outputs["cost_budget"] != 1.5 {
+				t.Errorf("attempt %d: cost %v budget %v", a.Attempt, a.Cost, a.Outputs["cost_budget"])
+			}
+		}
+	}
+	if fmt.Sprint(seen) != "[0 0.25 0.5]" {
+		t.Errorf("attempts saw run costs %v, want [0 0.25 0.5]", seen)
+	}
+	b, err := os.ReadFile(filepath.Join(f.rt.RunsDir, filepath.Base(sum.Dir), "run.json"))
+	if err != nil || !strings.Contains(string(b), `"cost": 0.75`) {
+		t.Errorf("run.json lacks the cost: %v\n%s", err, b)
 	}
 }

@@ -25,6 +25,7 @@ type Scheduler struct {
 	feedback map[string]string
 	nodeRuns int
 	tokens   int
+	cost     float64
 	status   Status
 	reason   string
 	// answers counts the answers the run has had (see answer.go).
@@ -70,7 +71,12 @@ func (s *Scheduler) Snapshot(at time.Time, feedback string) *blueprint.Scope {
 // goroutine may read it.
 func (s *Scheduler) Scope(at time.Time, feedback string) *blueprint.Scope {
 	return &blueprint.Scope{Inputs: s.inputs, Outputs: s.outputs, Attempts: s.attempts, Feedback: feedback,
-		Run: blueprint.RunInfo{Elapsed: at.Sub(s.start), Tokens: s.tokens, NodeRuns: s.nodeRuns}}
+		Run: s.runInfo(at)}
+}
+
+// runInfo is run.* at a time: what the run has spent so far.
+func (s *Scheduler) runInfo(at time.Time) blueprint.RunInfo {
+	return blueprint.RunInfo{Elapsed: at.Sub(s.start), Tokens: s.tokens, NodeRuns: s.nodeRuns, Cost: s.cost}
 }
 
 // Apply consumes one input event and returns the commands that follow.
@@ -119,6 +125,7 @@ func (s *Scheduler) finished(c *cmds, ev Event) {
 	}
 	delete(s.inflight, ev.Node)
 	s.tokens += ev.Tokens
+	s.cost += ev.Cost
 	spec := s.bp.Nodes[ev.Node]
 	if ev.Error != "" {
 		s.errs[ev.Node]++
@@ -139,6 +146,10 @@ func (s *Scheduler) finished(c *cmds, ev Event) {
 	s.outputs[ev.Node] = out
 	if b := s.bp.Budget.Tokens; b > 0 && s.tokens > b {
 		s.finish(c, StatusHandedOff, "tokens", fmt.Sprintf("budget exhausted: %d tokens used, budget %d", s.tokens, b))
+		return
+	}
+	if b := s.bp.Budget.Cost; b > 0 && s.cost > b {
+		s.finish(c, StatusHandedOff, "cost", fmt.Sprintf("budget exhausted: $%.4f spent, budget $%.2f", s.cost, b))
 		return
 	}
 	if ev.Outcome == OutcomeHandoff {

@@ -24,7 +24,10 @@ type Summary struct {
 	FinishMS int64 `json:"finish_ms,omitempty"`
 	NodeRuns int   `json:"node_runs"`
 	Tokens   int   `json:"tokens"`
-	Resumes  int   `json:"resumes,omitempty"`
+	// Cost is what the run's model calls cost in USD (all attempts,
+	// answers included); the inbox reads it as run.json's "cost".
+	Cost    float64 `json:"cost"`
+	Resumes int     `json:"resumes,omitempty"`
 	// Answers are the replies people gave the run after it was handed
 	// off, oldest first; Status is that of the latest run_finished.
 	Answers  []AnswerInfo  `json:"answers,omitempty"`
@@ -51,6 +54,7 @@ type AttemptInfo struct {
 	Canceled   bool    `json:"canceled,omitempty"`
 	DurationMS int64   `json:"duration_ms"`
 	Tokens     int     `json:"tokens,omitempty"`
+	Cost       float64 `json:"cost,omitempty"`
 	Edge       string  `json:"edge,omitempty"`
 	To         string  `json:"to,omitempty"`
 	Feedback   string  `json:"feedback,omitempty"`
@@ -105,8 +109,9 @@ func Summarize(dir string) (*Summary, error) {
 				continue
 			}
 			a.Outcome, a.Error, a.DurationMS, a.Tokens, a.Feedback = ev.Outcome, ev.Error, ev.DurationMS, ev.Tokens, ev.Feedback
-			a.Outputs = ev.Outputs
+			a.Outputs, a.Cost = ev.Outputs, ev.Cost
 			s.Tokens += ev.Tokens
+			s.Cost += ev.Cost
 		case EvEdgeTaken:
 			for i := len(s.Attempts) - 1; i >= 0; i-- {
 				if s.Attempts[i].Node == ev.Node {

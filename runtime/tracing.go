@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/secrets"
 )
 
@@ -32,6 +33,11 @@ const (
 // directory exists, so exporters can write there (trace.json); shutdown
 // flushes them when the run ends.
 type Tracing func(runDir string) (tp trace.TracerProvider, shutdown func(context.Context) error, err error)
+
+// Metrics sets up metrics for one run of bp: obs sees every journaled
+// event, as an Observer does, and flush exports what it recorded when the
+// run ends, so a short-lived process loses nothing.
+type Metrics func(bp *blueprint.Blueprint) (obs Observer, flush func(context.Context) error)
 
 const tracerName = "github.com/sandgate/sandgate/runtime"
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprints"
+	"github.com/sandgate/sandgate/cost"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -32,6 +33,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("demo", "[bad-patch]", stderr)
 	model := fs.String("model", "", "model for the agent (default: a scripted model, or a real one when OPENAI_API_KEY is set)")
 	keep := fs.Bool("keep", true, "keep the demo directory afterwards")
+	prices := fs.String("prices", "", "YAML/JSON price table for the model (default $SANDGATE_PRICES, then built-in list prices)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil || len(pos) > 1 || (len(pos) == 1 && pos[0] != "bad-patch") {
 		fs.Usage()
@@ -67,7 +69,11 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitFailed
 	}
-	rf := &runFlags{runsDir: filepath.Join(dir, ".sandgate", "runs"), model: *model, reviewDir: filepath.Join(dir, ".sandgate", "reviews")}
+	rf := &runFlags{runsDir: filepath.Join(dir, ".sandgate", "runs"), model: *model, reviewDir: filepath.Join(dir, ".sandgate", "reviews"), prices: *prices}
+	if rf.priceTab, err = cost.FromEnv(rf.prices, os.Getenv); err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return exitUsage
+	}
 	p := newProgress(stdout, true)
 	defer p.close()
 	rt := newRuntime(rf, repo, "", p, stderr)

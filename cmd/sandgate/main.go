@@ -41,6 +41,7 @@ func commands() []command {
 		{"answer", "continue a handed-off run: --to NODE --note TEXT becomes that node's feedback", cmdAnswer},
 		{"show", "print a run's timeline and verdict", cmdShow},
 		{"runs", "list runs", cmdRuns},
+		{"stats", "success, hand-off and failure rates, durations, cost, top hand-off reasons, flaky tests and failing gates across runs", cmdStats},
 		{"cancel", "stop a run from another process", cmdCancel},
 		{"review", "list, show, approve or reject changes in the local review queue", cmdReview},
 		{"serve", "web inbox of runs, hand-offs and review queues (127.0.0.1:7777; --token for other addresses)", cmdServe},

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/cost"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
@@ -57,6 +58,10 @@ type runFlags struct {
 	allowEnv         listFlag
 	allowEndpoints   listFlag
 	reviewDir        string
+	// prices names the price file (--prices); priceTab is the table
+	// loaded from it (loadPrices), nil until then.
+	prices   string
+	priceTab cost.Table
 }
 
 func (rf *runFlags) register(fs *flag.FlagSet) {
@@ -67,6 +72,7 @@ func (rf *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&rf.record, "record", "", "append every model exchange to FILE, for replay:FILE later")
 	fs.StringVar(&rf.baseURL, "base-url", "", "OpenAI-compatible endpoint of every agent node (default $OPENAI_BASE_URL, then OpenAI)")
 	fs.StringVar(&rf.apiKeyEnv, "api-key-env", "", "environment variable holding the agents' API key (default OPENAI_API_KEY)")
+	fs.StringVar(&rf.prices, "prices", "", "YAML/JSON price table, model: {input, output, cached_input} in USD per million tokens (default $SANDGATE_PRICES, then built-in list prices as of "+cost.DefaultsDate+": check your provider)")
 	fs.Var(&rf.allowEnv, "allow-env", "let the blueprint pass this credential variable into the box via sandbox.env (repeatable)")
 	fs.Var(&rf.allowEndpoints, "allow-endpoint", "let the blueprint send credentials to URLs under this prefix: an agent's base_url, a git_push remote with token_env, a review's base_url (repeatable; https://github.com and https://api.github.com need none)")
 }
@@ -82,7 +88,7 @@ func (rf *runFlags) redactor(creds []string) *secrets.Redactor {
 
 func (rf *runFlags) registry() *runtime.Registry {
 	return nodes.NewRegistryWith(nodes.Options{
-		Agent:    agent.Options{Model: rf.model, Record: rf.record, BaseURL: rf.baseURL, APIKeyEnv: rf.apiKeyEnv},
+		Agent:    agent.Options{Model: rf.model, Record: rf.record, BaseURL: rf.baseURL, APIKeyEnv: rf.apiKeyEnv, Prices: rf.priceTab},
 		AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints, ReviewDir: rf.reviewDir})
 }
 
@@ -98,6 +104,7 @@ func newRuntime(rf *runFlags, repo, rev string, p *progress, stderr io.Writer) *
 		RunsDir:  rf.runsDir,
 		Observer: p,
 		Tracing:  telemetry.Tracing(),
+		Metrics:  telemetry.Metrics(),
 		Secrets:  extra,
 		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev, AllowUnconfined: rf.allowUnsandboxed, Caches: nodes.GoCaches(),
 			AllowEnv: rf.allowEnv,
@@ -199,6 +206,9 @@ func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo st
 	if err := checkModelKeys(bp, rf); err != nil {
 		return "", "", err
 	}
+	if err := rf.checkPrices(bp); err != nil {
+		return "", "", err
+	}
 	if err := checkRemotes(bp, inputs, root, rf.allowEndpoints); err != nil {
 		return "", "", err
 	}
@@ -249,6 +259,13 @@ func continueRun(rf *runFlags, arg string, stdout, stderr io.Writer,
 	rf.reviewDir = filepath.Join(filepath.Dir(filepath.Clean(rf.runsDir)), "reviews")
 	r := rf.redactor(nil)
 	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
+	if bp, err := rf.registry().Load(filepath.Join(dir, "blueprint.yaml")); err == nil {
+		// A blueprint that no longer loads fails in the runtime, which says why.
+		if err := rf.checkPrices(bp); err != nil {
+			fmt.Fprintln(stderr, "sandgate:", err)
+			return exitUsage
+		}
+	}
 	p := newProgress(stdout, !rf.json)
 	defer p.close()
 	rt := newRuntime(rf, prev.Workspace, "", p, stderr)
@@ -289,4 +306,18 @@ func exitCode(s runtime.Status) int {
 		return exitCanceled
 	}
 	return exitFailed
+}
+
+// checkPrices loads the price table (--prices, $SANDGATE_PRICES, the
+// defaults) and refuses a blueprint with budget.cost whose agents call a
+// model the table does not price.
+func (rf *runFlags) checkPrices(bp *blueprint.Blueprint) error {
+	if rf.priceTab == nil {
+		t, err := cost.FromEnv(rf.prices, os.Getenv)
+		if err != nil {
+			return err
+		}
+		rf.priceTab = t
+	}
+	return agent.CheckPrices(bp, agent.Options{Model: rf.model, Prices: rf.priceTab})
 }

@@ -71,7 +71,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	if sum.Status == statusInterrupted {
 		fmt.Fprintf(stdout, "\nresume with: sandgate resume %s", dirs[0])
 	}
-	fmt.Fprintf(stdout, "\nnode runs: %d, tokens: %d, duration: %d ms\n", sum.NodeRuns, sum.Tokens, sum.DurationMS)
+	fmt.Fprintf(stdout, "\nnode runs: %d, tokens: %d, cost: $%.4f, duration: %d ms\n", sum.NodeRuns, sum.Tokens, sum.Cost, sum.DurationMS)
 	if v := verifySummary(filepath.Join(dirs[0], "verify.json")); v != "" {
 		fmt.Fprintf(stdout, "verify.json: %s\n", v)
 	}
@@ -108,14 +108,14 @@ func cmdRuns(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tBLUEPRINT\tSTATUS\tNODE RUNS\tDURATION\tREASON")
+	fmt.Fprintln(tw, "RUN\tBLUEPRINT\tSTATUS\tNODE RUNS\tDURATION\tCOST\tREASON")
 	for _, s := range list {
 		markInterrupted(s)
 		reason := s.Reason
 		if s.Status == statusInterrupted {
 			reason = "the harness stopped; resume with: sandgate resume " + s.Dir
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d ms\t%s\n", s.RunID, filepath.Base(s.Blueprint), s.Status, s.NodeRuns, s.DurationMS, reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d ms\t$%.4f\t%s\n", s.RunID, filepath.Base(s.Blueprint), s.Status, s.NodeRuns, s.DurationMS, s.Cost, reason)
 	}
 	tw.Flush()
 	return exitOK

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/cost"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/secrets"
 )
@@ -38,6 +39,9 @@ const (
 	AttrMCPServer = attribute.Key("sandgate.mcp.server")
 	AttrMCPTool   = attribute.Key("sandgate.mcp.tool")
 )
+
+// defaultModel is the model of agent nodes that name none.
+const defaultModel = "gpt-4.1-mini"
 
 // Options configure every agent node of a registry.
 type Options struct {
@@ -74,6 +78,10 @@ type Options struct {
 	// (default: every tool, DefaultTools). finish and handoff are always
 	// added.
 	Tools []string
+	// Prices prices the model calls (default: cost.Defaults). A model
+	// missing from it costs nothing, except under budget.cost, where
+	// CheckPrices refuses the run and the node refuses to call it.
+	Prices cost.Table
 
 	models *models
 }
@@ -109,7 +117,7 @@ func newAgent(spec *blueprint.Node, o Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{o: o, model: cmp.Or(o.Model, c.Model, "gpt-4.1-mini"), tools: o.Tools, maxTurns: c.MaxTurns,
+	a := &Agent{o: o, model: cmp.Or(o.Model, c.Model, defaultModel), tools: o.Tools, maxTurns: c.MaxTurns,
 		maxTokens: c.MaxTokens, temperature: float32(c.Temperature), reqTimeout: c.RequestTimeout, file: spec.File}
 	if len(a.tools) == 0 {
 		a.tools = DefaultTools()
@@ -239,6 +247,10 @@ func (a *Agent) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 	tr := newTranscript(in)
 	defer tr.close()
 	s := &session{a: a, in: in, tb: tb, hub: hub, specs: specs, client: client, model: model, tr: tr, tracer: trace.SpanFromContext(ctx).TracerProvider().Tracer("github.com/sandgate/sandgate/nodes/agent")}
+	s.spend.price, s.spend.priced = a.o.prices().Lookup(priceName(a.model))
+	if !s.spend.priced && in.Budget.Cost > 0 {
+		return nil, fmt.Errorf("budget.cost is set but model %s has no price (--prices FILE)", a.model)
+	}
 	user := "Start working on the task now. Use the tools; call finish when the task is done or handoff if a person must take over."
 	if in.Feedback != "" && !strings.Contains(prompt, in.Feedback) {
 		user = "Your previous attempt did not pass the checks. Feedback:\n" + in.Feedback + "\n\n" + user
@@ -254,33 +266,40 @@ const systemSuffix = "\n\n# How you work\nYou work in a sandboxed copy of the re
 
 // session is one agent attempt's conversation.
 type session struct {
-	a                   *Agent
-	in                  *runtime.Input
-	tb                  *toolbox
-	hub                 *mcpHub // nil without MCP tools
-	specs               []ToolSpec
-	client              Model
-	model               string
-	tr                  *transcript
-	tracer              trace.Tracer
-	msgs                []Message
-	turns, calls        int
-	tokensIn, tokensOut int
+	a            *Agent
+	in           *runtime.Input
+	tb           *toolbox
+	hub          *mcpHub // nil without MCP tools
+	specs        []ToolSpec
+	client       Model
+	model        string
+	tr           *transcript
+	tracer       trace.Tracer
+	msgs         []Message
+	turns, calls int
+	spend        spend
 }
 
 func (s *session) result(outcome runtime.Outcome, summary, reason string) *runtime.Result {
-	return &runtime.Result{Outcome: outcome, Tokens: s.tokensIn + s.tokensOut, Reason: reason,
+	sp := s.spend
+	return &runtime.Result{Outcome: outcome, Tokens: sp.in + sp.out, Cost: sp.usd, Reason: reason,
 		Feedback: summary, Artifacts: []string{"transcript.jsonl"},
-		Outputs: map[string]any{"summary": summary, "turns": s.turns, "tokens_in": s.tokensIn, "tokens_out": s.tokensOut, "tool_calls": s.calls}}
+		Outputs: map[string]any{"summary": summary, "turns": s.turns, "tokens_in": sp.in, "tokens_out": sp.out,
+			"tokens_cached": sp.hit, "cost": sp.usd, "model": s.model, "tool_calls": s.calls}}
 }
 
 func (s *session) loop(ctx context.Context) (*runtime.Result, error) {
 	for s.turns < s.a.maxTurns {
-		if s.a.maxTokens > 0 && s.tokensIn+s.tokensOut >= s.a.maxTokens {
+		if s.a.maxTokens > 0 && s.spend.in+s.spend.out >= s.a.maxTokens {
 			return s.result(runtime.OutcomeFail, "", fmt.Sprintf("agent used its %d-token allowance", s.a.maxTokens)), nil
 		}
+		req := Request{Model: s.model, Messages: s.msgs, Tools: s.specs, Temperature: s.a.temperature}
+		if why := s.spend.overBudget(s.in, req); why != "" {
+			s.tr.add("handoff", map[string]any{"reason": why})
+			return s.result(runtime.OutcomeHandoff, why, why), nil
+		}
 		s.turns++
-		msg, err := s.complete(ctx)
+		msg, err := s.complete(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -320,13 +339,12 @@ func (s *session) stopCall(call ToolCall) *runtime.Result {
 	return nil
 }
 
-func (s *session) complete(ctx context.Context) (Message, error) {
+func (s *session) complete(ctx context.Context, req Request) (Message, error) {
 	ctx, span := s.tracer.Start(ctx, "chat "+s.model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		AttrGenAISystem.String("openai"), AttrGenAIOperation.String("chat"), AttrGenAIRequestModel.String(s.model)))
 	defer span.End()
 	rctx, cancel := context.WithTimeout(ctx, s.a.reqTimeout)
 	defer cancel()
-	req := Request{Model: s.model, Messages: s.msgs, Tools: s.specs, Temperature: s.a.temperature}
 	s.tr.request(s.turns, s.msgs, req.Tools)
 	resp, err := s.client.Chat(rctx, req)
 	if err != nil {
@@ -334,8 +352,7 @@ func (s *session) complete(ctx context.Context) (Message, error) {
 		span.SetStatus(codes.Error, err.Error())
 		return Message{}, fmt.Errorf("model call failed after retries: %w", err)
 	}
-	s.tokensIn += resp.Usage.Input
-	s.tokensOut += resp.Usage.Output
+	s.spend.add(resp.Usage)
 	span.SetAttributes(AttrGenAIResponseID.String(resp.ID), AttrGenAIInputTokens.Int(resp.Usage.Input), AttrGenAIOutputTokens.Int(resp.Usage.Output))
 	if resp.FinishReason != "" {
 		span.SetAttributes(AttrGenAIFinish.StringSlice([]string{resp.FinishReason}))

@@ -39,6 +39,9 @@ type Response struct {
 type Usage struct {
 	Input  int
 	Output int
+	// Cached are the input tokens the provider served from its prompt
+	// cache (OpenAI's prompt_tokens_details.cached_tokens), part of Input.
+	Cached int
 }
 
 // Roles of the messages of a conversation.

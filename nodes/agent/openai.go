@@ -73,6 +73,9 @@ func wireCalls(calls []ToolCall) []openai.ToolCall {
 // message saying so, which ends the agent's turn.
 func fromWire(resp openai.ChatCompletionResponse) *Response {
 	out := &Response{ID: resp.ID, Usage: Usage{Input: resp.Usage.PromptTokens, Output: resp.Usage.CompletionTokens}}
+	if d := resp.Usage.PromptTokensDetails; d != nil {
+		out.Usage.Cached = d.CachedTokens
+	}
 	if len(resp.Choices) == 0 {
 		out.Message = Message{Role: RoleAssistant, Content: "(the model returned no choices)"}
 		return out
@@ -89,8 +92,12 @@ func fromWire(resp openai.ChatCompletionResponse) *Response {
 // toWire is resp as an OpenAI completion, as recordings store it.
 func toWire(resp *Response) openai.ChatCompletionResponse {
 	m := resp.Message
+	var details *openai.PromptTokensDetails
+	if resp.Usage.Cached > 0 {
+		details = &openai.PromptTokensDetails{CachedTokens: resp.Usage.Cached}
+	}
 	return openai.ChatCompletionResponse{ID: resp.ID, Object: "chat.completion",
-		Usage: openai.Usage{PromptTokens: resp.Usage.Input, CompletionTokens: resp.Usage.Output, TotalTokens: resp.Usage.Input + resp.Usage.Output},
+		Usage: openai.Usage{PromptTokens: resp.Usage.Input, CompletionTokens: resp.Usage.Output, TotalTokens: resp.Usage.Input + resp.Usage.Output, PromptTokensDetails: details},
 		Choices: []openai.ChatCompletionChoice{{Index: 0, FinishReason: openai.FinishReason(resp.FinishReason),
 			Message: openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, ToolCalls: wireCalls(m.ToolCalls), ToolCallID: m.ToolCallID}}}}
 }

@@ -26,6 +26,7 @@ type scriptReply struct {
 	Usage *struct {
 		PromptTokens     int `yaml:"prompt_tokens" json:"prompt_tokens"`
 		CompletionTokens int `yaml:"completion_tokens" json:"completion_tokens"`
+		CachedTokens     int `yaml:"cached_tokens" json:"cached_tokens"`
 	} `yaml:"usage" json:"usage"`
 }
 
@@ -76,7 +77,7 @@ func (m *scriptModel) Chat(_ context.Context, req Request) (*Response, error) {
 	}
 	resp := &Response{ID: fmt.Sprintf("script-%d", m.next), Message: msg, Usage: scriptUsage(req, msg), FinishReason: string(openai.FinishReasonStop)}
 	if reply.Usage != nil {
-		resp.Usage = Usage{Input: reply.Usage.PromptTokens, Output: reply.Usage.CompletionTokens}
+		resp.Usage = Usage{Input: reply.Usage.PromptTokens, Output: reply.Usage.CompletionTokens, Cached: reply.Usage.CachedTokens}
 	}
 	if len(msg.ToolCalls) > 0 {
 		resp.FinishReason = string(openai.FinishReasonToolCalls)
