@@ -1,3 +1,8 @@
+//go:build unix
+
+// The test drives a real agent node (package nodes), which needs a Unix
+// host; the metrics code itself builds everywhere.
+
 package telemetry_test
 
 import (
