@@ -187,5 +187,3 @@ func TestWorkflowCancel(t *testing.T) {
 		t.Fatalf("summary %+v %v", sum, err)
 	}
 }
-
-
