@@ -4,7 +4,7 @@ go 1.26.8
 
 require (
 	github.com/sandgate/sandgate v0.0.0
-	go.temporal.io/api v1.63.5
+	go.temporal.io/api v1.64.3
 )
 
 require (
@@ -49,7 +49,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
-	go.temporal.io/sdk v1.50.0
+	go.temporal.io/sdk v1.51.0
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect

@@ -45,6 +45,7 @@ func commands() []command {
 		{"serve", "web inbox of runs, hand-offs and review queues (127.0.0.1:7777; --token for other addresses)", cmdServe},
 		{"prune", "remove old runs, decided review entries and unused snapshots (--dry-run lists them)", cmdPrune},
 		{"sandbox", "sandbox check: report which isolation layers work here", cmdSandbox},
+		{"worker", "serve runs from a Temporal server on this host (runs sandgate-temporal worker)", cmdWorker},
 		{"version", "print the version and VCS revision (also --version)", cmdVersion},
 	}
 }

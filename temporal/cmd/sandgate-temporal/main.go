@@ -24,10 +24,15 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/temporal"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// The sandbox re-executes this binary for its confined helpers.
+	sandbox.Main()
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 const usage = `usage: sandgate-temporal COMMAND [flags]
 
