@@ -2,6 +2,8 @@ package temporal
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -81,8 +83,10 @@ func (r *run) startDeadline(ctx workflow.Context) {
 // workflow was canceled, in a context the cancel does not reach.
 func (r *run) finish(ctx workflow.Context) {
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	for _, a := range r.running {
-		a.cancel()
+	// Map order is random: cancel in node order, or a replay would issue
+	// the cancel commands in another order than the history has them.
+	for _, id := range slices.Sorted(maps.Keys(r.running)) {
+		r.running[id].cancel()
 	}
 	r.running = map[string]*attempt{}
 	opts := workflow.ActivityOptions{TaskQueue: r.host.Queue, ScheduleToStartTimeout: r.in.HostTimeout,

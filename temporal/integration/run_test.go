@@ -10,6 +10,7 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	sdktemporal "go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	historypb "go.temporal.io/api/history/v1"
@@ -66,6 +67,15 @@ func TestShellBlueprintEndToEnd(t *testing.T) {
 	// The repository itself is untouched: the edit stayed in the box.
 	if _, err := os.Stat(filepath.Join(repo, "hello.txt")); err == nil {
 		t.Fatal("the run's edit leaked into the repository")
+	}
+	d, err := c.DescribeWorkflow(context.Background(), wr.GetID(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := d.TypedSearchAttributes.GetKeyword(sdktemporal.NewSearchAttributeKeyKeyword(temporal.AttrStatus))
+	repoAttr, _ := d.TypedSearchAttributes.GetKeyword(sdktemporal.NewSearchAttributeKeyKeyword(temporal.AttrRepository))
+	if got != "succeeded" || repoAttr != repo {
+		t.Fatalf("search attributes: status %q, repository %q", got, repoAttr)
 	}
 	if p := os.Getenv("SANDGATE_RECORD_HISTORY"); p != "" {
 		saveHistory(t, wr.GetID(), p)
