@@ -16,6 +16,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/sandgate/sandgate/internal/gitfixture"
+	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/temporal"
 	"github.com/sandgate/sandgate/temporal/internal/testnodes"
@@ -60,7 +61,7 @@ func TestShellBlueprintEndToEnd(t *testing.T) {
 		t.Fatalf("summary %+v %v", sum, err)
 	}
 	events, _ := runtime.ReadJournal(filepath.Join(st.Dir, "events.jsonl"))
-	bp, _ := startHost(t, c, "unused", "x", true).h.Runtime.Registry.Parse("bp.yaml", []byte(shellBP))
+	bp, _ := nodes.NewRegistry().Parse("bp.yaml", []byte(shellBP))
 	if err := runtime.Replay(bp, events); err != nil {
 		t.Fatal(err)
 	}
