@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -185,5 +187,42 @@ func TestWorkflowCancel(t *testing.T) {
 	sum, err := runtime.Summarize(st.Dir)
 	if err != nil || sum.Status != runtime.StatusCanceled || !sum.Attempts[0].Canceled {
 		t.Fatalf("summary %+v %v", sum, err)
+	}
+}
+
+// TestWorkflowBudgetTimeout: budget.timeout is a workflow timer; a node
+// still running when it fires is canceled and the run handed off.
+func TestWorkflowBudgetTimeout(t *testing.T) {
+	f := newFixture(t)
+	f.env.OnActivity(ActivityNode, mock.Anything, mock.Anything).After(3*time.Hour).Return(nodeResult{}, nil)
+	src := strings.Replace(loopBP("[pass]"), "start: work", "budget: {timeout: 1h}\nstart: work", 1)
+	f.env.ExecuteWorkflow(WorkflowName, RunInput{File: "bp.yaml", Source: []byte(src), Repo: f.ws, HandoffWait: time.Minute})
+	var st Status
+	if err := f.env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != runtime.StatusHandedOff || st.Kind != "timeout" || st.Reason != "budget exhausted: run timeout 1h0m0s" {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+// TestWorkflowRetryBackoff: a node that breaks is retried after its
+// backoff, waited as a workflow timer (so in workflow time, not on a
+// worker).
+func TestWorkflowRetryBackoff(t *testing.T) {
+	f := newFixture(t)
+	var starts []time.Time
+	f.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == ActivityNode {
+			starts = append(starts, f.env.Now())
+		}
+	})
+	src := strings.Replace(loopBP("[error, pass]"), "type: step\n    outcomes:", "type: step\n    retry: {max: 1, backoff: 10m}\n    outcomes:", 1)
+	st := f.run(t, src)
+	if st.Status != runtime.StatusSucceeded || len(starts) != 3 {
+		t.Fatalf("status %+v, %d node activities", st, len(starts))
+	}
+	if gap := starts[2].Sub(starts[1]); gap < 10*time.Minute {
+		t.Fatalf("the retry started %s after the broken attempt, backoff 10m", gap)
 	}
 }
