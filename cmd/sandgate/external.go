@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // temporalBinary is the external command that runs blueprints on
@@ -53,7 +55,21 @@ func runExternal(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	err = cmd.Run()
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "sandgate: run %s: %v\n", bin, err)
+		return 1
+	}
+	// Ctrl-C and SIGTERM are the child's to handle (it cancels the run
+	// and reports how it ended): pass them on instead of dying first.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	err = cmd.Wait()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
