@@ -44,6 +44,21 @@ func (h *Host) Runs() int {
 	return len(h.runs)
 }
 
+// Close stops every run the host holds, killing their boxes; their
+// directories stay, so a worker started again on this host continues
+// them. Call it after stopping the host's workers.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	runs := h.runs
+	h.runs = nil
+	h.mu.Unlock()
+	var errs []error
+	for _, r := range runs {
+		errs = append(errs, r.Abort())
+	}
+	return errors.Join(errs...)
+}
+
 func (h *Host) runtimeFor(repo, rev string) *runtime.Runtime {
 	rt := *h.Runtime
 	if h.Prepare != nil {

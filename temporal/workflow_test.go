@@ -226,3 +226,38 @@ func TestWorkflowRetryBackoff(t *testing.T) {
 		t.Fatalf("the retry started %s after the broken attempt, backoff 10m", gap)
 	}
 }
+
+// TestWorkflowHostRestarted: a worker restarted on the same host (its
+// memory gone, its disk kept) picks the run up from the run directory:
+// here every activity after open goes to a second Host over the same
+// runs directory, which must reopen the run and carry it to the end.
+func TestWorkflowHostRestarted(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	reg, dir := testnodes.Registry(), t.TempDir()
+	before := &Host{Name: "h1", Queue: "q@h1", Runtime: &runtime.Runtime{Registry: reg, RunsDir: dir}}
+	after := &Host{Name: "h1", Queue: "q@h1", Runtime: &runtime.Runtime{Registry: reg, RunsDir: dir}}
+	env.RegisterWorkflowWithOptions((&Workflows{Registry: reg}).Run, workflow.RegisterOptions{Name: WorkflowName})
+	env.RegisterActivityWithOptions(before.Open, activity.RegisterOptions{Name: ActivityOpen})
+	env.RegisterActivityWithOptions(after.Node, activity.RegisterOptions{Name: ActivityNode})
+	env.RegisterActivityWithOptions(after.Finish, activity.RegisterOptions{Name: ActivityFinish})
+	env.ExecuteWorkflow(WorkflowName, RunInput{File: "bp.yaml", Source: []byte(loopBP("[fail, pass]")), Repo: t.TempDir()})
+	var st Status
+	if err := env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != runtime.StatusSucceeded || st.NodeRuns != 4 {
+		t.Fatalf("status %+v", st)
+	}
+	events, err := runtime.ReadJournal(filepath.Join(st.Dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, _ := reg.Parse("bp.yaml", []byte(loopBP("[fail, pass]")))
+	if err := runtime.Replay(bp, events); err != nil {
+		t.Fatal(err)
+	}
+	if err := before.Close(); err != nil { // the first worker's process is gone
+		t.Fatal(err)
+	}
+}

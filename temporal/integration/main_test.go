@@ -106,6 +106,7 @@ func (h *host) stop() {
 		for _, w := range h.workers {
 			w.Stop()
 		}
+		_ = h.h.Close() // as the process's exit would: the boxes die
 	})
 }
 

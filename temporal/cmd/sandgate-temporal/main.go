@@ -137,6 +137,10 @@ func cmdWorker(args []string, stderr io.Writer) int {
 	for _, w := range ws {
 		w.Stop()
 	}
+	if err := h.Close(); err != nil {
+		fmt.Fprintln(stderr, "sandgate-temporal: stop runs:", err)
+		return temporal.ExitFailed
+	}
 	return 0
 }
 
