@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -46,8 +48,7 @@ type fixture struct {
 // newFixture registers the workflow and a real Host (test node types, a
 // temporary runs directory) in the SDK's in-memory test environment.
 func newFixture(t *testing.T) *fixture {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := testEnv()
 	reg := testnodes.Registry()
 	h := &Host{Name: "h1", Queue: "sandgate@h1", Runtime: &runtime.Runtime{Registry: reg, RunsDir: t.TempDir(), NoSync: true}}
 	env.RegisterWorkflowWithOptions((&Workflows{Registry: reg}).Run, workflow.RegisterOptions{Name: WorkflowName})
@@ -232,8 +233,7 @@ func TestWorkflowRetryBackoff(t *testing.T) {
 // here every activity after open goes to a second Host over the same
 // runs directory, which must reopen the run and carry it to the end.
 func TestWorkflowHostRestarted(t *testing.T) {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env := testEnv()
 	reg, dir := testnodes.Registry(), t.TempDir()
 	before := &Host{Name: "h1", Queue: "q@h1", Runtime: &runtime.Runtime{Registry: reg, RunsDir: dir}}
 	after := &Host{Name: "h1", Queue: "q@h1", Runtime: &runtime.Runtime{Registry: reg, RunsDir: dir}}
@@ -260,4 +260,11 @@ func TestWorkflowHostRestarted(t *testing.T) {
 	if err := before.Close(); err != nil { // the first worker's process is gone
 		t.Fatal(err)
 	}
+}
+
+// testEnv is the SDK's in-memory environment, its logging silenced.
+func testEnv() *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	return s.NewTestWorkflowEnvironment()
 }

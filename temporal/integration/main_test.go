@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/sandgate/sandgate/nodes"
@@ -86,7 +88,8 @@ func startServer() (func(), error) {
 
 func dial(t testing.TB) client.Client {
 	t.Helper()
-	c, err := client.Dial(client.Options{HostPort: server.hostPort, Namespace: server.namespace})
+	c, err := client.Dial(client.Options{HostPort: server.hostPort, Namespace: server.namespace,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	if err != nil {
 		t.Fatal(err)
 	}

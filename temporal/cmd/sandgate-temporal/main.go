@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/agent"
@@ -73,11 +75,14 @@ func (c *conn) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.queue, "task-queue", temporal.DefaultTaskQueue, "task queue runs start on")
 }
 
+// dial connects; the SDK logs warnings and errors only (to stderr), so
+// a run's progress stays readable.
 func (c *conn) dial() (client.Client, error) {
 	if c.hostPort == "" {
 		return nil, fmt.Errorf("--temporal HOST:PORT is required")
 	}
-	cl, err := client.Dial(client.Options{HostPort: c.hostPort, Namespace: c.namespace})
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cl, err := client.Dial(client.Options{HostPort: c.hostPort, Namespace: c.namespace, Logger: sdklog.NewStructuredLogger(logger)})
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", c.hostPort, err)
 	}
