@@ -64,7 +64,7 @@ func Follow(ctx context.Context, c client.Client, run client.WorkflowRun, out io
 	for {
 		select {
 		case err := <-done:
-			seen = printNew(c, run, out, seen)
+			printNew(c, run, out, seen)
 			return st, err
 		case <-ctx.Done():
 			if !canceled {
