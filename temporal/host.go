@@ -89,7 +89,9 @@ func (h *Host) Open(ctx context.Context, in openInput) (openResult, error) {
 	}
 	r, info, err := h.runtimeFor(in.Run.Repo, in.Run.Rev).OpenRemote(ctx, bp, in.RunID, in.Run.Repo)
 	if err != nil {
-		return res, err
+		// A workspace that cannot be made (no such repository, no such
+		// commit) will not be made by trying again on another host.
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), "PrepareFailed", nil)
 	}
 	h.mu.Lock()
 	h.runs[in.RunID] = r

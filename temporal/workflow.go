@@ -118,8 +118,9 @@ func (r *run) snapshot() Status {
 // open prepares the workspace: on any worker for a new run, on the run's
 // host for an answered one.
 func (r *run) open(ctx workflow.Context, again bool) error {
-	opts := workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Minute, HeartbeatTimeout: r.in.HeartbeatTimeout,
-		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 5, NonRetryableErrorTypes: []string{"BlueprintInvalid"}}}
+	// A new run waits up to an hour for a host with room (--max-runs).
+	opts := workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Minute, ScheduleToCloseTimeout: time.Hour,
+		RetryPolicy: &temporal.RetryPolicy{MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: []string{"BlueprintInvalid", "PrepareFailed"}}}
 	if again {
 		opts.TaskQueue, opts.ScheduleToStartTimeout = r.host.Queue, r.in.HostTimeout
 		opts.RetryPolicy.MaximumAttempts = 2

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/temporal/internal/testnodes"
 )
@@ -267,4 +268,19 @@ func testEnv() *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	return s.NewTestWorkflowEnvironment()
+}
+
+// TestWorkflowPrepareFails: a workspace that cannot be made fails the run
+// at once, with the cause, instead of retrying for an hour.
+func TestWorkflowPrepareFails(t *testing.T) {
+	f := newFixture(t)
+	f.host.Prepare = func(repo, rev string) runtime.Prepare {
+		return func(context.Context, string, *blueprint.Blueprint, bool) (*runtime.Environment, error) {
+			return nil, errors.New("no commit deadbeef in " + repo)
+		}
+	}
+	st := f.run(t, loopBP("[pass]"))
+	if st.Status != runtime.StatusFailed || !strings.Contains(st.Reason, "no commit deadbeef in "+f.ws) || st.NodeRuns != 0 {
+		t.Fatalf("status %+v", st)
+	}
 }
