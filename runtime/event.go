@@ -16,6 +16,10 @@ const (
 	// EvAnswered is a person's answer to a handed-off run: Node restarts
 	// with Feedback (the note); By and Time say who answered and when.
 	EvAnswered EventType = "answered"
+	// EvWorkspaceLost says the host holding the run's workspace is gone
+	// (a worker of a durable engine died): the run is handed off with
+	// Reason, since continuing elsewhere would work without its change.
+	EvWorkspaceLost EventType = "workspace_lost"
 	// Commands.
 	EvNodeStarted  EventType = "node_started"
 	EvNodeCanceled EventType = "node_canceled"
@@ -33,7 +37,7 @@ const (
 // IsInput reports whether the scheduler consumes this event type.
 func (t EventType) IsInput() bool {
 	switch t {
-	case EvRunStarted, EvNodeFinished, EvBudgetExhausted, EvCancelRequested, EvAnswered:
+	case EvRunStarted, EvNodeFinished, EvBudgetExhausted, EvCancelRequested, EvAnswered, EvWorkspaceLost:
 		return true
 	}
 	return false

@@ -59,9 +59,7 @@ func (x *execution) loop(ctx context.Context) (*Summary, error) {
 			return nil, x.abort(err)
 		}
 	}
-	sum, err := x.finish()
-	x.lock.Close() // after run.json and the hand-off report are written
-	return sum, err
+	return x.finish()
 }
 
 // stopNodes cancels every running attempt and waits for them, up to the
@@ -114,6 +112,8 @@ func (x *execution) endTrace() {
 // person needs the change as a diff, so only such a run computes it; the
 // time spent here is journaled (run_closed) and so counted and shown.
 func (x *execution) finish() (*Summary, error) {
+	// The lock goes last, after run.json and the hand-off report are written.
+	defer x.lock.Close()
 	t0 := time.Now()
 	stopErr := x.stopNodes()
 	var ch change

@@ -147,6 +147,12 @@ func (rt *Runtime) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
+// CheckInputs is the check Run makes of a run's inputs, for engines that
+// start runs elsewhere: it returns them converted to their declared types.
+func CheckInputs(bp *blueprint.Blueprint, in map[string]any) (map[string]any, error) {
+	return checkInputs(bp, in)
+}
+
 // checkInputs rejects unknown inputs and missing required ones before
 // anything runs, and converts CLI strings to declared types.
 func checkInputs(bp *blueprint.Blueprint, in map[string]any) (map[string]any, error) {

@@ -101,6 +101,8 @@ func (s *Scheduler) Apply(ev Event) ([]Event, error) {
 		s.finish(c, StatusHandedOff, ev.Kind, fmt.Sprintf("budget exhausted: %s", ev.Reason))
 	case EvCancelRequested:
 		s.finish(c, StatusCanceled, "canceled", orDefault(ev.Reason, "canceled"))
+	case EvWorkspaceLost:
+		s.finish(c, StatusHandedOff, "workspace_lost", orDefault(ev.Reason, "the run's workspace was lost"))
 	}
 	if s.status == StatusRunning && len(s.inflight) == 0 {
 		s.finish(c, StatusFailed, "stuck", "no node is running and none can start: "+s.waiting())

@@ -128,6 +128,9 @@ XDG_STATE_HOME is unset), so git status stays clean; --runs-dir overrides.
 flags:`
 
 func cmdRun(args []string, stdout, stderr io.Writer) int {
+	if wantsTemporal(args) {
+		return runExternal(append([]string{"run"}, args...), stdout, stderr)
+	}
 	fs := newFlags("run", runHelp, stderr)
 	var rf runFlags
 	rf.register(fs)

@@ -1,0 +1,21 @@
+// Package temporal runs sandgate blueprints on Temporal.
+//
+// One workflow is one run. The workflow owns the run's runtime.Scheduler
+// and feeds it from its own history: node results arrive as activity
+// results, the budget timeout and retry backoff are workflow timers,
+// canceling the workflow is the run's kill switch, and a handed-off run
+// waits for an answer signal without holding a worker. The scheduler is a
+// pure state machine, so replaying the history reproduces every decision.
+//
+// A run's sandbox lives on one worker host: the first activity (open)
+// prepares the workspace wherever a worker takes it and returns that
+// host's own task queue; every later activity of the run goes there
+// (the worker-specific task queue pattern). When the host is gone (an
+// activity waits past its schedule-to-start timeout, or stops
+// heartbeating and cannot be rescheduled), the run is handed off with
+// the reason rather than continued elsewhere without its workspace.
+//
+// The host keeps the run directory (runtime.Remote): the journal in the
+// local runtime's format, hand-off reports and run.json, so `sandgate
+// show`, the inbox and answers read a Temporal run like a local one.
+package temporal

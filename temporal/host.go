@@ -1,0 +1,220 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// Host is a worker host's side of the runs it holds: their workspaces and
+// run directories, in this process's memory and on this host's disk.
+type Host struct {
+	// Name identifies the host in messages; Queue is its own task queue.
+	Name  string
+	Queue string
+	// Runtime carries the registry, RunsDir, Services and Secrets every
+	// run uses; its Prepare is replaced per run by Prepare.
+	Runtime *runtime.Runtime
+	// Prepare builds the environment of a run on repo at rev (for the
+	// sandbox: nodes.Environment); nil runs nodes in the repo directory.
+	Prepare func(repo, rev string) runtime.Prepare
+	// MaxRuns bounds the runs this host holds at once (0: no bound).
+	MaxRuns int
+	// Heartbeat is how often a running attempt heartbeats (default 500ms;
+	// the worker's MaxHeartbeatThrottleInterval must not be longer for a
+	// cancel to reach the node that fast).
+	Heartbeat time.Duration
+
+	mu   sync.Mutex
+	runs map[string]*runtime.Remote
+}
+
+// Runs is the number of runs the host holds now.
+func (h *Host) Runs() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.runs)
+}
+
+// Close stops every run the host holds, killing their boxes; their
+// directories stay, so a worker started again on this host continues
+// them. Call it after stopping the host's workers.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	runs := h.runs
+	h.runs = nil
+	h.mu.Unlock()
+	var errs []error
+	for _, r := range runs {
+		errs = append(errs, r.Abort())
+	}
+	return errors.Join(errs...)
+}
+
+func (h *Host) runtimeFor(repo, rev string) *runtime.Runtime {
+	rt := *h.Runtime
+	if h.Prepare != nil {
+		rt.Prepare = h.Prepare(repo, rev)
+	}
+	return &rt
+}
+
+// Open prepares a run's workspace here, or reopens it for an answer.
+func (h *Host) Open(ctx context.Context, in openInput) (openResult, error) {
+	res := openResult{Queue: h.Queue, Host: h.Name, Dir: filepath.Join(h.runsDir(), in.RunID)}
+	h.mu.Lock()
+	if h.runs == nil {
+		h.runs = map[string]*runtime.Remote{}
+	}
+	_, held := h.runs[in.RunID]
+	busy := h.MaxRuns > 0 && len(h.runs) >= h.MaxRuns
+	h.mu.Unlock()
+	if held {
+		return res, nil // a retry of an open that succeeded
+	}
+	if busy {
+		return res, temporal.NewApplicationError(fmt.Sprintf("host %s holds %d runs (--max-runs)", h.Name, h.MaxRuns), "HostBusy")
+	}
+	bp, err := h.Runtime.Registry.Parse(in.Run.File, in.Run.Source)
+	if err != nil {
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), "BlueprintInvalid", nil)
+	}
+	r, info, err := h.runtimeFor(in.Run.Repo, in.Run.Rev).OpenRemote(ctx, bp, in.RunID, in.Run.Repo)
+	if err != nil {
+		// A workspace that cannot be made (no such repository, no such
+		// commit) will not be made by trying again on another host.
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), "PrepareFailed", nil)
+	}
+	h.mu.Lock()
+	h.runs[in.RunID] = r
+	h.mu.Unlock()
+	res.Info = info
+	return res, nil
+}
+
+func (h *Host) runsDir() string {
+	return orDefault(h.Runtime.RunsDir, filepath.Join(".sandgate", "runs"))
+}
+
+// remote finds a run this process holds, or reopens it from its directory
+// (this worker restarted on the same host: the workspace is still here).
+func (h *Host) remote(ctx context.Context, runID, repo, rev string) (*runtime.Remote, error) {
+	h.mu.Lock()
+	r := h.runs[runID]
+	h.mu.Unlock()
+	if r != nil {
+		return r, nil
+	}
+	dir := filepath.Join(h.runsDir(), runID)
+	bp, err := h.Runtime.Registry.Load(filepath.Join(dir, "blueprint.yaml"))
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("host %s does not hold run %s: %v", h.Name, runID, err), "RunClosed", nil)
+	}
+	r, _, err = h.runtimeFor(repo, rev).OpenRemote(ctx, bp, runID, repo)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.runs == nil {
+		h.runs = map[string]*runtime.Remote{}
+	}
+	if held := h.runs[runID]; held != nil {
+		_ = r.Abort()
+		return held, nil
+	}
+	h.runs[runID] = r
+	return r, nil
+}
+
+// Node journals the events it carries and runs one node attempt,
+// heartbeating; a cancel delivered through the heartbeat ends the
+// attempt's context, which kills its box command.
+func (h *Host) Node(ctx context.Context, in nodeInput) (nodeResult, error) {
+	r, err := h.remote(ctx, in.RunID, in.Repo, in.Rev)
+	if err != nil {
+		return nodeResult{}, err
+	}
+	n, err := r.Record(in.Events)
+	if err != nil {
+		return nodeResult{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go h.heartbeat(ctx)
+	ev, err := r.Attempt(ctx, in.Node, in.Attempt, in.Feedback)
+	if err != nil {
+		return nodeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "RunClosed", nil)
+	}
+	if ctx.Err() != nil {
+		return nodeResult{}, ctx.Err()
+	}
+	return nodeResult{Event: ev, Journaled: n}, nil
+}
+
+func (h *Host) heartbeat(ctx context.Context) {
+	every := h.Heartbeat
+	if every <= 0 {
+		every = 500 * time.Millisecond
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		activity.RecordHeartbeat(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Finish journals the rest of the run and wraps it up: attempts still
+// running are stopped, the hand-off report written, the box closed.
+func (h *Host) Finish(ctx context.Context, in finishInput) (finishResult, error) {
+	dir := filepath.Join(h.runsDir(), in.RunID)
+	if done, ok := closedAt(dir, in.Events); ok {
+		return finishResult{Journaled: done, Dir: dir}, nil // a retry of a finish that succeeded
+	}
+	r, err := h.remote(ctx, in.RunID, in.Repo, in.Rev)
+	if err != nil {
+		return finishResult{}, err
+	}
+	h.mu.Lock()
+	delete(h.runs, in.RunID)
+	h.mu.Unlock()
+	if _, err := r.Record(in.Events); err != nil {
+		return finishResult{}, errors.Join(err, r.Abort())
+	}
+	_, last, err := r.Finish()
+	if err != nil {
+		return finishResult{}, err
+	}
+	return finishResult{Journaled: last, Dir: dir}, nil
+}
+
+// closedAt reports whether the run's journal already holds every event
+// and the run_closed that Finish writes after them.
+func closedAt(dir string, events []runtime.Event) (int, bool) {
+	journal, err := runtime.ReadJournal(filepath.Join(dir, "events.jsonl"))
+	if err != nil || len(journal) == 0 {
+		return 0, false
+	}
+	last := journal[len(journal)-1]
+	want := 0
+	if len(events) > 0 {
+		want = events[len(events)-1].Seq
+	}
+	if last.Type != runtime.EvRunClosed || last.Seq <= want {
+		return 0, false
+	}
+	return last.Seq, true
+}

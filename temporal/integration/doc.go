@@ -1,0 +1,2 @@
+// Package integration tests the Temporal runner against a real server.
+package integration

@@ -1,0 +1,175 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/sandgate/sandgate/nodes"
+	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/temporal"
+	"github.com/sandgate/sandgate/temporal/internal/testnodes"
+)
+
+// server is the Temporal test server the tests share (see devserver/).
+var server struct {
+	hostPort, namespace string
+}
+
+// TestMain builds and starts the dev server (its own module, so its
+// dependencies stay out of this one), and lets the test binary serve the
+// sandbox's re-executed helpers.
+func TestMain(m *testing.M) {
+	sandbox.Main()
+	stop, err := startServer()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+func startServer() (func(), error) {
+	dir, err := os.MkdirTemp("", "sandgate-devserver-")
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(dir, "devserver")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir, build.Stderr = "devserver", os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("build the dev server: %w", err)
+	}
+	cmd := exec.Command(bin)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("dev server did not start: %w", err)
+	}
+	f := strings.Fields(line)
+	if len(f) != 2 {
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("dev server said %q", line)
+	}
+	server.hostPort, server.namespace = f[0], f[1]
+	return func() {
+		stdin.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		os.RemoveAll(dir)
+	}, nil
+}
+
+func dial(t testing.TB) client.Client {
+	t.Helper()
+	c, err := client.Dial(client.Options{HostPort: server.hostPort, Namespace: server.namespace,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// host is one worker host: its two workers and its run directories.
+type host struct {
+	h       *temporal.Host
+	workers []worker.Worker
+	once    sync.Once
+}
+
+func (h *host) stop() {
+	h.once.Do(func() {
+		for _, w := range h.workers {
+			w.Stop()
+		}
+		_ = h.h.Close() // as the process's exit would: the boxes die
+	})
+}
+
+// startHost starts a worker host on queue. A nil registry means the
+// built-in nodes in a sandboxed workspace; otherwise the test node types
+// run in the repository directory.
+func startHost(t testing.TB, c client.Client, queue, name string, sandboxed bool) *host {
+	t.Helper()
+	h := &temporal.Host{Name: name, Runtime: &runtime.Runtime{RunsDir: t.TempDir()}}
+	if sandboxed {
+		h.Runtime.Registry = nodes.NewRegistry()
+		h.Prepare = func(repo, rev string) runtime.Prepare {
+			return nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev})
+		}
+	} else {
+		h.Runtime.Registry, h.Runtime.NoSync = testnodes.Registry(), true
+	}
+	hp := &host{h: h, workers: temporal.NewWorkers(c, queue, h)}
+	for _, w := range hp.workers {
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(hp.stop)
+	return hp
+}
+
+// start starts a run of src on queue.
+func start(t testing.TB, c client.Client, queue, src string, in temporal.RunInput) client.WorkflowRun {
+	t.Helper()
+	in.File, in.Source = "bp.yaml", []byte(src)
+	wr, err := temporal.Start(context.Background(), c, queue, fmt.Sprintf("%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano()), "bp", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wr
+}
+
+func result(t testing.TB, wr client.WorkflowRun) temporal.Status {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var st temporal.Status
+	if err := wr.Get(ctx, &st); err != nil {
+		t.Fatalf("run %s: %v", wr.GetID(), err)
+	}
+	return st
+}
+
+// waitFor polls the run's status until ok says so.
+func waitFor(t testing.TB, c client.Client, wr client.WorkflowRun, what string, ok func(temporal.Status) bool) temporal.Status {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		st, err := temporal.QueryRun(context.Background(), c, wr.GetID())
+		if err == nil && ok(st) {
+			return st
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("run %s: never %s", wr.GetID(), what)
+	return temporal.Status{}
+}
