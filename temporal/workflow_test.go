@@ -242,6 +242,15 @@ func TestWorkflowHostRestarted(t *testing.T) {
 	env.RegisterActivityWithOptions(before.Open, activity.RegisterOptions{Name: ActivityOpen})
 	env.RegisterActivityWithOptions(after.Node, activity.RegisterOptions{Name: ActivityNode})
 	env.RegisterActivityWithOptions(after.Finish, activity.RegisterOptions{Name: ActivityFinish})
+	// The first worker goes away once it has opened the run, as a killed
+	// worker process does: its hold on the run directory goes with it.
+	env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, _ error) {
+		if info.ActivityType.Name == ActivityOpen {
+			if err := before.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+	})
 	env.ExecuteWorkflow(WorkflowName, RunInput{File: "bp.yaml", Source: []byte(loopBP("[fail, pass]")), Repo: t.TempDir()})
 	var st Status
 	if err := env.GetWorkflowResult(&st); err != nil {
