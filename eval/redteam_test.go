@@ -1,0 +1,111 @@
+package eval
+
+import (
+	"strings"
+	"testing"
+)
+
+// forger is a change whose init, in the test binary, prints the framing
+// lines go test -json trusts (test2json's ^V-marked "--- PASS") for every
+// test the -run pattern names, then exits 0 before any test runs: without
+// a check, every declared test reads as passed.
+const forger = `package calc
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+)
+
+func init() {
+	if !strings.HasSuffix(os.Args[0], ".test") {
+		return
+	}
+	for _, a := range os.Args {
+		p, ok := strings.CutPrefix(a, "-test.run=")
+		if !ok {
+			continue
+		}
+		for _, n := range regexp.MustCompile("[A-Za-z0-9_]+").FindAllString(p, -1) {
+			fmt.Printf("\x16=== RUN   %s\n\x16--- PASS: %s (0.00s)\n", n, n)
+		}
+	}
+	fmt.Print("\x16PASS\n")
+	os.Exit(0)
+}
+`
+
+// flipper is a subtler forger: TestMain runs the real tests with their
+// output captured, then prints it with every FAIL turned into PASS, so the
+// forged report has the shape of a real one.
+const flipper = `package calc
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	r, w, _ := os.Pipe()
+	stdout := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); done <- b }()
+	m.Run()
+	w.Close()
+	out := <-done
+	out = bytes.ReplaceAll(out, []byte("--- FAIL"), []byte("--- PASS"))
+	out = bytes.ReplaceAll(out, []byte("\x16FAIL"), []byte("\x16PASS"))
+	stdout.Write(out)
+	os.Exit(0)
+}
+`
+
+// TestForgedTestOutput: a change that forges go test's report of the
+// held-out tests is not graded resolved.
+func TestForgedTestOutput(t *testing.T) {
+	needSandbox(t)
+	for name, files := range map[string]map[string]string{
+		"init prints PASS framing and exits": {"zz_cheat.go": forger},
+		"TestMain flips FAIL to PASS":        {"zz_cheat_test.go": flipper},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := runOne(t, calcTask("t"), promoting(files))
+			if r.Status != StatusFalsePromotion || r.Resolved {
+				t.Fatalf("status %s resolved %v (%s): a forged report was believed", r.Status, r.Resolved, r.Reason)
+			}
+			if !strings.Contains(r.Reason, "canary") {
+				t.Errorf("reason %q does not say the report was forged", r.Reason)
+			}
+		})
+	}
+}
+
+func TestForgedVerdict(t *testing.T) {
+	cs := []canary{{Pkg: ".", Name: "TestParseEmptyHeader"}}
+	names := []string{"TestAdd"}
+	for _, c := range []struct {
+		canary, test string
+		forged       bool
+	}{
+		{TestFail, TestPass, false},
+		{TestFail, TestFail, false},
+		{TestPass, TestPass, true},
+		{TestSkip, TestFail, true},
+		// Nothing ran (no build, or TestMain exits): the tests fail anyway.
+		{"", TestMissing, false},
+		// The canary never ran, yet a test "passed": the report was made up.
+		{"", TestPass, true},
+	} {
+		res := map[string]string{"TestAdd": c.test}
+		if c.canary != "" {
+			res["TestParseEmptyHeader"] = c.canary
+		}
+		if got := forged(cs, res, names) != ""; got != c.forged {
+			t.Errorf("canary %q, test %s: forged %v, want %v", c.canary, c.test, got, c.forged)
+		}
+	}
+}
