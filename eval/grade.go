@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -78,8 +79,11 @@ func archive(ctx context.Context, gitDir, rev, dir string, paths ...string) erro
 	return nil
 }
 
-// placeHidden copies the held-out files into dir, replacing what is there
-// (a symlink the change left on the path is removed, never followed).
+// placeHidden copies the held-out files into dir, replacing what is there:
+// whatever the change left on a held-out file's path, or on the path of a
+// directory above it (a file, a directory, a symlink, never followed), is
+// removed first. Otherwise grading would error, and an errored task
+// leaves the rates.
 func placeHidden(hidden, dir string) error {
 	r, err := os.OpenRoot(dir)
 	if err != nil {
@@ -98,12 +102,38 @@ func placeHidden(hidden, dir string) error {
 		if err != nil {
 			return err
 		}
-		if err := r.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		if err := clearPath(r, rel); err != nil {
 			return fmt.Errorf("place %s: %w", rel, err)
 		}
-		_ = r.Remove(rel)
 		return r.WriteFile(rel, data, 0o644)
 	})
+}
+
+// clearPath makes way in r for a file at rel: every parent is a real
+// directory, and nothing is at rel itself.
+func clearPath(r *os.Root, rel string) error {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i := 1; i < len(parts); i++ {
+		p := filepath.Join(parts[:i]...)
+		fi, err := r.Lstat(p)
+		if err == nil && fi.IsDir() {
+			continue
+		}
+		if err == nil {
+			if err := r.RemoveAll(p); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := r.Mkdir(p, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := r.RemoveAll(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // graded is one grading go test: each declared test's result, the

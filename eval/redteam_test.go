@@ -1,8 +1,13 @@
 package eval
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sandgate/sandgate/internal/gitfixture"
 )
 
 // forger is a change whose init, in the test binary, prints the framing
@@ -12,6 +17,11 @@ import (
 const forger = `package calc
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/sandgate/sandgate/internal/gitfixture"
 	"fmt"
 	"os"
 	"regexp"
@@ -42,6 +52,11 @@ func init() {
 const flipper = `package calc
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/sandgate/sandgate/internal/gitfixture"
 	"bytes"
 	"io"
 	"os"
@@ -107,5 +122,65 @@ func TestForgedVerdict(t *testing.T) {
 		if got := forged(cs, res, names) != ""; got != c.forged {
 			t.Errorf("canary %q, test %s: forged %v, want %v", c.canary, c.test, got, c.forged)
 		}
+	}
+}
+
+// nestedCalcTask is the calc task with its package, and its held-out
+// tests, in the directory pkg/.
+func nestedCalcTask(t *testing.T) *Task {
+	dir := t.TempDir()
+	k := calcTask("nested")
+	for from, to := range map[string]string{k.Seed: filepath.Join(dir, "seed", "pkg"), k.Hidden: filepath.Join(dir, "hidden", "pkg")} {
+		if err := os.MkdirAll(to, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("cp", "-R", from+"/.", to).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+	}
+	os.Rename(filepath.Join(dir, "seed", "pkg", "go.mod"), filepath.Join(dir, "seed", "go.mod"))
+	k.Seed, k.Hidden = filepath.Join(dir, "seed"), filepath.Join(dir, "hidden")
+	return k
+}
+
+// TestChangeBlocksHiddenPaths: a change that puts something in the way of
+// a held-out file (a directory where the file goes, a file or a symlink
+// out of the tree where its directory goes) would make grading error, and
+// an errored task leaves the rates. The held-out files are placed anyway,
+// and the change is graded.
+func TestChangeBlocksHiddenPaths(t *testing.T) {
+	needSandbox(t)
+	cases := []struct {
+		name   string
+		task   func(*testing.T) *Task
+		edit   func(wt string) error
+		status string
+	}{
+		{"directory at a held-out file's path", func(*testing.T) *Task { return calcTask("t") }, func(wt string) error {
+			if err := os.WriteFile(filepath.Join(wt, "calc.go"), []byte(fixed), 0o644); err != nil {
+				return err
+			}
+			return gitfixture.Write(wt, map[string]string{"calc_hidden_test.go/keep": "x"})
+		}, StatusResolved},
+		{"file at a held-out directory's path", nestedCalcTask, func(wt string) error {
+			if err := os.RemoveAll(filepath.Join(wt, "pkg")); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(wt, "pkg"), []byte("x"), 0o644)
+		}, StatusFalsePromotion},
+		{"symlink out of the tree at a held-out directory's path", nestedCalcTask, func(wt string) error {
+			if err := os.RemoveAll(filepath.Join(wt, "pkg")); err != nil {
+				return err
+			}
+			return os.Symlink("/tmp", filepath.Join(wt, "pkg"))
+		}, StatusFalsePromotion},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runOne(t, c.task(t), promotingEdit(c.edit))
+			if r.Status != c.status {
+				t.Fatalf("status %s (%s), want %s", r.Status, r.Reason, c.status)
+			}
+		})
 	}
 }
