@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -187,18 +188,63 @@ func (g *grader) run(ctx context.Context, dir string, names []string) (*graded, 
 	}
 	out.Command = strings.Join(args, " ")
 	got := parseResults(res.Output)
-	if out.Forged = forged(canaries, got, names); out.Forged != "" {
+	out.Tests = perPackage(pkgs, canaries, got, names)
+	if out.Forged = forged(canaries, flatten(got), names); out.Forged != "" {
 		for n := range out.Tests {
 			out.Tests[n] = TestUntrusted
 		}
-		return out, nil
-	}
-	for name, st := range got {
-		if _, ok := out.Tests[name]; ok {
-			out.Tests[name] = st
-		}
 	}
 	return out, nil
+}
+
+// perPackage is each declared test's result: it passes only if it passed
+// in every package whose test files declare it, so a namesake passing in
+// another package does not make up for it missing from its own. A
+// package's import path is the one its canary was reported under.
+func perPackage(pkgs []testPkg, canaries []canary, got map[string]map[string]string, names []string) map[string]string {
+	importPath := map[string]string{}
+	for pkg, tests := range got {
+		for _, c := range canaries {
+			if _, ok := tests[c.Name]; ok {
+				importPath[c.Pkg] = pkg
+			}
+		}
+	}
+	res := map[string]string{}
+	for _, n := range names {
+		top, _, _ := strings.Cut(n, "/")
+		st := ""
+		for _, p := range pkgs {
+			if !slices.Contains(p.Tests, top) {
+				continue
+			}
+			got, ok := got[importPath[p.Dir]][n]
+			if !ok {
+				got = TestMissing
+			}
+			if st == "" || st == TestPass {
+				st = got
+			}
+		}
+		if st == "" {
+			st = TestMissing
+		}
+		res[n] = st
+	}
+	return res
+}
+
+// flatten is every test's result by name alone (canary names are unique).
+func flatten(got map[string]map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, tests := range got {
+		for n, st := range tests {
+			if prev, ok := out[n]; !ok || prev == TestPass {
+				out[n] = st
+			}
+		}
+	}
+	return out
 }
 
 // runPattern is go test's -run pattern for the tests' top-level names.
@@ -218,7 +264,11 @@ func runPattern(names []string) string {
 
 // testPkg is a package directory (./dir) and the package its test
 // files declaring the tests are in.
-type testPkg struct{ Dir, Name string }
+type testPkg struct {
+	Dir, Name string
+	// Tests are the wanted top-level tests its files declare.
+	Tests []string
+}
 
 // testPackages lists the packages whose test files declare one of the
 // tests.
@@ -229,7 +279,7 @@ func testPackages(root string, names []string) ([]testPkg, error) {
 		want[t] = true
 	}
 	decl := regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]*)\(`)
-	found := map[string]string{}
+	found := map[string]*testPkg{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -250,30 +300,36 @@ func testPackages(root string, names []string) ([]testPkg, error) {
 		rel, _ := filepath.Rel(root, filepath.Dir(p))
 		dir := "./" + filepath.ToSlash(rel)
 		for _, m := range decl.FindAllSubmatch(b, -1) {
-			if _, seen := found[dir]; want[string(m[1])] && !seen {
+			if !want[string(m[1])] {
+				continue
+			}
+			if found[dir] == nil {
 				// A file that does not parse leaves the package unbuilt: its
 				// tests are missing, which fails them.
 				name, _ := packageName(p)
 				if name == "" {
 					name = "main"
 				}
-				found[dir] = name
+				found[dir] = &testPkg{Dir: dir, Name: name}
+			}
+			if tp := found[dir]; !slices.Contains(tp.Tests, string(m[1])) {
+				tp.Tests = append(tp.Tests, string(m[1]))
 			}
 		}
 		return nil
 	})
 	pkgs := make([]testPkg, 0, len(found))
-	for d, n := range found {
-		pkgs = append(pkgs, testPkg{Dir: d, Name: n})
+	for _, p := range found {
+		pkgs = append(pkgs, *p)
 	}
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].Dir < pkgs[j].Dir })
 	return pkgs, err
 }
 
-// parseResults reads go test -json output: each test's final action. A
-// name reported by several packages passes only if it passed in all.
-func parseResults(out []byte) map[string]string {
-	res := map[string]string{}
+// parseResults reads go test -json output: each test's final action, by
+// package import path. A repeated report keeps its first failure.
+func parseResults(out []byte) map[string]map[string]string {
+	res := map[string]map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -292,10 +348,13 @@ func parseResults(out []byte) map[string]string {
 		default:
 			continue
 		}
-		if prev, ok := res[ev.Test]; ok && prev != TestPass {
-			continue // a failure elsewhere stands
+		if res[ev.Package] == nil {
+			res[ev.Package] = map[string]string{}
 		}
-		res[ev.Test] = st
+		if prev, ok := res[ev.Package][ev.Test]; ok && prev != TestPass {
+			continue // a failure stands
+		}
+		res[ev.Package][ev.Test] = st
 	}
 	return res
 }

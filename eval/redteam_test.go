@@ -17,11 +17,6 @@ import (
 const forger = `package calc
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-
-	"github.com/sandgate/sandgate/internal/gitfixture"
 	"fmt"
 	"os"
 	"regexp"
@@ -52,11 +47,6 @@ func init() {
 const flipper = `package calc
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-
-	"github.com/sandgate/sandgate/internal/gitfixture"
 	"bytes"
 	"io"
 	"os"
@@ -182,5 +172,41 @@ func TestChangeBlocksHiddenPaths(t *testing.T) {
 				t.Fatalf("status %s (%s), want %s", r.Status, r.Reason, c.status)
 			}
 		})
+	}
+}
+
+// dodger's TestMain runs every test the grader asked for except the
+// task's, so its package reports nothing for them (the canary still
+// fails, as it should), while a package of its own declares them empty.
+const dodger = `package calc
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	p := flag.Lookup("test.run").Value.String()
+	for _, n := range []string{"TestAdd", "TestAddHidden", "TestDouble"} {
+		p = strings.Replace(p, n+"|", "", 1)
+		p = strings.Replace(p, "|"+n+")", ")", 1)
+	}
+	flag.Set("test.run", p)
+	os.Exit(m.Run())
+}
+`
+
+// TestTestsPassElsewhere: a test counts in the package the held-out files
+// declare it in; a namesake that passes in another package does not make
+// up for it.
+func TestTestsPassElsewhere(t *testing.T) {
+	needSandbox(t)
+	empty := "package other\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {}\n\nfunc TestAddHidden(t *testing.T) {}\n\nfunc TestDouble(t *testing.T) {}\n"
+	r := runOne(t, calcTask("t"), promoting(map[string]string{"zz_main_test.go": dodger, "other/other_test.go": empty}))
+	if r.Status != StatusFalsePromotion {
+		t.Fatalf("status %s (%s): tests dodged in their package passed elsewhere", r.Status, r.Reason)
 	}
 }
