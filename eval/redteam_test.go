@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,5 +209,34 @@ func TestTestsPassElsewhere(t *testing.T) {
 	r := runOne(t, calcTask("t"), promoting(map[string]string{"zz_main_test.go": dodger, "other/other_test.go": empty}))
 	if r.Status != StatusFalsePromotion {
 		t.Fatalf("status %s (%s): tests dodged in their package passed elsewhere", r.Status, r.Reason)
+	}
+}
+
+// TestImportSWEBenchSymlinkPatch: a dataset line whose test_patch adds a
+// symlink to a host file must not copy that file into the task's held-out
+// tests (and from there into every grading box).
+func TestImportSWEBenchSymlinkPatch(t *testing.T) {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repos", "acme__calc")
+	if err := gitfixture.Seed(repo, map[string]string{"go.mod": "module acme/calc\n", "calc.go": "package calc\n"}, "base"); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("host secret"), 0o600)
+	base, _ := gitfixture.Git(repo, "rev-parse", "HEAD")
+	patch := "diff --git a/leak_test.go b/leak_test.go\nnew file mode 120000\n--- /dev/null\n+++ b/leak_test.go\n@@ -0,0 +1 @@\n+" + secret + "\n\\ No newline at end of file\n"
+	line, _ := json.Marshal(map[string]any{"instance_id": "acme__calc-1", "repo": "acme/calc", "base_commit": strings.TrimSpace(base),
+		"FAIL_TO_PASS": `["TestX"]`, "test_patch": patch})
+	os.WriteFile(filepath.Join(dir, "in.jsonl"), append(line, '\n'), 0o644)
+	out := filepath.Join(dir, "out")
+	res, err := ImportSWEBench(filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "repos"), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Imported != 0 || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Reason, "symlink") {
+		t.Errorf("%+v: the instance is not skipped, or the reason does not say why", res)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "hidden", "acme__calc-1", "leak_test.go")); err == nil {
+		t.Fatalf("the symlink's target was imported as a held-out file: %q", b)
 	}
 }
