@@ -222,7 +222,7 @@ func hiddenFromPatch(ctx context.Context, repo, base, patch, dst string) error {
 			continue // deleted by the patch
 		}
 		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("path %q: the patch makes it a %s, not a regular file", p, fi.Mode().Type())
+			return fmt.Errorf("path %q: the patch makes it a symlink or special file, not a regular file", p)
 		}
 		b, err := root.ReadFile(filepath.FromSlash(p))
 		if err != nil {
