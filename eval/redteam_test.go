@@ -240,3 +240,20 @@ func TestImportSWEBenchSymlinkPatch(t *testing.T) {
 		t.Fatalf("the symlink's target was imported as a held-out file: %q", b)
 	}
 }
+
+// TestHiddenInsideRepository: held-out tests inside the task's
+// repository would be in the agent's workspace; the task file is refused.
+func TestHiddenInsideRepository(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "repo", "hidden"), 0o755)
+	for _, src := range []string{
+		"tasks:\n  - {id: a, seed: repo, hidden: repo/hidden, fail_to_pass: [TestA]}\n",
+		"tasks:\n  - {id: a, repo: repo, hidden: repo, fail_to_pass: [TestA]}\n",
+		"tasks:\n  - {id: a, seed: repo, hidden: ., gate_hidden: repo/hidden, fail_to_pass: [TestA]}\n",
+	} {
+		_, err := ParseTasks(filepath.Join(dir, "t.yaml"), []byte(src))
+		if err == nil || !strings.Contains(err.Error(), "agent would read") {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+}
