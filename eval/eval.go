@@ -237,11 +237,15 @@ func (e *engine) checkBase(ctx context.Context, t *Task, gitDir, base string, r 
 	if err := tree(ctx, gitDir, base, t.Hidden, dir); err != nil {
 		return "", err
 	}
-	res, _, err := e.grader.run(ctx, dir, append(append([]string{}, t.FailToPass...), t.PassToPass...))
+	out, err := e.grader.run(ctx, dir, append(append([]string{}, t.FailToPass...), t.PassToPass...))
 	if err != nil {
 		return "", err
 	}
+	res := out.Tests
 	var why []string
+	if out.Forged != "" {
+		why = append(why, "on the base, "+out.Forged)
+	}
 	for _, n := range t.FailToPass {
 		r.Grade = append(r.Grade, TestGrade{Name: n, Kind: "fail_to_pass", Before: res[n]})
 		if res[n] == TestPass {
@@ -272,16 +276,19 @@ func (e *engine) gradeChange(ctx context.Context, t *Task, runDir string, r *Tas
 	for i, g := range r.Grade {
 		names[i] = g.Name
 	}
-	res, cmd, err := e.grader.run(ctx, dir, names)
+	out, err := e.grader.run(ctx, dir, names)
 	if err != nil {
 		return err
 	}
-	r.GradeCommand = cmd
+	r.GradeCommand = out.Command
 	var why []string
+	if out.Forged != "" {
+		why = append(why, out.Forged)
+	}
 	for i := range r.Grade {
 		g := &r.Grade[i]
-		g.After = res[g.Name]
-		if g.After != TestPass {
+		g.After = out.Tests[g.Name]
+		if g.After != TestPass && g.After != TestUntrusted {
 			why = append(why, fmt.Sprintf("%s %s after the change", g.Name, g.After))
 		}
 	}

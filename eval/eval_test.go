@@ -40,6 +40,11 @@ func calcTask(id string) *Task {
 // it commits files over the base into the run's promote.git and writes
 // commit.json, as git_commit does.
 func promoting(files map[string]string) RunFunc {
+	return promotingEdit(func(wt string) error { return gitfixture.Write(wt, files) })
+}
+
+// promotingEdit is promoting with any edit of the work tree.
+func promotingEdit(edit func(wt string) error) RunFunc {
 	return func(ctx context.Context, req RunRequest) (*runtime.Summary, error) {
 		dir := filepath.Join(req.RunsDir, "run-1")
 		wt := filepath.Join(dir, "wt")
@@ -52,7 +57,7 @@ func promoting(files map[string]string) RunFunc {
 		if _, err := git(ctx, wt, "checkout", "-q", req.Rev); err != nil {
 			return nil, err
 		}
-		if err := gitfixture.Write(wt, files); err != nil {
+		if err := edit(wt); err != nil {
 			return nil, err
 		}
 		if _, err := git(ctx, wt, "add", "-A"); err != nil {

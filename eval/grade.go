@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -78,8 +80,11 @@ func archive(ctx context.Context, gitDir, rev, dir string, paths ...string) erro
 	return nil
 }
 
-// placeHidden copies the held-out files into dir, replacing what is there
-// (a symlink the change left on the path is removed, never followed).
+// placeHidden copies the held-out files into dir, replacing what is there:
+// whatever the change left on a held-out file's path, or on the path of a
+// directory above it (a file, a directory, a symlink, never followed), is
+// removed first. Otherwise grading would error, and an errored task
+// leaves the rates.
 func placeHidden(hidden, dir string) error {
 	r, err := os.OpenRoot(dir)
 	if err != nil {
@@ -98,49 +103,148 @@ func placeHidden(hidden, dir string) error {
 		if err != nil {
 			return err
 		}
-		if err := r.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		if err := clearPath(r, rel); err != nil {
 			return fmt.Errorf("place %s: %w", rel, err)
 		}
-		_ = r.Remove(rel)
 		return r.WriteFile(rel, data, 0o644)
 	})
 }
 
+// clearPath makes way in r for a file at rel: every parent is a real
+// directory, and nothing is at rel itself.
+func clearPath(r *os.Root, rel string) error {
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i := 1; i < len(parts); i++ {
+		p := filepath.Join(parts[:i]...)
+		fi, err := r.Lstat(p)
+		if err == nil && fi.IsDir() {
+			continue
+		}
+		if err == nil {
+			if err := r.RemoveAll(p); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := r.Mkdir(p, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := r.RemoveAll(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// graded is one grading go test: each declared test's result, the
+// command, and, when a canary shows the report was forged, why (every
+// result is then TestUntrusted).
+type graded struct {
+	Tests   map[string]string
+	Command string
+	Forged  string
+}
+
 // run runs the named tests in a fresh box over dir and returns each
 // one's result; a test the output never reports is TestMissing.
-func (g *grader) run(ctx context.Context, dir string, names []string) (map[string]string, string, error) {
-	res := map[string]string{}
+func (g *grader) run(ctx context.Context, dir string, names []string) (*graded, error) {
+	out := &graded{Tests: map[string]string{}}
 	for _, n := range names {
-		res[n] = TestMissing
+		out.Tests[n] = TestMissing
 	}
 	pkgs, err := testPackages(dir, names)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if len(pkgs) == 0 {
-		return res, "no package declares the tests", nil
+		out.Command = "no package declares the tests"
+		return out, nil
+	}
+	canaries, err := addCanaries(dir, pkgs, names)
+	if err != nil {
+		return nil, err
 	}
 	state, err := os.MkdirTemp("", "sg-eval-grade-")
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	defer os.RemoveAll(state)
 	box, err := sandbox.Start(ctx, sandbox.Options{Policy: g.policy, Workspace: dir, StateDir: state, AllowUnconfined: g.allowUnconfined})
 	if err != nil {
-		return nil, "", fmt.Errorf("grading box: %w", err)
+		return nil, fmt.Errorf("grading box: %w", err)
 	}
 	defer box.Close()
-	args := append([]string{"go", "test", "-json", "-count=1", "-run", runPattern(names)}, pkgs...)
-	out, err := box.Exec(ctx, sandbox.Command{Args: args, Timeout: g.timeout, OutputBytes: 64 << 20})
-	if err != nil {
-		return nil, "", fmt.Errorf("grading: %w", err)
+	run := append([]string{}, names...)
+	dirs := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		dirs[i] = p.Dir
+		run = append(run, canaries[i].Name)
 	}
-	for name, st := range parseResults(out.Output) {
-		if _, ok := res[name]; ok {
-			res[name] = st
+	args := append([]string{"go", "test", "-json", "-count=1", "-run", runPattern(run)}, dirs...)
+	res, err := box.Exec(ctx, sandbox.Command{Args: args, Timeout: g.timeout, OutputBytes: 64 << 20})
+	if err != nil {
+		return nil, fmt.Errorf("grading: %w", err)
+	}
+	out.Command = strings.Join(args, " ")
+	got := parseResults(res.Output)
+	out.Tests = perPackage(pkgs, canaries, got, names)
+	if out.Forged = forged(canaries, flatten(got), names); out.Forged != "" {
+		for n := range out.Tests {
+			out.Tests[n] = TestUntrusted
 		}
 	}
-	return res, strings.Join(args, " "), nil
+	return out, nil
+}
+
+// perPackage is each declared test's result: it passes only if it passed
+// in every package whose test files declare it, so a namesake passing in
+// another package does not make up for it missing from its own. A
+// package's import path is the one its canary was reported under.
+func perPackage(pkgs []testPkg, canaries []canary, got map[string]map[string]string, names []string) map[string]string {
+	importPath := map[string]string{}
+	for pkg, tests := range got {
+		for _, c := range canaries {
+			if _, ok := tests[c.Name]; ok {
+				importPath[c.Pkg] = pkg
+			}
+		}
+	}
+	res := map[string]string{}
+	for _, n := range names {
+		top, _, _ := strings.Cut(n, "/")
+		st := ""
+		for _, p := range pkgs {
+			if !slices.Contains(p.Tests, top) {
+				continue
+			}
+			got, ok := got[importPath[p.Dir]][n]
+			if !ok {
+				got = TestMissing
+			}
+			if st == "" || st == TestPass {
+				st = got
+			}
+		}
+		if st == "" {
+			st = TestMissing
+		}
+		res[n] = st
+	}
+	return res
+}
+
+// flatten is every test's result by name alone (canary names are unique).
+func flatten(got map[string]map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, tests := range got {
+		for n, st := range tests {
+			if prev, ok := out[n]; !ok || prev == TestPass {
+				out[n] = st
+			}
+		}
+	}
+	return out
 }
 
 // runPattern is go test's -run pattern for the tests' top-level names.
@@ -158,16 +262,24 @@ func runPattern(names []string) string {
 	return "^(" + strings.Join(top, "|") + ")$"
 }
 
-// testPackages lists, as ./dir patterns, the packages whose test files
-// declare one of the tests.
-func testPackages(root string, names []string) ([]string, error) {
+// testPkg is a package directory (./dir) and the package its test
+// files declaring the tests are in.
+type testPkg struct {
+	Dir, Name string
+	// Tests are the wanted top-level tests its files declare.
+	Tests []string
+}
+
+// testPackages lists the packages whose test files declare one of the
+// tests.
+func testPackages(root string, names []string) ([]testPkg, error) {
 	want := map[string]bool{}
 	for _, n := range names {
 		t, _, _ := strings.Cut(n, "/")
 		want[t] = true
 	}
 	decl := regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]*)\(`)
-	found := map[string]bool{}
+	found := map[string]*testPkg{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -185,26 +297,39 @@ func testPackages(root string, names []string) ([]string, error) {
 		if err != nil {
 			return err
 		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		dir := "./" + filepath.ToSlash(rel)
 		for _, m := range decl.FindAllSubmatch(b, -1) {
-			if want[string(m[1])] {
-				rel, _ := filepath.Rel(root, filepath.Dir(p))
-				found["./"+filepath.ToSlash(rel)] = true
+			if !want[string(m[1])] {
+				continue
+			}
+			if found[dir] == nil {
+				// A file that does not parse leaves the package unbuilt: its
+				// tests are missing, which fails them.
+				name, _ := packageName(p)
+				if name == "" {
+					name = "main"
+				}
+				found[dir] = &testPkg{Dir: dir, Name: name}
+			}
+			if tp := found[dir]; !slices.Contains(tp.Tests, string(m[1])) {
+				tp.Tests = append(tp.Tests, string(m[1]))
 			}
 		}
 		return nil
 	})
-	pkgs := make([]string, 0, len(found))
-	for p := range found {
-		pkgs = append(pkgs, p)
+	pkgs := make([]testPkg, 0, len(found))
+	for _, p := range found {
+		pkgs = append(pkgs, *p)
 	}
-	sort.Strings(pkgs)
+	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].Dir < pkgs[j].Dir })
 	return pkgs, err
 }
 
-// parseResults reads go test -json output: each test's final action. A
-// name reported by several packages passes only if it passed in all.
-func parseResults(out []byte) map[string]string {
-	res := map[string]string{}
+// parseResults reads go test -json output: each test's final action, by
+// package import path. A repeated report keeps its first failure.
+func parseResults(out []byte) map[string]map[string]string {
+	res := map[string]map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -223,10 +348,13 @@ func parseResults(out []byte) map[string]string {
 		default:
 			continue
 		}
-		if prev, ok := res[ev.Test]; ok && prev != TestPass {
-			continue // a failure elsewhere stands
+		if res[ev.Package] == nil {
+			res[ev.Package] = map[string]string{}
 		}
-		res[ev.Test] = st
+		if prev, ok := res[ev.Package][ev.Test]; ok && prev != TestPass {
+			continue // a failure stands
+		}
+		res[ev.Package][ev.Test] = st
 	}
 	return res
 }

@@ -209,10 +209,24 @@ func hiddenFromPatch(ctx context.Context, repo, base, patch, dst string) error {
 		return fmt.Errorf("git apply: %w: %s", err, strings.TrimSpace(string(out)))
 	}
 	_ = os.RemoveAll(dst)
+	// Read through a root, and only regular files: a patch can add a
+	// symlink to a host file, which must not become a held-out file.
+	root, err := os.OpenRoot(scratch)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	for _, p := range paths {
-		b, err := os.ReadFile(filepath.Join(scratch, filepath.FromSlash(p)))
+		fi, err := root.Lstat(filepath.FromSlash(p))
 		if err != nil {
 			continue // deleted by the patch
+		}
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("path %q: the patch makes it a symlink or special file, not a regular file", p)
+		}
+		b, err := root.ReadFile(filepath.FromSlash(p))
+		if err != nil {
+			return err
 		}
 		out := filepath.Join(dst, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {

@@ -231,6 +231,19 @@ func (l *loader) required(n *yaml.Node, at string, got map[string]*yaml.Node, t 
 	if t.Commit == "" {
 		t.Commit = "HEAD"
 	}
+	for key, dir := range map[string]string{"hidden": t.Hidden, "gate_hidden": t.GateHidden} {
+		for _, tree := range []string{t.Repo, t.Seed} {
+			if dir != "" && tree != "" && within(dir, tree) {
+				l.add(got[key], at+"."+key, fmt.Sprintf("%s is inside the task's repository %s: the agent would read the held-out tests", dir, tree))
+			}
+		}
+	}
+}
+
+// within says whether path is dir or lies under it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func (l *loader) testNames(v *yaml.Node, f string) []string {

@@ -18,6 +18,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func TestParseTasksProblems(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "h"), 0o755)
+	os.Mkdir(filepath.Join(dir, "s"), 0o755)
 	cases := []struct {
 		name, src string
 		want      []string
@@ -47,7 +48,7 @@ func TestParseTasksProblems(t *testing.T) {
 			}
 		})
 	}
-	set, err := ParseTasks(filepath.Join(dir, "t.yaml"), []byte("tasks:\n  - {id: a, seed: h, hidden: h, model: script:m.yaml, fail_to_pass: [TestA/sub]}\n"))
+	set, err := ParseTasks(filepath.Join(dir, "t.yaml"), []byte("tasks:\n  - {id: a, seed: s, hidden: h, model: script:m.yaml, fail_to_pass: [TestA/sub]}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
