@@ -160,7 +160,7 @@ func (s *goStream) testEvent(e goEvent) {
 }
 
 func (s *goStream) report() *TestReport {
-	r := &TestReport{Format: "go-json", passedTop: map[string]bool{}, ranTop: map[string]bool{}}
+	r := &TestReport{Format: "go-json", passedTop: map[string]bool{}, ranTop: map[string]bool{}, top: map[string]tally{}}
 	for _, t := range s.testOrder {
 		p := s.pkgs[t.pkg]
 		// A test that started and never reported a result counts as failed.
@@ -169,6 +169,7 @@ func (s *goStream) report() *TestReport {
 		p.Passed, p.Skipped, p.Failed = p.Passed+t.pass, p.Skipped+t.skip, p.Failed+t.fail+lost
 		if !strings.Contains(t.name, "/") && t.runs+t.pass+t.fail+t.skip > 0 {
 			r.ranTop[t.pkg+"\x00"+t.name] = true
+			r.top[t.pkg+"\x00"+t.name] = tally{t.pass, t.fail + lost, t.skip}
 		}
 		switch {
 		case t.fail+lost > 0:

@@ -171,16 +171,7 @@ func packageDir(mod, pkg string) (string, bool) {
 // cgo on and off: a file counts only if both include it). When the
 // command sets -tags, files with a //go:build line are not counted.
 func testsInDir(v *changeView, dir string, tags bool) ([]string, []string) {
-	ctx := build.Default
-	ctx.GOOS, ctx.GOARCH = "linux", goruntime.GOARCH
-	ctx.JoinPath = path.Join
-	ctx.OpenFile = func(p string) (io.ReadCloser, error) {
-		b, err := v.read(p)
-		if err != nil {
-			return nil, err
-		}
-		return io.NopCloser(strings.NewReader(string(b))), nil
-	}
+	ctx := viewContext(v)
 	var names, probs []string
 	for _, f := range v.files(dir) {
 		if !strings.HasSuffix(f, "_test.go") || !compiled(ctx, dir, f) {
@@ -203,6 +194,22 @@ func testsInDir(v *changeView, dir string, tags bool) ([]string, []string) {
 		names = append(names, testFuncs(file)...)
 	}
 	return names, probs
+}
+
+// viewContext is a build context for linux on this machine's
+// architecture that reads files through the view.
+func viewContext(v *changeView) build.Context {
+	ctx := build.Default
+	ctx.GOOS, ctx.GOARCH = "linux", goruntime.GOARCH
+	ctx.JoinPath = path.Join
+	ctx.OpenFile = func(p string) (io.ReadCloser, error) {
+		b, err := v.read(p)
+		if err != nil {
+			return nil, err
+		}
+		return io.NopCloser(strings.NewReader(string(b))), nil
+	}
+	return ctx
 }
 
 func compiled(ctx build.Context, dir, name string) bool {
