@@ -175,3 +175,24 @@ func TestCanaryKeepsHonestChangesPassing(t *testing.T) {
 		})
 	}
 }
+
+// goleakMain fails its package after the tests passed, the way
+// goleak.VerifyTestMain reports leaked goroutines.
+const goleakMain = "package calc\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tcode := m.Run()\n\tif code == 0 {\n\t\tfmt.Println(\"leak: found unexpected goroutines\")\n\t\tcode = 1\n\t}\n\tos.Exit(code)\n}\n"
+
+// TestCanaryOffKeepsPostChecks: a TestMain that fails the package only
+// after every test passed never gets there while a canary fails, so
+// `canary: off` exists for such packages; with it, the gate sees the
+// failure. (With the canary on, the post-check is skipped: documented on
+// the field.)
+func TestCanaryOffKeepsPostChecks(t *testing.T) {
+	repo := seedRepo(t)
+	prep := fixAdd + " && " + writeFiles(map[string]string{"leak_test.go": goleakMain})
+	sum, a := gateRun(t, repo, prep, "type: test\nrun: go test -json ./...\ncanary: \"off\"")
+	if a.Outcome == runtime.OutcomePass || sum.Status == runtime.StatusSucceeded {
+		t.Fatalf("the package's TestMain failed it after its tests, and the gate passed: %s %s", a.Outcome, firstLines(a.Feedback))
+	}
+	if log := string(gateAttemptFile(t, sum, "test.log")); strings.Contains(log, "len = ") {
+		t.Fatal("canary: off still compiled a canary in")
+	}
+}

@@ -38,6 +38,7 @@ type Test struct {
 	rerun                  int
 	allowNoTests           []string
 	allowDetection         bool
+	canary                 bool
 }
 
 var _ runtime.Node = (*Test)(nil)
@@ -48,7 +49,7 @@ func newTest(spec *blueprint.Node) (runtime.Node, error) {
 		return nil, err
 	}
 	t := &Test{run: commandOf(c.Run), format: c.Format, report: c.Report, hidden: c.Hidden,
-		rerun: c.RerunFailed, allowNoTests: c.AllowNoTests, allowDetection: c.AllowTestDetection}
+		rerun: c.RerunFailed, allowNoTests: c.AllowNoTests, allowDetection: c.AllowTestDetection, canary: c.Canary != "off"}
 	if t.report != "" {
 		t.report, _ = reportPath(t.report) // checked at load by TestConfig.Validate
 	}

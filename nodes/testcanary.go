@@ -60,7 +60,7 @@ func plainGoTest(c command, args []string) bool {
 // plain go test, or tests selected by name (the canary would not run).
 func (t *Test) withCanaries(ctx context.Context, w *Workspace, args []string) ([]string, []testCanary, error) {
 	cmd := t.run.display(args)
-	if t.report != "" || (t.format != "auto" && t.format != "go-json") || !plainGoTest(t.run, args) || selectsTests.MatchString(cmd) || failFast.MatchString(cmd) {
+	if !t.canary || t.report != "" || (t.format != "auto" && t.format != "go-json") || !plainGoTest(t.run, args) || selectsTests.MatchString(cmd) || failFast.MatchString(cmd) {
 		return args, nil, nil
 	}
 	changes, err := w.Changes()
