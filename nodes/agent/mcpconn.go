@@ -22,6 +22,7 @@ import (
 const (
 	maxMCPMessage   = 4 << 20
 	maxMCPLifetime  = 256 << 20
+	maxMCPListed    = 1024 // tools kept from one server's (paginated) list
 	sandgateVersion = "1"
 )
 
@@ -71,6 +72,10 @@ func connect(life context.Context, s MCPServer, starter Starter, proxy string) (
 		for tool, terr := range sess.Tools(ctx, nil) {
 			if terr != nil {
 				err = terr
+				break
+			}
+			if len(c.list) == maxMCPListed {
+				err = fmt.Errorf("it lists more than %d tools", maxMCPListed)
 				break
 			}
 			c.list = append(c.list, tool)
