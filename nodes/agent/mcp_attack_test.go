@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,5 +58,37 @@ func TestMCPErrorClipped(t *testing.T) {
 	out := h.call(context.Background(), mcpTool{server: "srv", tool: "t"}, "{}")
 	if len(out) > maxToolOutput+200 {
 		t.Errorf("a %d-byte error went to the model", len(out))
+	}
+}
+
+// TestMCPHTTPNoRedirects attacks the harness's MCP client with a server
+// that redirects: the client must not follow it anywhere (another host,
+// even one the proxy allows, would get the session's requests), so the
+// call fails instead. The "proxy" here is a unix-socket server that
+// answers every request itself and records the hosts asked for.
+func TestMCPHTTPNoRedirects(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "proxy.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var hosts []string
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hosts = append(hosts, r.URL.Host)
+		mu.Unlock()
+		http.Redirect(w, r, "http://elsewhere.example/steal", http.StatusTemporaryRedirect)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	resp, err := proxyClient(sock).Post("http://mcp.example/mcp", "application/json", strings.NewReader(`{}`))
+	if err == nil {
+		resp.Body.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if err == nil || len(hosts) != 1 {
+		t.Fatalf("the client followed a redirect: asked for %v (err %v)", hosts, err)
 	}
 }

@@ -189,7 +189,13 @@ func proxyClient(sock string) *http.Client {
 		DialContext: dial, ResponseHeaderTimeout: 5 * time.Minute,
 		// The proxy serves one request per connection.
 		DisableKeepAlives: true}
-	return &http.Client{Transport: boundedBodies{tr}}
+	// A redirect is not followed: the proxy would still apply the
+	// allowlist, but the session's requests belong to the server the
+	// blueprint names, not to wherever it points.
+	noRedirect := func(r *http.Request, _ []*http.Request) error {
+		return fmt.Errorf("the MCP server redirected to %s; redirects are not followed", r.URL.Redacted())
+	}
+	return &http.Client{Transport: boundedBodies{tr}, CheckRedirect: noRedirect}
 }
 
 // boundedBodies fails a response body past maxMCPMessage, and turns the
