@@ -27,11 +27,38 @@ func WithTypes(ts TypeSet) Option { return func(o *options) { o.types = ts } }
 // [Diagnostics] listing every problem (use errors.As), or an *os.PathError
 // when the file cannot be read.
 func Load(path string, opts ...Option) (*Blueprint, error) {
-	src, err := os.ReadFile(path)
+	src, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read blueprint: %w", err)
 	}
 	return Parse(path, src, opts...)
+}
+
+// MaxFileBytes caps a blueprint file: a blueprint is a page or two of
+// YAML, and a path from an MCP call or a script may name anything.
+const MaxFileBytes = 1 << 20
+
+// readFile reads a blueprint file, refusing what is not a regular file
+// (a FIFO would hang the reader, /dev/zero would never end) and what is
+// larger than MaxFileBytes.
+func readFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
+	}
+	src, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err == nil && len(src) > MaxFileBytes {
+		err = &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes: not a blueprint", MaxFileBytes)}
+	}
+	return src, err
 }
 
 // Parse validates a blueprint held in memory; name is used in diagnostics.

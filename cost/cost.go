@@ -7,7 +7,9 @@ package cost
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -61,24 +63,24 @@ func Defaults() Table {
 // Table maps model names to prices.
 type Table map[string]Price
 
-// Lookup finds a model's price: its exact name, else the longest name in
-// the table the model's name starts with followed by "-" (a dated
-// snapshot such as gpt-4.1-2025-04-14 is priced as gpt-4.1).
+// Lookup finds a model's price: its exact name, else the name of which it
+// is a dated snapshot (gpt-4.1-2025-04-14 or o4-mini-20250416 is priced
+// as gpt-4.1 or o4-mini). Any other extension of a priced name is another
+// model, often a dearer one (o3-pro is not o3), so it has no price.
 func (t Table) Lookup(model string) (Price, bool) {
 	if p, ok := t[model]; ok {
 		return p, true
 	}
-	best := ""
-	for name := range t {
-		if strings.HasPrefix(model, name+"-") && len(name) > len(best) {
-			best = name
-		}
-	}
-	if best == "" {
+	m := snapshot.FindStringSubmatchIndex(model)
+	if m == nil {
 		return Price{}, false
 	}
-	return t[best], true
+	p, ok := t[model[:m[0]]]
+	return p, ok
 }
+
+// snapshot matches the date suffix of a model snapshot's name.
+var snapshot = regexp.MustCompile(`-(\d{4}-\d{2}-\d{2}|\d{8})$`)
 
 // Models lists the priced model names, sorted.
 func (t Table) Models() []string {
@@ -111,13 +113,17 @@ func Load(path string) (Table, error) {
 	}
 	t := Defaults()
 	for name, p := range file {
-		if p.Input < 0 || p.Output < 0 || p.CachedInput < 0 {
-			return nil, fmt.Errorf("prices %s: model %s: a price cannot be negative", path, name)
+		if !valid(p.Input) || !valid(p.Output) || !valid(p.CachedInput) {
+			return nil, fmt.Errorf("prices %s: model %s: a price is a finite number, not negative", path, name)
 		}
 		t[name] = p
 	}
 	return t, nil
 }
+
+// valid refuses negative prices and NaN or infinity, which would make
+// every comparison with a budget false.
+func valid(usd float64) bool { return usd >= 0 && !math.IsInf(usd, 0) }
 
 // FromEnv loads the price file a flag names, else the one SANDGATE_PRICES
 // names, else returns the defaults.

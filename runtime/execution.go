@@ -226,6 +226,11 @@ func (x *execution) runAttempt(ctx context.Context, node Node, spec *blueprint.N
 	t0 := time.Now()
 	res, err := safeRun(ctx, node, in)
 	ev.DurationMS = time.Since(t0).Milliseconds()
+	if res != nil {
+		// Spent even when the attempt broke or timed out: the budget
+		// counts it, or each retry would start from nothing.
+		ev.Tokens, ev.Cost = res.Tokens, res.Cost
+	}
 	switch {
 	case spec.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		ev.Outcome = OutcomeFail

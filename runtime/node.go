@@ -105,6 +105,8 @@ type Result struct {
 	// Artifacts are paths (relative to the attempt directory) worth keeping.
 	Artifacts []string
 	// Tokens spent by this attempt, counted against the run's budget.
+	// A node that breaks after spending returns its Result (with Tokens
+	// and Cost) beside the error, so the spend is still counted.
 	Tokens int
 	// Cost is what this attempt's model calls cost in USD, counted
 	// against budget.cost.

@@ -129,6 +129,9 @@ func (s *Scheduler) finished(c *cmds, ev Event) {
 	s.tokens += ev.Tokens
 	s.cost += ev.Cost
 	spec := s.bp.Nodes[ev.Node]
+	if ev.Error != "" && s.overBudget(c) {
+		return // a broken attempt's spend counts before any retry
+	}
 	if ev.Error != "" {
 		s.errs[ev.Node]++
 		if n := s.errs[ev.Node]; n <= spec.Retry.Max {
@@ -146,12 +149,7 @@ func (s *Scheduler) finished(c *cmds, ev Event) {
 	}
 	out["outcome"] = string(ev.Outcome)
 	s.outputs[ev.Node] = out
-	if b := s.bp.Budget.Tokens; b > 0 && s.tokens > b {
-		s.finish(c, StatusHandedOff, "tokens", fmt.Sprintf("budget exhausted: %d tokens used, budget %d", s.tokens, b))
-		return
-	}
-	if b := s.bp.Budget.Cost; b > 0 && s.cost > b {
-		s.finish(c, StatusHandedOff, "cost", fmt.Sprintf("budget exhausted: $%.4f spent, budget $%.2f", s.cost, b))
+	if s.overBudget(c) {
 		return
 	}
 	if ev.Outcome == OutcomeHandoff {
@@ -169,6 +167,20 @@ func (s *Scheduler) finished(c *cmds, ev Event) {
 		}
 		s.take(c, e, ev.Feedback)
 	}
+}
+
+// overBudget ends the run handed off once its tokens or cost pass the
+// budget, and says whether it did.
+func (s *Scheduler) overBudget(c *cmds) bool {
+	if b := s.bp.Budget.Tokens; b > 0 && s.tokens > b {
+		s.finish(c, StatusHandedOff, "tokens", fmt.Sprintf("budget exhausted: %d tokens used, budget %d", s.tokens, b))
+		return true
+	}
+	if b := s.bp.Budget.Cost; b > 0 && s.cost > b {
+		s.finish(c, StatusHandedOff, "cost", fmt.Sprintf("budget exhausted: $%.4f spent, budget $%.2f", s.cost, b))
+		return true
+	}
+	return false
 }
 
 // choose picks the edges to follow from a finished node.

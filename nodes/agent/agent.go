@@ -301,7 +301,9 @@ func (s *session) loop(ctx context.Context) (*runtime.Result, error) {
 		s.turns++
 		msg, err := s.complete(ctx, req)
 		if err != nil {
-			return nil, err
+			// The result carries what was spent: the run counts it
+			// against its budget even though the attempt broke.
+			return s.result(runtime.OutcomeFail, "", err.Error()), err
 		}
 		s.msgs = append(s.msgs, msg)
 		if len(msg.ToolCalls) == 0 {
@@ -314,7 +316,7 @@ func (s *session) loop(ctx context.Context) (*runtime.Result, error) {
 			}
 			out, err := s.tool(ctx, call)
 			if err != nil {
-				return nil, err
+				return s.result(runtime.OutcomeFail, "", err.Error()), err
 			}
 			s.msgs = append(s.msgs, Message{Role: RoleTool, ToolCallID: call.ID, Content: out})
 		}
@@ -352,7 +354,7 @@ func (s *session) complete(ctx context.Context, req Request) (Message, error) {
 		span.SetStatus(codes.Error, err.Error())
 		return Message{}, fmt.Errorf("model call failed after retries: %w", err)
 	}
-	s.spend.add(resp.Usage)
+	s.spend.add(resp.Usage, req)
 	span.SetAttributes(AttrGenAIResponseID.String(resp.ID), AttrGenAIInputTokens.Int(resp.Usage.Input), AttrGenAIOutputTokens.Int(resp.Usage.Output))
 	if resp.FinishReason != "" {
 		span.SetAttributes(AttrGenAIFinish.StringSlice([]string{resp.FinishReason}))

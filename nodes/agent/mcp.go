@@ -29,8 +29,15 @@ type Starter interface {
 // MCP server.
 var ServiceProxy = runtime.NewServiceKey[string]("sandgate.proxy")
 
-// maxMCPDescription caps a tool description offered to the model.
-const maxMCPDescription = 2 << 10
+// Bounds on what MCP servers put in front of the model on every call: a
+// description is cut, while a schema past its cap or a toolset past
+// maxMCPTools (the most OpenAI's API accepts in one request) refuses the
+// session, since a cut schema or a dropped tool would mislead the model.
+const (
+	maxMCPDescription = 2 << 10
+	maxMCPSchema      = 16 << 10
+	maxMCPTools       = 128
+)
 
 // mcpTool is one MCP tool offered to the model.
 type mcpTool struct {
@@ -91,6 +98,9 @@ func (h *mcpHub) resolve(entries []string) error {
 			return fmt.Errorf("tools: MCP server %s has no tool %q%s", server, name, hint)
 		}
 	}
+	if len(h.tools) > maxMCPTools {
+		return fmt.Errorf("tools: the MCP tools named (%s) come to %d, more than the %d a model is offered; name the tools the node needs instead of server.*", strings.Join(entries, ", "), len(h.tools), maxMCPTools)
+	}
 	names := make([]string, 0, len(h.tools))
 	for n := range h.tools {
 		names = append(names, n)
@@ -114,6 +124,9 @@ func (h *mcpHub) add(server string, t *mcp.Tool) error {
 	if err != nil || t.InputSchema == nil {
 		params = []byte(`{"type":"object"}`)
 	}
+	if len(params) > maxMCPSchema {
+		return fmt.Errorf("tools: MCP tool %s.%s: its input schema is %d bytes, more than the %d offered to a model", server, t.Name, len(params), maxMCPSchema)
+	}
 	desc := t.Description
 	if len(desc) > maxMCPDescription {
 		desc = desc[:maxMCPDescription] + " [description truncated]"
@@ -134,7 +147,7 @@ func (h *mcpHub) call(ctx context.Context, t mcpTool, args string) string {
 	}
 	out, err := h.conns[t.server].call(ctx, t.tool, a)
 	if err != nil {
-		return fmt.Sprintf("error: MCP server %s, tool %s: %v", t.server, t.tool, err)
+		return clip(fmt.Sprintf("error: MCP server %s, tool %s: %v", t.server, t.tool, err))
 	}
 	return clip(out)
 }

@@ -22,6 +22,7 @@ import (
 const (
 	maxMCPMessage   = 4 << 20
 	maxMCPLifetime  = 256 << 20
+	maxMCPListed    = 1024 // tools kept from one server's (paginated) list
 	sandgateVersion = "1"
 )
 
@@ -71,6 +72,10 @@ func connect(life context.Context, s MCPServer, starter Starter, proxy string) (
 		for tool, terr := range sess.Tools(ctx, nil) {
 			if terr != nil {
 				err = terr
+				break
+			}
+			if len(c.list) == maxMCPListed {
+				err = fmt.Errorf("it lists more than %d tools", maxMCPListed)
 				break
 			}
 			c.list = append(c.list, tool)
@@ -184,7 +189,13 @@ func proxyClient(sock string) *http.Client {
 		DialContext: dial, ResponseHeaderTimeout: 5 * time.Minute,
 		// The proxy serves one request per connection.
 		DisableKeepAlives: true}
-	return &http.Client{Transport: boundedBodies{tr}}
+	// A redirect is not followed: the proxy would still apply the
+	// allowlist, but the session's requests belong to the server the
+	// blueprint names, not to wherever it points.
+	noRedirect := func(r *http.Request, _ []*http.Request) error {
+		return fmt.Errorf("the MCP server redirected to %s; redirects are not followed", r.URL.Redacted())
+	}
+	return &http.Client{Transport: boundedBodies{tr}, CheckRedirect: noRedirect}
 }
 
 // boundedBodies fails a response body past maxMCPMessage, and turns the

@@ -61,7 +61,15 @@ type spend struct {
 	usd          float64
 }
 
-func (s *spend) add(u Usage) {
+// add counts one call's usage. A call always reads input, so a response
+// reporting none (an endpoint or proxy that drops usage) or negative
+// counts is charged what the call was estimated at: otherwise such calls
+// would be free and budget.cost would never stop the agent.
+func (s *spend) add(u Usage, req Request) {
+	u.Output, u.Cached = max(u.Output, 0), max(u.Cached, 0)
+	if u.Input <= 0 {
+		u = Usage{Input: max(estimatedInput(req), 1), Output: max(u.Output, assumedOutput)}
+	}
 	s.in, s.out, s.hit = s.in+u.Input, s.out+u.Output, s.hit+u.Cached
 	if s.priced {
 		s.usd += s.price.Cost(u.Input, u.Output, u.Cached)
@@ -72,6 +80,11 @@ func (s *spend) add(u Usage) {
 // characters sent (messages and tool declarations) as input tokens, plus
 // assumedOutput output tokens, nothing cached.
 func (s *spend) estimate(req Request) float64 {
+	return s.price.Cost(estimatedInput(req), assumedOutput, 0)
+}
+
+// estimatedInput is a quarter of the characters a request sends.
+func estimatedInput(req Request) int {
 	chars := 0
 	for _, m := range req.Messages {
 		chars += len(m.Content) + len(m.Role)
@@ -82,7 +95,7 @@ func (s *spend) estimate(req Request) float64 {
 	for _, t := range req.Tools {
 		chars += len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
-	return s.price.Cost(chars/4, assumedOutput, 0)
+	return chars / 4
 }
 
 // overBudget says why the next call may not be made: what it would likely

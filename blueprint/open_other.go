@@ -1,0 +1,5 @@
+//go:build !unix
+
+package blueprint
+
+const openFlags = 0
