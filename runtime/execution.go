@@ -54,6 +54,8 @@ type execution struct {
 	redact *secrets.Redactor
 	// lock is the run directory's lock (lockRun), held until the run ends.
 	lock *os.File
+	// meter counts the run's spending live for its attempts (see Spend).
+	meter *meter
 }
 
 type attempt struct {
@@ -192,8 +194,13 @@ func (x *execution) launch(id string, n int, feedback string, delay time.Duratio
 	} else {
 		scope.Run = x.sched.runInfo(time.Now())
 	}
+	if x.meter == nil {
+		// Made at the first launch, after a resume's replay: the journaled
+		// cost (since the latest answer) is where the live count starts.
+		x.meter = &meter{total: x.sched.cost}
+	}
 	in := &Input{RunID: x.meta.RunID, NodeID: id, Attempt: n, Spec: spec, Feedback: feedback,
-		Scope: scope, Workspace: x.meta.Workspace, Dir: dir, Budget: x.bp.Budget,
+		Scope: scope, Workspace: x.meta.Workspace, Dir: dir, Budget: x.bp.Budget, Spend: &Spend{m: x.meter},
 		Logger: x.rt.logger().With("run", x.meta.RunID, "node", id, "attempt", n), Services: x.services, Redactor: x.redact}
 	node := x.nodes[id]
 	x.wg.Add(1)
@@ -230,6 +237,7 @@ func (x *execution) runAttempt(ctx context.Context, node Node, spec *blueprint.N
 		// Spent even when the attempt broke or timed out: the budget
 		// counts it, or each retry would start from nothing.
 		ev.Tokens, ev.Cost = res.Tokens, res.Cost
+		in.Spend.settle(res.Cost)
 	}
 	switch {
 	case spec.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded):

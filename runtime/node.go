@@ -50,6 +50,10 @@ type Input struct {
 	// Budget is the run's budget; with Scope.Run (tokens and cost spent
 	// when the attempt started) a node can stop before overspending.
 	Budget blueprint.Budget
+	// Spend is the run's spending as it happens, parallel attempts'
+	// included (nil where the engine keeps no live count): a node that
+	// spends money Adds each expense and checks Total before the next.
+	Spend *Spend
 	// Dir is this attempt's own directory for logs and artifacts. It is
 	// not created in advance (creating files is the costliest thing an
 	// idle engine does): call MkDir before writing there.

@@ -248,6 +248,7 @@ func (a *Agent) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 	defer tr.close()
 	s := &session{a: a, in: in, tb: tb, hub: hub, specs: specs, client: client, model: model, tr: tr, tracer: trace.SpanFromContext(ctx).TracerProvider().Tracer("github.com/sandgate/sandgate/nodes/agent")}
 	s.spend.price, s.spend.priced = a.o.prices().Lookup(priceName(a.model))
+	s.spend.live = in.Spend
 	if !s.spend.priced && in.Budget.Cost > 0 {
 		return nil, fmt.Errorf("budget.cost is set but model %s has no price (--prices FILE)", a.model)
 	}

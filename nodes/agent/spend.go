@@ -59,6 +59,9 @@ type spend struct {
 	priced       bool
 	in, out, hit int
 	usd          float64
+	// live is the run's running total (runtime.Input.Spend): parallel
+	// agents see each other's calls before either has finished.
+	live *runtime.Spend
 }
 
 // add counts one call's usage. A call always reads input, so a response
@@ -72,7 +75,9 @@ func (s *spend) add(u Usage, req Request) {
 	}
 	s.in, s.out, s.hit = s.in+u.Input, s.out+u.Output, s.hit+u.Cached
 	if s.priced {
-		s.usd += s.price.Cost(u.Input, u.Output, u.Cached)
+		c := s.price.Cost(u.Input, u.Output, u.Cached)
+		s.usd += c
+		s.live.Add(c)
 	}
 }
 
@@ -109,7 +114,11 @@ func (s *spend) overBudget(in *runtime.Input, req Request) string {
 	if in.Scope != nil {
 		before = in.Scope.Run.Cost
 	}
-	left := budget - before - s.usd
+	spent := before + s.usd
+	if s.live != nil {
+		spent = s.live.Total() // this attempt's calls and running siblings' too
+	}
+	left := budget - spent
 	if est := s.estimate(req); est > left {
 		return fmt.Sprintf("cost budget: next call would exceed (estimated $%.4f, $%.4f left of $%.2f)", est, max(left, 0), budget)
 	}

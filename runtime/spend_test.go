@@ -1,0 +1,109 @@
+package runtime_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// spender spends in two steps, Adding each expense to the run's live
+// count, and holds the money it spent until the test releases it.
+type spender struct {
+	spent   chan struct{}
+	release chan struct{}
+}
+
+func (s *spender) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
+	in.Spend.Add(0.25)
+	in.Spend.Add(0.35)
+	close(s.spent)
+	<-s.release
+	return &runtime.Result{Outcome: runtime.OutcomePass, Cost: 0.60}, nil
+}
+
+// looker records the run's total while its sibling is still running, and
+// reports a cost of its own without Adding it.
+type looker struct {
+	wait   <-chan struct{}
+	looked chan struct{}
+	seen   float64
+}
+
+func (l *looker) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
+	<-l.wait
+	l.seen = in.Spend.Total()
+	close(l.looked)
+	return &runtime.Result{Outcome: runtime.OutcomePass, Cost: 0.10}, nil
+}
+
+// TestSpendSeenByParallelSiblings: a node running beside another sees
+// that sibling's spending as it happens, not only once it has finished,
+// so parallel agents cannot each spend the whole budget; a node that
+// reports a cost without Adding it is counted when it finishes.
+func TestSpendSeenByParallelSiblings(t *testing.T) {
+	sp := &spender{spent: make(chan struct{}), release: make(chan struct{})}
+	lk := &looker{wait: sp.spent, looked: make(chan struct{})}
+	var after float64
+	reg := runtime.NewRegistry()
+	for name, n := range map[string]runtime.Node{"spend": sp, "look": lk} {
+		if err := reg.Register(runtime.Type{Spec: blueprint.NodeType{Name: name},
+			New: func(*blueprint.Node) (runtime.Node, error) { return n, nil }}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var once sync.Once
+	last := nodeFunc(func(in *runtime.Input) {
+		once.Do(func() { after = in.Spend.Total() })
+	})
+	for name, n := range map[string]runtime.Node{"start": nodeFunc(func(*runtime.Input) {}), "last": last} {
+		if err := reg.Register(runtime.Type{Spec: blueprint.NodeType{Name: name},
+			New: func(*blueprint.Node) (runtime.Node, error) { return n, nil }}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := `version: 1
+name: spend
+start: fork
+nodes:
+  fork: {type: start, next: [a, b]}
+  a: {type: spend, next: join}
+  b: {type: look, next: join}
+  join: {type: last, needs: [a, b], next: done}
+  done: {type: succeed}
+`
+	bp, err := blueprint.Parse("spend.yaml", []byte(src), blueprint.WithTypes(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		// Release the spender once its sibling has looked.
+		<-lk.looked
+		close(sp.release)
+	}()
+	rt := &runtime.Runtime{Registry: reg, RunsDir: t.TempDir(), CancelPoll: 10 * time.Millisecond}
+	sum, err := rt.Run(context.Background(), bp, runtime.RunOptions{Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Status != runtime.StatusSucceeded {
+		t.Fatalf("%s: %s", sum.Status, sum.Reason)
+	}
+	if lk.seen < 0.60-1e-9 {
+		t.Errorf("a running sibling's $0.60 was invisible: the looker saw $%.2f", lk.seen)
+	}
+	if after < 0.70-1e-9 || after > 0.70+1e-9 {
+		t.Errorf("after the parallel section the run's live total is $%.2f, want $0.70 (0.60 added live, counted once, + 0.10 reported without Add)", after)
+	}
+}
+
+// nodeFunc is a node that passes after calling f.
+type nodeFunc func(in *runtime.Input)
+
+func (f nodeFunc) Run(_ context.Context, in *runtime.Input) (*runtime.Result, error) {
+	f(in)
+	return &runtime.Result{Outcome: runtime.OutcomePass}, nil
+}
