@@ -87,3 +87,46 @@ func (u *usageOverride) Chat(ctx context.Context, req agent.Request) (*agent.Res
 }
 
 var _ = nodes.Options{}
+
+// loopProvider bills every call the same and never finishes: only a
+// budget stops the agents it serves. Calls from parallel agents are
+// counted together.
+type loopProvider struct {
+	mu    sync.Mutex
+	calls int
+	usage agent.Usage
+}
+
+func (p *loopProvider) Chat(ctx context.Context, _ agent.Request) (*agent.Response, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls++
+	return &agent.Response{ID: "l", Message: callTurn("read_file", `{"path":"calc.go"}`), Usage: p.usage}, nil
+}
+
+// TestCostBudgetParallelAgents attacks budget.cost with two agents running
+// side by side: each must see the other's calls as they happen, or both
+// spend the whole budget (twice it in all) before either finishes.
+func TestCostBudgetParallelAgents(t *testing.T) {
+	p := &loopProvider{usage: agent.Usage{Input: 100_000}} // $0.20 a call
+	src := `version: 1
+name: pair
+budget: {cost: 1.0}
+start: fork
+nodes:
+  fork: {type: shell, run: "true", next: [a, b]}
+  a: {type: agent, prompt: fix calc, model: house-model, max_turns: 100, next: join}
+  b: {type: agent, prompt: fix calc too, model: house-model, max_turns: 100, next: join}
+  join: {type: shell, run: "true", needs: [a, b], next: done}
+  done: {type: succeed}
+`
+	sum := costHarness(t, p).run(t, src, nil)
+	billed := float64(p.calls) * 0.20
+	// Each agent may overshoot by the one call it had already started.
+	if billed > 1.0+2*0.20+1e-9 {
+		t.Fatalf("two parallel agents were billed $%.2f over %d calls against a $1.00 budget (run counted $%.2f)", billed, p.calls, sum.Cost)
+	}
+	if sum.Status != runtime.StatusHandedOff {
+		t.Fatalf("%s (%s), want a hand-off over the budget", sum.Status, sum.Reason)
+	}
+}
