@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sandgate/sandgate/internal/gitfixture"
+	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -115,6 +116,16 @@ func TestCommitLeavesIgnoredFilesOut(t *testing.T) {
 	patch, err := os.ReadFile(filepath.Join(reviews, filepath.Base(sum.Dir), "diff.patch"))
 	if err != nil || !strings.Contains(string(patch), "b/real.go") || strings.Contains(string(patch), "out.bin") || strings.Contains(string(patch), "gen_x.go") {
 		t.Fatalf("review diff: %v\n%s", err, patch)
+	}
+	// The reviewer is told what the box wrote that did not leave.
+	summary, _ := os.ReadFile(filepath.Join(reviews, filepath.Base(sum.Dir), "summary.md"))
+	if !strings.Contains(string(summary), "Left out of the commit") || !strings.Contains(string(summary), "gen_x.go") {
+		t.Fatalf("review summary does not list the ignored files:\n%s", summary)
+	}
+	var entry nodes.ReviewEntry
+	eb, _ := os.ReadFile(filepath.Join(reviews, filepath.Base(sum.Dir), "entry.json"))
+	if json.Unmarshal(eb, &entry) != nil || entry.IgnoredCount != 4 {
+		t.Fatalf("entry.json: %s", eb)
 	}
 }
 

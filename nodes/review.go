@@ -107,7 +107,7 @@ func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promotable
 	body := reviewBody(w, c, title, verify)
 	entry := ReviewEntry{ID: w.RunID, Title: title, Branch: c.Branch, Commit: c.Commit, Base: w.Base,
 		RunDir: w.RunDir, Status: StatusPending, Created: time.Now().UTC(), DeleteOnReject: w.pushes(),
-		AgentSummary: agentSummary(w.RunDir)}
+		AgentSummary: agentSummary(w.RunDir), Ignored: c.Ignored, IgnoredCount: c.IgnoredCount}
 	if r.wait > 0 {
 		entry.Waiting, entry.WaitSince, entry.WaitUntil = r.queue == "local", h.since, h.until
 	}
@@ -204,6 +204,16 @@ func reviewBody(w *Workspace, c *committed, title string, verify []byte) string 
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\nProposed by sandgate run `%s` on branch `%s` (commit `%s`, base `%s`).\n\n", title, w.RunID, c.Branch, c.Commit[:12], w.Base[:12])
 	fmt.Fprintf(&b, "### Verification verdict\n\n```json\n%s\n```\n\n", strings.TrimSpace(string(verify)))
+	if c.IgnoredCount > 0 {
+		// The box wrote them, .gitignore kept them out of the commit: a
+		// reviewer should know the change was tested with them present.
+		fmt.Fprintf(&b, "### Left out of the commit\n\n%d file(s) the repository's .gitignore matches were written in the sandbox and not committed: %s",
+			c.IgnoredCount, strings.Join(c.Ignored, ", "))
+		if more := c.IgnoredCount - len(c.Ignored); more > 0 {
+			fmt.Fprintf(&b, " and %d more", more)
+		}
+		b.WriteString(".\n\n")
+	}
 	fmt.Fprintf(&b, "### Evidence\n\n- run directory: `%s`\n- timeline: `sandgate show %s`\n- trace: `%s`\n- commands run in the sandbox: `%s`\n",
 		w.RunDir, w.RunDir, filepath.Join(w.RunDir, "trace.json"), filepath.Join(w.RunDir, "commands.jsonl"))
 	tokens, usd := runSpent(w.RunDir)

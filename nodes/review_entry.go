@@ -31,6 +31,10 @@ type ReviewEntry struct {
 	// DecidedBy is who approved or rejected the change.
 	DecidedBy string `json:"decided_by,omitempty"`
 	Note      string `json:"note,omitempty"`
+	// Ignored and IgnoredCount are files the box wrote that .gitignore
+	// kept out of the commit (at most 100 named).
+	Ignored      []string `json:"ignored,omitempty"`
+	IgnoredCount int      `json:"ignored_count,omitempty"`
 	// AgentSummary is the agent's own account of its change (the agent
 	// node's outputs.summary).
 	AgentSummary string `json:"agent_summary,omitempty"`
