@@ -114,6 +114,11 @@ func TestFixFailingTestCILoop(t *testing.T) {
 	if parent := gitOut(t, remote, "rev-parse", second+"^"); parent != first {
 		t.Fatalf("second commit's parent %s, want %s", parent, first)
 	}
+	// The history tells what each attempt did, in the agent's words.
+	if msg := gitOut(t, remote, "log", "--format=%B", base+".."+branch); !strings.Contains(msg, "Add uses the generated add") ||
+		!strings.Contains(msg, "Add no longer needs generated code") {
+		t.Fatalf("the commit messages do not say what each attempt did:\n%s", msg)
+	}
 	if names := gitOut(t, remote, "log", "--all", "--name-only", "--format="); strings.Contains(names, "gen.go") {
 		t.Fatalf("an ignored file reached the remote: %s", names)
 	}
