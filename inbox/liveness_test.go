@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandgate/sandgate/inbox"
 )
 
 // crashedJournal is a run whose harness died in the middle of a node: no
@@ -137,5 +140,58 @@ func TestHandoffsShowCLI(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("hand-offs page lacks %q", want)
 		}
+	}
+}
+
+// TestLiveStreamsCapped: live streams hold a connection and poll a
+// journal each, so opening them without end would exhaust the server;
+// past MaxStreams a stream is refused with 503 (the browser retries), and
+// a stream that ends frees its place.
+func TestLiveStreamsCapped(t *testing.T) {
+	w := newWorld(t, "")
+	dir := filepath.Join(w.runs, "run-live")
+	writeFile(t, filepath.Join(dir, "events.jsonl"), crashedJournal)
+	writeFile(t, filepath.Join(dir, "pid"), "1") // pid 1 lives: the stream stays open
+	srv, err := inbox.New(inbox.Options{RunsDirs: []string{w.runs}, Poll: 20e6, MaxStreams: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close) // after the bodies' cleanups, which run first
+	open := func() *http.Response {
+		resp, err := ts.Client().Get(ts.URL + "/run/0/run-live/events?offset=0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Closed on any exit, or ts.Close would wait on a live stream.
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	first, second := open(), open()
+	for _, r := range []*http.Response{first, second} {
+		if r.StatusCode != http.StatusOK {
+			t.Fatalf("stream refused below the cap: %s", r.Status)
+		}
+		b := make([]byte, 64)
+		if _, err := r.Body.Read(b); err != nil { // the stream is being served
+			t.Fatal(err)
+		}
+	}
+	third := open()
+	third.Body.Close()
+	if third.StatusCode != http.StatusServiceUnavailable || third.Header.Get("Retry-After") == "" {
+		t.Fatalf("a stream over the cap: %s (Retry-After %q)", third.Status, third.Header.Get("Retry-After"))
+	}
+	first.Body.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		r := open()
+		r.Body.Close()
+		if r.StatusCode == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed stream never freed its place: %s", r.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

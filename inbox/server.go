@@ -46,6 +46,10 @@ type Options struct {
 	// Poll is how often a live page's stream looks for new events
 	// (default 250ms).
 	Poll time.Duration
+	// MaxStreams caps the live streams served at once (default 64): each
+	// holds a connection and polls a journal, so an unbounded number is a
+	// way to exhaust the server.
+	MaxStreams int
 }
 
 // Server is the inbox's HTTP handler.
@@ -55,6 +59,8 @@ type Server struct {
 	csrfKey []byte
 	tmpl    *template.Template
 	handler http.Handler
+	// streams holds a token per live stream being served.
+	streams chan struct{}
 }
 
 //go:embed assets
@@ -71,7 +77,10 @@ func New(opts Options) (*Server, error) {
 	if opts.Poll <= 0 {
 		opts.Poll = 250 * time.Millisecond
 	}
-	s := &Server{opts: opts, index: opts.Index, csrfKey: make([]byte, 32)}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = 64
+	}
+	s := &Server{opts: opts, index: opts.Index, csrfKey: make([]byte, 32), streams: make(chan struct{}, opts.MaxStreams)}
 	if s.index == nil {
 		s.index = NewIndex(opts.RunsDirs...)
 	}

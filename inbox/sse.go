@@ -13,6 +13,16 @@ import (
 // complete new line; the page's script then fetches the live fragment.
 // The stream ends once the run's journal is closed or the client leaves.
 func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
+	select {
+	case s.streams <- struct{}{}:
+		defer func() { <-s.streams }()
+	default:
+		// The browser's EventSource retries by itself; the page still
+		// works without live updates.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "inbox: too many live streams; try again shortly", http.StatusServiceUnavailable)
+		return
+	}
 	_, _, d, err := s.runRoot(r)
 	if err != nil {
 		notFound(w, err)
