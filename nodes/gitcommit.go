@@ -117,7 +117,7 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 		return &runtime.Result{Outcome: runtime.OutcomeFail, Feedback: noChange(ignored), Reason: "empty change",
 			Outputs: ignoredOutputs(map[string]any{"commit": "", "branch": branch}, ignored)}, nil
 	}
-	rec, err := g.commitOn(w, p, branch, changes, msg)
+	rec, err := g.commitOn(w, p, branch, changes, kept, ignored, msg)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 // there if any, and records it. When that previous commit already holds
 // the same tree (a resumed run committing again) it is kept, so a push
 // stays a no-op.
-func (g *GitCommit) commitOn(w *Workspace, p *promotion, branch string, changes []sandbox.Change, msg string) (*commitRecord, error) {
+func (g *GitCommit) commitOn(w *Workspace, p *promotion, branch string, changes, kept []sandbox.Change, ignored []string, msg string) (*commitRecord, error) {
 	parent, attempt := p.base, 1
 	prev, err := w.lastCommit()
 	if err == nil && prev.Branch == branch {
@@ -137,7 +137,7 @@ func (g *GitCommit) commitOn(w *Workspace, p *promotion, branch string, changes 
 	}
 	sig := g.author
 	sig.When = time.Now().UTC().Truncate(time.Second)
-	c, err := p.commit(parent, changes, commitMessage(msg, attempt), sig)
+	c, err := p.commit(parent, changes, kept, ignored, commitMessage(msg, attempt), sig)
 	if err != nil {
 		return nil, err
 	}

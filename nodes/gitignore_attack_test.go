@@ -27,7 +27,7 @@ func TestAttackIgnoreHostileNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := p.commit(p.base, f.changes, "test\n", object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(0, 0).UTC()})
+	c, err := p.commitChange(p.base, f.changes, "test\n", object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(0, 0).UTC()})
 	if err != nil {
 		t.Fatal(err)
 	}

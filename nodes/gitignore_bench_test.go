@@ -45,7 +45,7 @@ func BenchmarkCommitIgnored(b *testing.B) {
 	sig := object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(0, 0).UTC()}
 	b.Run("commit", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			c, err := p.commit(p.base, f.changes, "bench\n", sig)
+			c, err := p.commitChange(p.base, f.changes, "bench\n", sig)
 			if err != nil || len(c.Ignored) != 5000 {
 				b.Fatalf("%v, %d ignored", err, len(c.Ignored))
 			}

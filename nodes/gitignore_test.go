@@ -130,7 +130,7 @@ func TestCommitMatchesGitAddAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	sig := object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(0, 0).UTC()}
-	c, err := p.commit(p.base, f.changes, "test\n", sig)
+	c, err := p.commitChange(p.base, f.changes, "test\n", sig)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,18 +77,24 @@ func (w *Workspace) closePromotion() error {
 	return err
 }
 
-// commit builds a commit of changes whose parent is parent (the base
-// commit, or the run's previous commit on the branch): the base tree with
-// the changed subtrees rewritten, nothing else read. Files git would
-// ignore are left out (see promoted). It refuses a change that must not
-// leave the run (see checkPromotable), judged on everything the box
-// changed, ignored files included.
-func (p *promotion) commit(parent plumbing.Hash, changes []sandbox.Change, msg string, author object.Signature) (*builtCommit, error) {
-	if err := p.check(changes); err != nil {
-		return nil, err
-	}
+// commitChange splits changes by the ignore rules (promoted) and commits
+// what leaves.
+func (p *promotion) commitChange(parent plumbing.Hash, changes []sandbox.Change, msg string, author object.Signature) (*builtCommit, error) {
 	kept, ignored, err := p.promoted(changes)
 	if err != nil {
+		return nil, err
+	}
+	return p.commit(parent, changes, kept, ignored, msg, author)
+}
+
+// commit builds a commit of kept, the part of changes that leaves (see
+// promoted: the caller has split it already), whose parent is parent (the
+// base commit, or the run's previous commit on the branch): the base tree
+// with the changed subtrees rewritten, nothing else read. It refuses a
+// change that must not leave the run (see checkPromotable), judged on
+// everything the box changed, ignored files included.
+func (p *promotion) commit(parent plumbing.Hash, changes, kept []sandbox.Change, ignored []string, msg string, author object.Signature) (*builtCommit, error) {
+	if err := p.check(changes); err != nil {
 		return nil, err
 	}
 	treeHash, _, err := p.rebuild(p.baseTree, changeTree(kept))
@@ -225,7 +231,7 @@ func (w *Workspace) candidateOf(changes []sandbox.Change) (*promotion, *builtCom
 		return nil, nil, err
 	}
 	sig := object.Signature{Name: "sandgate", Email: "sandgate@localhost", When: time.Unix(0, 0).UTC()}
-	c, err := p.commit(p.base, changes, "candidate\n", sig)
+	c, err := p.commitChange(p.base, changes, "candidate\n", sig)
 	return p, c, err
 }
 
