@@ -66,7 +66,18 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	if err != nil {
 		return nil, err
 	}
-	runArgs, canaries, err := t.withCanaries(ctx, w, args)
+	// One reading of the change serves the canaries and the checks: the
+	// gate holds the box quiet, and a command that changes the workspace
+	// fails the gate anyway (see verdict), so it is the change judged.
+	changes, err := w.Changes()
+	if err != nil {
+		return nil, fmt.Errorf("read the change for the test gate: %w", err)
+	}
+	v, err := newChangeView(w.Snapshot, changes, t.hidden)
+	if err != nil {
+		return nil, err
+	}
+	runArgs, canaries, err := t.withCanaries(ctx, w, v, args)
 	if err != nil {
 		return nil, err
 	}
@@ -74,10 +85,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	if err != nil {
 		return nil, err
 	}
-	checks, err := t.harnessChecks(w, rep, t.run.display(args))
-	if err != nil {
-		return nil, err
-	}
+	checks := t.harnessChecks(v, changes, rep, t.run.display(args))
 	var flaky []string
 	if rep != nil && t.rerun > 0 && rep.Failed > 0 && len(rep.Problems) == 0 {
 		rep, flaky, err = t.rerunFailures(ctx, w, in, args, rep)
@@ -100,15 +108,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 // module boundary, test-mode detection in production code, and, for go
 // test -json, declared tests of a reported package that never ran. It is
 // called on the first run's report, before re-runs select tests.
-func (t *Test) harnessChecks(w *Workspace, rep *TestReport, cmd string) ([]string, error) {
-	changes, err := w.Changes()
-	if err != nil {
-		return nil, fmt.Errorf("read the change for the test gate's checks: %w", err)
-	}
-	v, err := newChangeView(w.Snapshot, changes, t.hidden)
-	if err != nil {
-		return nil, err
-	}
+func (t *Test) harnessChecks(v *changeView, changes []sandbox.Change, rep *TestReport, cmd string) []string {
 	out := moduleBoundaries(v, changes)
 	if !t.allowDetection {
 		out = append(out, detectsTestMode(v, changes)...)
@@ -116,7 +116,7 @@ func (t *Test) harnessChecks(w *Workspace, rep *TestReport, cmd string) ([]strin
 	if rep != nil && rep.Format == "go-json" {
 		out = append(out, declaredTests(v, rep, cmd)...)
 	}
-	return out, nil
+	return out
 }
 
 // exec runs a test command with the test node's larger output cap; the

@@ -58,18 +58,10 @@ func plainGoTest(c command, args []string) bool {
 // of the view that declares tests and returns the command that compiles
 // them in. args is returned unchanged when canaries cannot apply: not a
 // plain go test, or tests selected by name (the canary would not run).
-func (t *Test) withCanaries(ctx context.Context, w *Workspace, args []string) ([]string, []testCanary, error) {
+func (t *Test) withCanaries(ctx context.Context, w *Workspace, v *changeView, args []string) ([]string, []testCanary, error) {
 	cmd := t.run.display(args)
 	if !t.canary || t.report != "" || (t.format != "auto" && t.format != "go-json") || !plainGoTest(t.run, args) || selectsTests.MatchString(cmd) || failFast.MatchString(cmd) {
 		return args, nil, nil
-	}
-	changes, err := w.Changes()
-	if err != nil {
-		return nil, nil, fmt.Errorf("read the change for the test gate's canaries: %w", err)
-	}
-	v, err := newChangeView(w.Snapshot, changes, t.hidden)
-	if err != nil {
-		return nil, nil, err
 	}
 	mod := moduleOf(v)
 	if mod == "" {
