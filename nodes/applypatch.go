@@ -12,6 +12,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/wspath"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -175,7 +176,7 @@ func (w *Workspace) applyFile(ctx context.Context, f *gitdiff.File) (*runtime.Re
 		return reject(fmt.Sprintf("%s: %s", f.NewName, strings.TrimSpace(string(res.Output)))), nil
 	}
 	if f.NewMode&0o111 != 0 {
-		_, _ = w.Exec(ctx, "chmod +x -- "+shellQuote(newP), time.Minute)
+		_, _ = w.Exec(ctx, "chmod +x -- "+command.Quote(newP), time.Minute)
 	}
 	return nil, nil
 }

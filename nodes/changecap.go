@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -60,22 +61,8 @@ func checkChangeSize(changes []sandbox.Change, max int64) error {
 			names = append(names, fmt.Sprintf("and %d more", len(big)-5))
 			break
 		}
-		names = append(names, fmt.Sprintf("%s (%s)", c.Path, humanBytes(c.Size)))
+		names = append(names, fmt.Sprintf("%s (%s)", c.Path, feedback.HumanBytes(c.Size)))
 	}
 	return fmt.Errorf("the change holds %s (%d bytes) in %d files, over the cap of %s (%d bytes, EnvOptions.MaxChangeBytes); biggest: %s",
-		humanBytes(total), total, len(big), humanBytes(max), max, strings.Join(names, ", "))
-}
-
-// humanBytes renders a byte count for people.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+		feedback.HumanBytes(total), total, len(big), feedback.HumanBytes(max), max, strings.Join(names, ", "))
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/command"
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -27,7 +29,7 @@ import (
 // crash the node runs again from the top and waits for the same commit.
 type CI struct {
 	cfg CIConfig
-	run command
+	run command.Command
 	// allowed are the operator's URL prefixes for tokens (--allow-endpoint).
 	allowed []string
 	// clock is time for the GitHub poller; tests replace it.
@@ -57,7 +59,7 @@ func newCI(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CI{cfg: c, run: commandOf(c.Run), allowed: allowed, clock: realClock{}}, nil
+	return &CI{cfg: c, run: command.Of(c.Run), allowed: allowed, clock: realClock{}}, nil
 }
 
 // ciWith builds ci nodes whose token goes only to GitHub or an allowed
@@ -213,9 +215,9 @@ func (w *Workspace) pushedTarget(ctx context.Context) (*PushedBranch, error) {
 func (v *ciVerdict) result(in *runtime.Input, push *PushedBranch, what string) *runtime.Result {
 	// Check names and URLs come from CI, where the agent's change can
 	// name jobs: printable text only (see plainText).
-	failed := plainTexts(v.Failed)
+	failed := feedback.PlainTexts(v.Failed)
 	sort.Strings(failed)
-	url := plainText(v.URL)
+	url := feedback.PlainText(v.URL)
 	res := &runtime.Result{Outcome: runtime.OutcomePass,
 		Outputs: map[string]any{"state": v.State, "failed": failed, "url": url, "commit": push.Commit}}
 	if v.State == ciSuccess {
@@ -234,7 +236,7 @@ func (v *ciVerdict) result(in *runtime.Input, push *PushedBranch, what string) *
 		head += "\nDetails: " + url
 	}
 	res.Reason = in.Redactor.String(res.Reason)
-	res.Feedback = in.Redactor.String(plainText(strings.TrimRight(head+"\n\n"+v.Body, "\n")))
+	res.Feedback = in.Redactor.String(feedback.PlainText(strings.TrimRight(head+"\n\n"+v.Body, "\n")))
 	return res
 }
 
@@ -260,7 +262,7 @@ func logTail(log string, n, max int) string {
 	}
 	out := strings.Join(lines, "\n")
 	if len(out) > max {
-		return tail(out, max)
+		return feedback.Tail(out, max)
 	}
 	if cut {
 		out = "…\n" + out

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -28,7 +29,7 @@ func (c *CI) checkURL(url string) error {
 
 // command runs the CI command on the judged commit.
 func (c *CI) command(ctx context.Context, in *runtime.Input, w *Workspace, push *PushedBranch, budget time.Duration) (*ciVerdict, error) {
-	args, err := c.run.args(in)
+	args, err := c.run.Args(in)
 	if err != nil {
 		return nil, err
 	}
@@ -43,9 +44,9 @@ func (c *CI) command(ctx context.Context, in *runtime.Input, w *Workspace, push 
 	}
 	// Credentials out before the output is stored or cut (the operator
 	// may have let one into the box), so no part of one is left standing.
-	res.Output = []byte(in.Redactor.String(plainText(string(res.Output))))
+	res.Output = []byte(in.Redactor.String(feedback.PlainText(string(res.Output))))
 	saveExcerpt(in, "ci-output.log", res)
-	v := c.commandVerdict(c.run.display(args), res)
+	v := c.commandVerdict(c.run.Display(args), res)
 	if dir, err := in.MkDir(); err == nil {
 		v.URL, _ = filepath.Abs(filepath.Join(dir, "ci-output.log"))
 	}
@@ -92,7 +93,7 @@ func (c *CI) commandVerdict(display string, res *sandbox.Result) *ciVerdict {
 	if res.TimedOut {
 		v.State = ciTimedOut
 	}
-	if c.run.isGoTest() {
+	if c.run.IsGoTest() {
 		if rep, err := ParseGoTestJSON(out); err == nil {
 			return c.goTestVerdict(v, display, rep, res, out)
 		}
@@ -103,7 +104,7 @@ func (c *CI) commandVerdict(display string, res *sandbox.Result) *ciVerdict {
 		}
 		v.Failed = []string{display}
 		v.Body = fmt.Sprintf("`%s` exited with %d%s in a clean checkout of %s (only committed files are there):\n%s%s",
-			display, res.ExitCode, timedOut(res), c.what(), logTail(out, c.cfg.LogLines, ciFeedbackBytes-512), diskNote(res))
+			display, res.ExitCode, feedback.TimedOut(res), c.what(), logTail(out, c.cfg.LogLines, ciFeedbackBytes-512), feedback.DiskNote(res))
 	}
 	return v
 }

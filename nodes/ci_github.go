@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -357,7 +358,7 @@ func (p *ghPoll) explain(ctx context.Context, c *ghCheck, budget int) string {
 		}
 	}
 	room := max(budget-len(head)-1, 256)
-	return head + "\n" + logTail(p.redact(plainText(body)), p.logLines, room)
+	return head + "\n" + logTail(p.redact(feedback.PlainText(body)), p.logLines, room)
 }
 
 func sortedNames(checks map[string]*ghCheck) []string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -46,7 +47,7 @@ type TestConfig struct {
 // tests (it re-runs failures with go test's -run), an unreadable hidden
 // directory, and a report the gate would write in the workspace.
 func (c *TestConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
-	if c.RerunFailed > 0 && c.Format != "go-json" && !commandOf(c.Run).isGoTest() {
+	if c.RerunFailed > 0 && c.Format != "go-json" && !command.Of(c.Run).IsGoTest() {
 		return []blueprint.Diagnostic{n.ErrorAt("rerun_failed", -1, "rerun_failed needs go test -json (format: go-json): failures are re-run with go test -run")}
 	}
 	if c.Hidden != "" {

@@ -33,7 +33,7 @@ func TestFactoriesGetDefaults(t *testing.T) {
 		t.Fatalf("git_commit default author: %+v %v", g, err)
 	}
 	ts, err := newTest(node("test", map[string]any{"run": blueprint.Argv{"go", "test"}}))
-	if err != nil || ts.(*Test).format != "auto" || ts.(*Test).run.field != "run" {
+	if err != nil || ts.(*Test).format != "auto" || ts.(*Test).run.Field != "run" {
 		t.Fatalf("test defaults: %+v %v", ts, err)
 	}
 	p, err := newProtect(node("protect", map[string]any{"paths": []string{"x"}}))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -92,7 +93,7 @@ func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		"files": len(files), "bytes": t.bytes, "binary": t.binary, "ignored": ignored}}
 	over := d.over(t, len(files))
 	if total, max := changeBytes(changes), w.maxChangeBytes(); total > max {
-		over = append(over, fmt.Sprintf("the change holds %s, over the harness cap of %s that promotion enforces", humanBytes(total), humanBytes(max)))
+		over = append(over, fmt.Sprintf("the change holds %s, over the harness cap of %s that promotion enforces", feedback.HumanBytes(total), feedback.HumanBytes(max)))
 	}
 	g := GateResult{Pass: len(over) == 0}
 	if !g.Pass {
@@ -163,7 +164,7 @@ func (d *DiffCap) over(t diffTotal, files int) []string {
 		over = append(over, fmt.Sprintf("%d changed files (%d binary), cap %d", files, t.binary, d.maxFiles))
 	}
 	if d.maxBytes > 0 && t.bytes > int64(d.maxBytes) {
-		over = append(over, fmt.Sprintf("%d changed bytes (%s), cap %d", t.bytes, humanBytes(t.bytes), d.maxBytes))
+		over = append(over, fmt.Sprintf("%d changed bytes (%s), cap %d", t.bytes, feedback.HumanBytes(t.bytes), d.maxBytes))
 	}
 	return over
 }
@@ -178,15 +179,15 @@ func diffFeedback(reason string, t diffTotal, files []fileSize) string {
 	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "The change is too large: %s (%d lines added, %d deleted, %d binary files, %s). Make a smaller change: edit only what the task needs, prefer exact small edits to rewriting files, and do not add build outputs or binaries.\nLargest files:\n",
-		reason, t.add, t.del, t.binary, humanBytes(t.bytes))
+		reason, t.add, t.del, t.binary, feedback.HumanBytes(t.bytes))
 	for i, f := range files {
 		if i == 5 {
 			break
 		}
 		if f.binary {
-			fmt.Fprintf(&b, "  %s: binary, %s\n", f.name, humanBytes(f.bytes))
+			fmt.Fprintf(&b, "  %s: binary, %s\n", f.name, feedback.HumanBytes(f.bytes))
 		} else {
-			fmt.Fprintf(&b, "  %s: +%d -%d (%s)\n", f.name, f.add, f.del, humanBytes(f.bytes))
+			fmt.Fprintf(&b, "  %s: +%d -%d (%s)\n", f.name, f.add, f.del, feedback.HumanBytes(f.bytes))
 		}
 	}
 	return b.String()

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/atomicfile"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -227,14 +228,14 @@ func (w *Workspace) recordCommit(p *promotion, rec committed) error {
 	if err := os.MkdirAll(filepath.Dir(refFile), 0o755); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(refFile, []byte(rec.Commit+"\n")); err != nil {
+	if err := atomicfile.Write(refFile, []byte(rec.Commit+"\n")); err != nil {
 		return err
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(w.RunDir, "commit.json"), w.redact.JSON(b))
+	return atomicfile.Write(filepath.Join(w.RunDir, "commit.json"), w.redact.JSON(b))
 }
 
 // holdsCredential refuses a change or message that contains the value of

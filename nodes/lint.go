@@ -8,13 +8,15 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/command"
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
 // Lint runs one or more linters and fails on any diagnostic.
 type Lint struct {
-	run []command
+	run []command.Command
 }
 
 var _ runtime.Node = (*Lint)(nil)
@@ -24,7 +26,7 @@ func newLint(spec *blueprint.Node) (runtime.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Lint{run: commandsOf(c.Run)}, nil
+	return &Lint{run: command.List(c.Run)}, nil
 }
 
 // Diagnostic is one finding parsed from a linter's output.
@@ -102,7 +104,7 @@ func (l *Lint) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	var diags []Diagnostic
 	var failed []string
 	for i, cmd := range l.run {
-		args, err := cmd.args(in)
+		args, err := cmd.Args(in)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +116,7 @@ func (l *Lint) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 		found := parseDiagnostics(string(res.Output))
 		diags = append(diags, found...)
 		if res.ExitCode != 0 && len(found) == 0 {
-			failed = append(failed, fmt.Sprintf("`%s` exited with %d%s:\n%s", cmd.display(args), res.ExitCode, timedOut(res), tail(string(res.Output), 4096)))
+			failed = append(failed, fmt.Sprintf("`%s` exited with %d%s:\n%s", cmd.Display(args), res.ExitCode, feedback.TimedOut(res), feedback.Tail(string(res.Output), 4096)))
 		}
 	}
 	files := map[string]bool{}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -76,18 +77,18 @@ func (w *Workspace) revert(ctx context.Context, paths []string) error {
 		var res *sandbox.Result
 		switch {
 		case os.IsNotExist(err):
-			res, err = w.Exec(ctx, "rm -rf -- "+shellQuote(target), time.Minute)
+			res, err = w.Exec(ctx, "rm -rf -- "+command.Quote(target), time.Minute)
 		case err != nil:
 			return err
 		case st.Mode()&os.ModeSymlink != 0:
 			l, _ := os.Readlink(orig)
-			res, err = w.Exec(ctx, fmt.Sprintf("rm -rf -- %s && ln -s %s %s", shellQuote(target), shellQuote(l), shellQuote(target)), time.Minute)
+			res, err = w.Exec(ctx, fmt.Sprintf("rm -rf -- %s && ln -s %s %s", command.Quote(target), command.Quote(l), command.Quote(target)), time.Minute)
 		default:
 			data, rerr := os.ReadFile(orig)
 			if rerr != nil {
 				return rerr
 			}
-			script := fmt.Sprintf("rm -rf -- %[1]s && mkdir -p \"$(dirname %[1]s)\" && cat > %[1]s && chmod %[2]o %[1]s", shellQuote(target), st.Mode().Perm())
+			script := fmt.Sprintf("rm -rf -- %[1]s && mkdir -p \"$(dirname %[1]s)\" && cat > %[1]s && chmod %[2]o %[1]s", command.Quote(target), st.Mode().Perm())
 			res, err = w.Command(ctx, sandbox.Command{Args: []string{"sh", "-c", script}, Stdin: data, Timeout: time.Minute})
 		}
 		if err != nil {

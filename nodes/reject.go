@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/sandgate/sandgate/nodes/internal/atomicfile"
 )
 
 // PushedBranch is a branch git_push made on a remote: the run's latest
@@ -38,7 +40,7 @@ func (w *Workspace) recordPush(p PushedBranch) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(w.RunDir, "push.json"), b)
+	return atomicfile.Write(filepath.Join(w.RunDir, "push.json"), b)
 }
 
 // lastPush is the run's latest push, from push.json.

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/atomicfile"
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -102,7 +104,7 @@ func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promotable
 		return nil, err
 	}
 	h := &handed{commit: c.Commit, since: st.WaitSince, until: st.WaitSince.Add(r.wait), outputs: map[string]any{"id": w.RunID},
-		clean: func(s string) string { return in.Redactor.String(plainText(s)) }}
+		clean: func(s string) string { return in.Redactor.String(feedback.PlainText(s)) }}
 	verify, _ := os.ReadFile(filepath.Join(w.RunDir, "verify.json"))
 	body := reviewBody(w, c, title, verify)
 	entry := ReviewEntry{ID: w.RunID, Title: title, Branch: c.Branch, Commit: c.Commit, Base: w.Base,
@@ -166,7 +168,7 @@ func writeEntry(dir string, files map[string][]byte, redact func([]byte) []byte)
 		return "", err
 	}
 	for _, name := range []string{"diff.patch", "verify.json", "summary.md", "entry.json"} {
-		if err := writeFileAtomic(filepath.Join(dir, name), redact(files[name])); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, name), redact(files[name])); err != nil {
 			return "", err
 		}
 	}

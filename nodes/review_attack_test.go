@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/secrets"
 )
 
@@ -48,7 +49,7 @@ func TestAttackReviewFromStrangers(t *testing.T) {
 // and the reason must be printable and hold no part of the token.
 func TestAttackReviewFeedbackEscapesAndToken(t *testing.T) {
 	red := secrets.FromEnv([]string{"SANDGATE_TEST_GH_TOKEN=" + attackToken}, "SANDGATE_TEST_GH_TOKEN")
-	h := &handed{outputs: map[string]any{}, clean: func(s string) string { return red.String(plainText(s)) }}
+	h := &handed{outputs: map[string]any{}, clean: func(s string) string { return red.String(feedback.PlainText(s)) }}
 	rv := ghReview{ID: 1, State: "CHANGES_REQUESTED", Association: "MEMBER",
 		Body: "see \x1b]52;c;cm0gLXJmIH4=\x07" + attackToken[:6] + "\x1b[0m" + attackToken[6:]}
 	rv.User.Login = "bob\x1b[2K"

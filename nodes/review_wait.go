@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -96,12 +97,12 @@ func who(s string) string {
 }
 
 // decided is the node's result for a reviewers' decision.
-func decided(h *handed, decision string, comments int, reason, feedback string) *runtime.Result {
+func decided(h *handed, decision string, comments int, reason, fb string) *runtime.Result {
 	h.outputs["decision"], h.outputs["comments"] = decision, comments
 	// Reviewers' names and notes are text from outside: printable only.
-	res := &runtime.Result{Outcome: runtime.OutcomePass, Outputs: h.outputs, Reason: plainText(reason)}
+	res := &runtime.Result{Outcome: runtime.OutcomePass, Outputs: h.outputs, Reason: feedback.PlainText(reason)}
 	if decision != DecisionApproved {
-		res.Outcome, res.Feedback = runtime.OutcomeFail, plainText(feedback)
+		res.Outcome, res.Feedback = runtime.OutcomeFail, feedback.PlainText(fb)
 	}
 	return res
 }

@@ -3,17 +3,18 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/command"
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
 // Shell runs a command line in the sandbox and passes on exit code 0.
 type Shell struct {
-	run command
+	run command.Command
 }
 
 var _ runtime.Node = (*Shell)(nil)
@@ -23,7 +24,7 @@ func newShell(spec *blueprint.Node) (runtime.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Shell{run: commandOf(c.Run)}, nil
+	return &Shell{run: command.Of(c.Run)}, nil
 }
 
 // Run implements runtime.Node.
@@ -32,7 +33,7 @@ func (s *Shell) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 	if err != nil {
 		return nil, err
 	}
-	args, err := s.run.args(in)
+	args, err := s.run.Args(in)
 	if err != nil {
 		return nil, err
 	}
@@ -42,40 +43,12 @@ func (s *Shell) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 	}
 	saveOutput(in, "output.log", res)
 	out := &runtime.Result{Outcome: runtime.OutcomePass,
-		Outputs: map[string]any{"exit_code": res.ExitCode, "output": tail(string(res.Output), 4096)}}
+		Outputs: map[string]any{"exit_code": res.ExitCode, "output": feedback.Tail(string(res.Output), 4096)}}
 	if res.ExitCode != 0 {
 		out.Outcome = runtime.OutcomeFail
-		out.Feedback = fmt.Sprintf("`%s` exited with %d%s:\n%s", s.run.display(args), res.ExitCode, timedOut(res), tail(string(res.Output), 8192)) + diskNote(res)
+		out.Feedback = fmt.Sprintf("`%s` exited with %d%s:\n%s", s.run.Display(args), res.ExitCode, feedback.TimedOut(res), feedback.Tail(string(res.Output), 8192)) + feedback.DiskNote(res)
 	}
 	return out, nil
-}
-
-func timedOut(r *sandbox.Result) string {
-	if r.TimedOut {
-		return " (timed out)"
-	}
-	return ""
-}
-
-// diskNote tells the agent when a command failed because the box's disk
-// limit was reached, which its output alone (ENOSPC) does not explain.
-func diskNote(r *sandbox.Result) string {
-	if !r.DiskFull {
-		return ""
-	}
-	return "\nNote: " + r.DiskNote + "."
-}
-
-// tail keeps the last n bytes of s, on a line boundary when possible.
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[len(s)-n:]
-	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
-		s = s[i+1:]
-	}
-	return "…\n" + s
 }
 
 // saveOutput keeps a command's full captured output in the attempt dir.

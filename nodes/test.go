@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/command"
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -33,7 +35,7 @@ const (
 // ran no test is a failure, and a test the plan announced but the output
 // lacks is a failure.
 type Test struct {
-	run                    command
+	run                    command.Command
 	format, report, hidden string
 	rerun                  int
 	allowNoTests           []string
@@ -48,7 +50,7 @@ func newTest(spec *blueprint.Node) (runtime.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Test{run: commandOf(c.Run), format: c.Format, report: c.Report, hidden: c.Hidden,
+	t := &Test{run: command.Of(c.Run), format: c.Format, report: c.Report, hidden: c.Hidden,
 		rerun: c.RerunFailed, allowNoTests: c.AllowNoTests, allowDetection: c.AllowTestDetection, canary: c.Canary != "off"}
 	if t.report != "" {
 		t.report, _ = reportPath(t.report) // checked at load by TestConfig.Validate
@@ -62,7 +64,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	if err != nil {
 		return nil, err
 	}
-	args, err := t.run.args(in)
+	args, err := t.run.Args(in)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +87,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	if err != nil {
 		return nil, err
 	}
-	checks := t.harnessChecks(v, changes, rep, t.run.display(args))
+	checks := t.harnessChecks(v, changes, rep, t.run.Display(args))
 	var flaky []string
 	if rep != nil && t.rerun > 0 && rep.Failed > 0 && len(rep.Problems) == 0 {
 		rep, flaky, err = t.rerunFailures(ctx, w, in, args, rep)
@@ -185,7 +187,7 @@ func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Inpu
 	out := string(res.Output)
 	data, err := readReport(ctx, w, t.report, since)
 	if err != nil {
-		return reportProblem(err.Error() + timedOut(res)), out, nil
+		return reportProblem(err.Error() + feedback.TimedOut(res)), out, nil
 	}
 	rep, err := ParseJUnit(data)
 	if err != nil {
@@ -203,7 +205,7 @@ func reportProblem(msg string) *TestReport {
 // failure: the exit code is evidence too.
 func checkExit(rep *TestReport, res *sandbox.Result, out string) {
 	if res.ExitCode != 0 && rep.Failed == 0 && len(rep.Problems) == 0 {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("the test command exited with %d%s although no test failed:\n%s", res.ExitCode, timedOut(res), tail(out, 2048)))
+		rep.Problems = append(rep.Problems, fmt.Sprintf("the test command exited with %d%s although no test failed:\n%s", res.ExitCode, feedback.TimedOut(res), feedback.Tail(out, 2048)))
 	}
 }
 
@@ -271,10 +273,10 @@ func (t *Test) rerunFailures(ctx context.Context, w *Workspace, in *runtime.Inpu
 
 // rerunArgs selects the still-failing top-level tests by exact name: a
 // shell line gets a quoted -run appended, an argv two more arguments.
-func rerunArgs(c command, args []string, still map[string]bool) []string {
+func rerunArgs(c command.Command, args []string, still map[string]bool) []string {
 	re := rerunPattern(still)
-	if c.argv == nil {
-		return []string{"sh", "-c", fmt.Sprintf("%s -run %s", args[2], shellQuote(re))}
+	if c.Argv == nil {
+		return []string{"sh", "-c", fmt.Sprintf("%s -run %s", args[2], command.Quote(re))}
 	}
 	return append(append([]string(nil), args...), "-run", re)
 }
@@ -300,10 +302,10 @@ func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Ti
 	switch {
 	case rep == nil:
 		g.Reason = "the test output holds no report sandgate can read (go test -json, JUnit XML or TAP)"
-		res.Feedback = "Tests could not be judged: " + g.Reason + ". Output:\n" + tail(raw, 4096)
+		res.Feedback = "Tests could not be judged: " + g.Reason + ". Output:\n" + feedback.Tail(raw, 4096)
 	case rep.Total() == 0 && len(rep.Problems) == 0:
 		g.Reason = "no test ran"
-		res.Feedback = "No test ran: a change with zero tests executed is not verified. Output:\n" + tail(raw, 2048)
+		res.Feedback = "No test ran: a change with zero tests executed is not verified. Output:\n" + feedback.Tail(raw, 2048)
 	default:
 		names := []string{}
 		for _, f := range rep.Failures {
@@ -354,6 +356,3 @@ func failureFeedback(rep *TestReport) string {
 	}
 	return b.String()
 }
-
-// shellQuote quotes s for sh.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

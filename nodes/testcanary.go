@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/nodes/internal/command"
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -46,12 +48,12 @@ var failFast = regexp.MustCompile(`(^|\s)--?(test\.)?failfast(\s|=|$)`)
 // plainGoTest reports whether args is one go test command the gate may
 // wrap: an argv, or a shell line without operators (a canary failing
 // would otherwise change what `go test && x` runs).
-func plainGoTest(c command, args []string) bool {
-	if c.argv != nil {
+func plainGoTest(c command.Command, args []string) bool {
+	if c.Argv != nil {
 		return len(args) > 1 && args[0] == "go" && args[1] == "test"
 	}
-	f := strings.Fields(c.line)
-	return len(f) > 1 && f[0] == "go" && f[1] == "test" && !strings.ContainsAny(c.line, ";&|`$()<>\n\\")
+	f := strings.Fields(c.Line)
+	return len(f) > 1 && f[0] == "go" && f[1] == "test" && !strings.ContainsAny(c.Line, ";&|`$()<>\n\\")
 }
 
 // withCanaries writes a canary into the box for each package directory
@@ -59,7 +61,7 @@ func plainGoTest(c command, args []string) bool {
 // them in. args is returned unchanged when canaries cannot apply: not a
 // plain go test, or tests selected by name (the canary would not run).
 func (t *Test) withCanaries(ctx context.Context, w *Workspace, v *changeView, args []string) ([]string, []testCanary, error) {
-	cmd := t.run.display(args)
+	cmd := t.run.Display(args)
 	if !t.canary || t.report != "" || (t.format != "auto" && t.format != "go-json") || !plainGoTest(t.run, args) || selectsTests.MatchString(cmd) || failFast.MatchString(cmd) {
 		return args, nil, nil
 	}
@@ -70,9 +72,9 @@ func (t *Test) withCanaries(ctx context.Context, w *Workspace, v *changeView, ar
 	box := path.Join(sandbox.TmpDir, "sandgate-canary-"+randomHex())
 	overlay := map[string]string{}
 	var script strings.Builder
-	fmt.Fprintf(&script, "set -e\nmkdir -p %s\n", shellQuote(box))
+	fmt.Fprintf(&script, "set -e\nmkdir -p %s\n", command.Quote(box))
 	var cs []testCanary
-	tags := buildTags.MatchString(t.run.display(args))
+	tags := buildTags.MatchString(t.run.Display(args))
 	for _, dir := range testDirs(v) {
 		c, src, ok := makeCanary(v, mod, dir, tags)
 		if !ok {
@@ -80,7 +82,7 @@ func (t *Test) withCanaries(ctx context.Context, w *Workspace, v *changeView, ar
 		}
 		file := path.Join(box, fmt.Sprintf("%d.go", len(cs)))
 		overlay[path.Join(sandbox.WorkDir, dir, c.file)] = file
-		fmt.Fprintf(&script, "printf '%%s' %s > %s\n", shellQuote(src), shellQuote(file))
+		fmt.Fprintf(&script, "printf '%%s' %s > %s\n", command.Quote(src), command.Quote(file))
 		cs = append(cs, c)
 	}
 	if len(cs) == 0 {
@@ -88,13 +90,13 @@ func (t *Test) withCanaries(ctx context.Context, w *Workspace, v *changeView, ar
 	}
 	js, _ := json.Marshal(map[string]any{"Replace": overlay})
 	ov := path.Join(box, "overlay.json")
-	fmt.Fprintf(&script, "printf '%%s' %s > %s\n", shellQuote(string(js)), shellQuote(ov))
+	fmt.Fprintf(&script, "printf '%%s' %s > %s\n", command.Quote(string(js)), command.Quote(ov))
 	res, err := w.Command(ctx, sandbox.Command{Args: []string{"sh", "-s"}, Stdin: []byte(script.String()), Timeout: time.Minute})
 	if err != nil {
 		return nil, nil, err
 	}
 	if res.ExitCode != 0 {
-		return nil, nil, fmt.Errorf("write the test gate's canaries to %s in the box: exit %d: %s", box, res.ExitCode, tail(string(res.Output), 1024))
+		return nil, nil, fmt.Errorf("write the test gate's canaries to %s in the box: exit %d: %s", box, res.ExitCode, feedback.Tail(string(res.Output), 1024))
 	}
 	return append([]string{"sh", "-c", canaryShell, ov}, args...), cs, nil
 }

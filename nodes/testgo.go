@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 )
 
 // GoPackage is what `go test -json` said about one package.
@@ -259,7 +261,7 @@ func (t *tailBuffer) write(s string) {
 }
 
 func (t *tailBuffer) String() string {
-	s := tail(string(t.b), 4096)
+	s := feedback.Tail(string(t.b), 4096)
 	if t.cut && !strings.HasPrefix(s, "…") {
 		s = "…\n" + s
 	}

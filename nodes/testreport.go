@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -93,7 +94,7 @@ func ParseJUnit(data []byte) (*TestReport, error) {
 					t = c.Error
 				}
 				r.Failed++
-				r.Failures = append(r.Failures, TestFailure{Name: name, Output: tail(strings.TrimSpace(t.Message+"\n"+t.Body), 4096)})
+				r.Failures = append(r.Failures, TestFailure{Name: name, Output: feedback.Tail(strings.TrimSpace(t.Message+"\n"+t.Body), 4096)})
 			case c.Skipped != nil:
 				r.Skipped++
 			default:

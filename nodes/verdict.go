@@ -3,12 +3,12 @@ package nodes
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/atomicfile"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -52,7 +52,7 @@ func (w *Workspace) record(node string, r GateResult) ([]byte, error) {
 	}
 	w.verdict.Gates[node] = r
 	all := verifyJSON(w.verdict.Gates)
-	if err := writeFileAtomic(filepath.Join(w.RunDir, "verify.json"), w.redact.JSON(all)); err != nil {
+	if err := atomicfile.Write(filepath.Join(w.RunDir, "verify.json"), w.redact.JSON(all)); err != nil {
 		return nil, err
 	}
 	return verifyJSON(map[string]GateResult{node: r}), nil
@@ -209,12 +209,4 @@ func (w *Workspace) requirePassed() ([]sandbox.Change, error) {
 		return nil, fmt.Errorf("the latest verdict does not allow promotion: %s", strings.Join(problems, "; "))
 	}
 	return changes, nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
