@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -95,7 +96,7 @@ func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	if total, max := changeBytes(changes), w.maxChangeBytes(); total > max {
 		over = append(over, fmt.Sprintf("the change holds %s, over the harness cap of %s that promotion enforces", feedback.HumanBytes(total), feedback.HumanBytes(max)))
 	}
-	g := GateResult{Pass: len(over) == 0}
+	g := verdict.GateResult{Pass: len(over) == 0}
 	if !g.Pass {
 		g.Reason = strings.Join(over, "; ")
 		res.Feedback = diffFeedback(g.Reason, t, files)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -206,7 +207,7 @@ func (w *Workspace) changedDuring(in *runtime.Input, paths []string, res *runtim
 	g, ok := w.verdict.Gates[in.NodeID]
 	w.mu.Unlock()
 	if !ok {
-		g = GateResult{Node: in.NodeID, Kind: in.Spec.Type}
+		g = verdict.GateResult{Node: in.NodeID, Kind: in.Spec.Type}
 	}
 	g.Pass, g.Reason = false, why
 	if err := w.recordAttempt(in, g); err != nil {

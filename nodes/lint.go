@@ -10,6 +10,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -137,5 +138,5 @@ func (l *Lint) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 		reason = fmt.Sprintf("%d diagnostic(s)", len(diags))
 		res.Feedback = "Lint failed. Fix these problems:\n" + strings.Join(append(lines, failed...), "\n")
 	}
-	return gate(in, w, "lint", fp, start, GateResult{Pass: pass, Reason: reason}, res)
+	return gate(in, w, "lint", fp, start, verdict.GateResult{Pass: pass, Reason: reason}, res)
 }

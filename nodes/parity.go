@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -107,13 +108,13 @@ func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 		}
 	}
 	r := &runtime.Result{Outputs: map[string]any{"mismatches": mismatches}}
-	g := GateResult{Pass: len(mismatches) == 0}
+	g := verdict.GateResult{Pass: len(mismatches) == 0}
 	if !g.Pass {
 		g.Reason = fmt.Sprintf("%d tool version mismatch(es)", len(mismatches))
 		r.Feedback = "The sandbox's tools differ from what the repository pins, so results here would not match CI:\n" + strings.Join(mismatches, "\n")
 	}
 	// Tool versions do not depend on the change: the verdict holds for any.
-	return gate(in, w, "parity", anyChange, start, g, r)
+	return gate(in, w, "parity", verdict.AnyChange, start, g, r)
 }
 
 // toolWant is one tool version something pins.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
+	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -60,7 +61,7 @@ func (p *Protect) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	if err != nil {
 		return nil, err
 	}
-	g := GateResult{Pass: len(hit) == 0}
+	g := verdict.GateResult{Pass: len(hit) == 0}
 	if !g.Pass {
 		g.Reason = "protected files changed: " + strings.Join(hit, ", ")
 		res.Feedback = "You changed files you must not change: " + strings.Join(hit, ", ") + ". Undo those changes and fix the code instead."

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -42,7 +43,7 @@ func decorateGates(own map[string]bool) runtime.Decorator {
 // earlier pass cannot stand in for a judgement that did not happen.
 func (q *quietNode) runPublished(ctx context.Context, w *Workspace, in *runtime.Input, fp string) (res *runtime.Result, err error) {
 	start := time.Now()
-	r := GateResult{Node: in.NodeID, Kind: in.Spec.Type, Fingerprint: fp, Reason: "the gate panicked"}
+	r := verdict.GateResult{Node: in.NodeID, Kind: in.Spec.Type, Fingerprint: fp, Reason: "the gate panicked"}
 	done := false
 	defer func() {
 		if !done {

@@ -2,24 +2,13 @@ package nodes
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/sandgate/sandgate/runtime"
 )
-
-// GateRow is one gate's line in a verdict table.
-type GateRow struct {
-	Gate    string `json:"gate"`
-	Kind    string `json:"kind"`
-	Pass    bool   `json:"pass"`
-	Verdict string `json:"verdict"`
-	Details string `json:"details"`
-}
 
 // ChangedFile is one file of a change with its added and deleted lines.
 type ChangedFile struct {
@@ -27,47 +16,6 @@ type ChangedFile struct {
 	Added   int    `json:"added"`
 	Deleted int    `json:"deleted"`
 	Binary  bool   `json:"binary,omitempty"`
-}
-
-// gateRows reads verify.json's gates into rows, sorted by node id.
-func gateRows(verify []byte) []GateRow {
-	var v struct {
-		Gates map[string]GateResult `json:"gates"`
-	}
-	if json.Unmarshal(verify, &v) != nil {
-		return nil
-	}
-	rows := make([]GateRow, 0, len(v.Gates))
-	for node, g := range v.Gates {
-		var details []string
-		if t := g.Tests; t != nil {
-			details = append(details, fmt.Sprintf("%d passed, %d failed, %d skipped", t.Passed, t.Failed, t.Skipped))
-		}
-		if g.Reason != "" {
-			details = append(details, oneLine(g.Reason))
-		}
-		keys := make([]string, 0, len(g.Details))
-		for k := range g.Details {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			b, _ := json.Marshal(g.Details[k])
-			details = append(details, k+"="+string(b))
-		}
-		rows = append(rows, GateRow{Gate: node, Kind: g.Kind, Pass: g.Pass, Verdict: verdictWord(g.Pass), Details: strings.Join(details, "; ")})
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].Gate < rows[j].Gate })
-	return rows
-}
-
-// oneLine folds text onto one line and keeps it short, for a table cell.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 120 {
-		s = string(r[:119]) + "…"
-	}
-	return s
 }
 
 // changedFiles counts each file's added and deleted lines in a git diff,

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sandgate/sandgate/nodes/verdict"
 )
 
 // ReviewQueue is the local review queue: one directory per queued change
@@ -41,9 +43,9 @@ type ReviewDetail struct {
 	Body   string          `json:"body"`
 	Verify json.RawMessage `json:"verify,omitempty"`
 	// Gates are the verdict's gates, one row each, sorted by node id.
-	Gates []GateRow     `json:"gates"`
-	Diff  string        `json:"diff"`
-	Files []ChangedFile `json:"files"`
+	Gates []verdict.GateRow `json:"gates"`
+	Diff  string            `json:"diff"`
+	Files []ChangedFile     `json:"files"`
 }
 
 // List returns the queue's entries, newest first. A directory without a
@@ -84,7 +86,7 @@ func (q *ReviewQueue) Get(id string) (*ReviewDetail, error) {
 	if json.Valid(verify) {
 		d.Verify = json.RawMessage(verify)
 	}
-	d.Gates = gateRows(verify)
+	d.Gates = verdict.Rows(verify)
 	d.Files = changedFiles(d.Diff)
 	if d.Entry.AgentSummary == "" {
 		d.Entry.AgentSummary = runSummary(e.RunDir)

@@ -8,6 +8,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -66,7 +67,7 @@ func saveOutput(in *runtime.Input, name string, r *sandbox.Result) {
 // fp is the change's fingerprint taken before the gate ran: the verdict
 // vouches for what the gate saw. The gate runs on a quiesced box
 // (quietNode), which also checks that nothing changed until it ended.
-func gate(in *runtime.Input, w *Workspace, name, fp string, start time.Time, r GateResult, res *runtime.Result) (*runtime.Result, error) {
+func gate(in *runtime.Input, w *Workspace, name, fp string, start time.Time, r verdict.GateResult, res *runtime.Result) (*runtime.Result, error) {
 	r.Node, r.Kind, r.DurationMS, r.Fingerprint = in.NodeID, name, time.Since(start).Milliseconds(), fp
 	if err := w.recordAttempt(in, r); err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -298,7 +299,7 @@ func rerunPattern(still map[string]bool) string {
 
 func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Time, rep *TestReport, raw string, flaky []string) (*runtime.Result, error) {
 	res := &runtime.Result{Outputs: map[string]any{"passed": 0, "failed": 0, "skipped": 0, "failures": []string{}, "flaky": flaky}}
-	g := GateResult{Tests: &TestCounts{}}
+	g := verdict.GateResult{Tests: &verdict.TestCounts{}}
 	switch {
 	case rep == nil:
 		g.Reason = "the test output holds no report sandgate can read (go test -json, JUnit XML or TAP)"
@@ -312,7 +313,7 @@ func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Ti
 			names = append(names, f.Name)
 		}
 		res.Outputs["passed"], res.Outputs["failed"], res.Outputs["skipped"], res.Outputs["failures"] = rep.Passed, rep.Failed, rep.Skipped, names
-		*g.Tests = TestCounts{Passed: rep.Passed, Failed: rep.Failed, Skipped: rep.Skipped}
+		*g.Tests = verdict.TestCounts{Passed: rep.Passed, Failed: rep.Failed, Skipped: rep.Skipped}
 		g.Pass = rep.Failed == 0 && len(rep.Problems) == 0
 		if !g.Pass {
 			g.Reason = fmt.Sprintf("%d failed, %d problem(s)", rep.Failed, len(rep.Problems))

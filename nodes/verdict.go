@@ -1,7 +1,6 @@
 package nodes
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -9,118 +8,36 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/atomicfile"
+	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-// Verdict is the latest result of every gate node in a run, each tied to
-// the exact change it judged. It is keyed by node id: two lint nodes are
-// two verdicts, and a passing one never hides a failing one.
-type Verdict struct {
-	Gates map[string]GateResult `json:"gates"`
-}
-
-// GateResult is one gate node's latest judgement.
-type GateResult struct {
-	Node string `json:"node"`
-	// Kind is the summary key the node reports under: lint, tests, diff,
-	// protect or parity for the built-in gates, the type name for others.
-	Kind   string      `json:"kind"`
-	Pass   bool        `json:"pass"`
-	Reason string      `json:"reason,omitempty"`
-	Tests  *TestCounts `json:"tests,omitempty"`
-	// Details are a gate's own structured findings (runtime.Result.Details).
-	Details     map[string]any `json:"details,omitempty"`
-	DurationMS  int64          `json:"duration_ms"`
-	Fingerprint string         `json:"fingerprint"`
-}
-
-// TestCounts are what a test gate counted.
-type TestCounts struct {
-	Passed  int `json:"passed"`
-	Failed  int `json:"failed"`
-	Skipped int `json:"skipped"`
-}
-
 // record stores a gate node's result and rewrites the run's verify.json;
 // it returns the JSON of this single gate attempt for the attempt directory.
-func (w *Workspace) record(node string, r GateResult) ([]byte, error) {
+func (w *Workspace) record(node string, r verdict.GateResult) ([]byte, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.verdict.Gates == nil {
-		w.verdict.Gates = map[string]GateResult{}
+		w.verdict.Gates = map[string]verdict.GateResult{}
 	}
 	w.verdict.Gates[node] = r
-	all := verifyJSON(w.verdict.Gates)
+	all := verdict.JSON(w.verdict.Gates)
 	if err := atomicfile.Write(filepath.Join(w.RunDir, "verify.json"), w.redact.JSON(all)); err != nil {
 		return nil, err
 	}
-	return verifyJSON(map[string]GateResult{node: r}), nil
+	return verdict.JSON(map[string]verdict.GateResult{node: r}), nil
 }
 
 // recordAttempt records r as the node's verdict and writes the attempt's
 // verify.json.
-func (w *Workspace) recordAttempt(in *runtime.Input, r GateResult) error {
+func (w *Workspace) recordAttempt(in *runtime.Input, r verdict.GateResult) error {
 	one, err := w.record(in.NodeID, r)
 	if err != nil {
 		return err
 	}
 	return in.WriteFile("verify.json", one)
 }
-
-// verifyJSON renders gates in the verdict format, one summary key per kind
-// and the nodes under "gates":
-// {"lint":"pass","tests":{"passed":12,"failed":0},"duration_ms":4200,...}.
-// A kind passes only when every node of that kind passed; test counts add
-// up across test nodes.
-func verifyJSON(gates map[string]GateResult) []byte {
-	out := map[string]any{}
-	kindPass := map[string]bool{}
-	tests := map[string]*TestCounts{}
-	var total int64
-	pass := len(gates) > 0
-	for node, g := range gates {
-		kind := g.Kind
-		if kind == "" {
-			kind = node
-		}
-		total += g.DurationMS
-		pass = pass && g.Pass
-		if p, seen := kindPass[kind]; !seen || p {
-			kindPass[kind] = g.Pass
-		}
-		if g.Tests != nil {
-			if tests[kind] == nil {
-				tests[kind] = &TestCounts{}
-			}
-			t := tests[kind]
-			t.Passed, t.Failed, t.Skipped = t.Passed+g.Tests.Passed, t.Failed+g.Tests.Failed, t.Skipped+g.Tests.Skipped
-		}
-	}
-	for kind, p := range kindPass {
-		if t := tests[kind]; t != nil {
-			out[kind] = map[string]any{"passed": t.Passed, "failed": t.Failed, "skipped": t.Skipped, "pass": p}
-		} else {
-			out[kind] = verdictWord(p)
-		}
-	}
-	out["duration_ms"] = total
-	out["pass"] = pass
-	out["gates"] = gates
-	b, _ := json.Marshal(out)
-	return append(b, '\n')
-}
-
-func verdictWord(pass bool) string {
-	if pass {
-		return "pass"
-	}
-	return "fail"
-}
-
-// anyChange marks a gate whose verdict does not depend on the change
-// (tool parity), so it stays valid when the code changes afterwards.
-const anyChange = "*"
 
 // requiredGates lists the gate nodes promotion waits for: every gate node
 // (its type declares blueprint.NodeType.Gate, built in or not) from which a
@@ -201,7 +118,7 @@ func (w *Workspace) requirePassed() ([]sandbox.Change, error) {
 			problems = append(problems, fmt.Sprintf("gate %s has not judged this change", n))
 		case !g.Pass:
 			problems = append(problems, fmt.Sprintf("gate %s failed (%s)", n, g.Reason))
-		case g.Fingerprint != anyChange && g.Fingerprint != fp:
+		case g.Fingerprint != verdict.AnyChange && g.Fingerprint != fp:
 			problems = append(problems, fmt.Sprintf("gate %s judged an earlier version of the change", n))
 		}
 	}

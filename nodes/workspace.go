@@ -21,6 +21,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
+	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/secrets"
@@ -44,7 +45,7 @@ type Workspace struct {
 	MaxChangeBytes int64
 
 	mu      sync.Mutex
-	verdict Verdict
+	verdict verdict.Verdict
 	promo   *promotion
 	// redact removes the harness's credentials from what the built-in
 	// nodes write outside the attempt directory (verdict, review queue).
@@ -211,7 +212,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 			// stays tied to the change it judged by its fingerprint, and
 			// the run directory is the harness's, outside the box.
 			if b, err := os.ReadFile(filepath.Join(runDir, "verify.json")); err == nil {
-				var v Verdict
+				var v verdict.Verdict
 				if err := json.Unmarshal(b, &v); err != nil {
 					return nil, fmt.Errorf("%s: %w", filepath.Join(runDir, "verify.json"), err)
 				}
