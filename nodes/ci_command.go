@@ -104,7 +104,7 @@ func (c *CI) commandVerdict(display string, res *sandbox.Result) *ciVerdict {
 		}
 		v.Failed = []string{display}
 		v.Body = fmt.Sprintf("`%s` exited with %d%s in a clean checkout of %s (only committed files are there):\n%s%s",
-			display, res.ExitCode, feedback.TimedOut(res), c.what(), logTail(out, c.cfg.LogLines, ciFeedbackBytes-512), feedback.DiskNote(res))
+			display, res.ExitCode, feedback.TimedOut(res.TimedOut), c.what(), logTail(out, c.cfg.LogLines, ciFeedbackBytes-512), feedback.DiskNote(res.DiskFull, res.DiskNote))
 	}
 	return v
 }

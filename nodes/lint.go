@@ -117,7 +117,7 @@ func (l *Lint) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 		found := parseDiagnostics(string(res.Output))
 		diags = append(diags, found...)
 		if res.ExitCode != 0 && len(found) == 0 {
-			failed = append(failed, fmt.Sprintf("`%s` exited with %d%s:\n%s", cmd.Display(args), res.ExitCode, feedback.TimedOut(res), feedback.Tail(string(res.Output), 4096)))
+			failed = append(failed, fmt.Sprintf("`%s` exited with %d%s:\n%s", cmd.Display(args), res.ExitCode, feedback.TimedOut(res.TimedOut), feedback.Tail(string(res.Output), 4096)))
 		}
 	}
 	files := map[string]bool{}

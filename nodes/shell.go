@@ -47,7 +47,7 @@ func (s *Shell) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 		Outputs: map[string]any{"exit_code": res.ExitCode, "output": feedback.Tail(string(res.Output), 4096)}}
 	if res.ExitCode != 0 {
 		out.Outcome = runtime.OutcomeFail
-		out.Feedback = fmt.Sprintf("`%s` exited with %d%s:\n%s", s.run.Display(args), res.ExitCode, feedback.TimedOut(res), feedback.Tail(string(res.Output), 8192)) + feedback.DiskNote(res)
+		out.Feedback = fmt.Sprintf("`%s` exited with %d%s:\n%s", s.run.Display(args), res.ExitCode, feedback.TimedOut(res.TimedOut), feedback.Tail(string(res.Output), 8192)) + feedback.DiskNote(res.DiskFull, res.DiskNote)
 	}
 	return out, nil
 }

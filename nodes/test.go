@@ -188,7 +188,7 @@ func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Inpu
 	out := string(res.Output)
 	data, err := readReport(ctx, w, t.report, since)
 	if err != nil {
-		return reportProblem(err.Error() + feedback.TimedOut(res)), out, nil
+		return reportProblem(err.Error() + feedback.TimedOut(res.TimedOut)), out, nil
 	}
 	rep, err := ParseJUnit(data)
 	if err != nil {
@@ -206,7 +206,7 @@ func reportProblem(msg string) *TestReport {
 // failure: the exit code is evidence too.
 func checkExit(rep *TestReport, res *sandbox.Result, out string) {
 	if res.ExitCode != 0 && rep.Failed == 0 && len(rep.Problems) == 0 {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("the test command exited with %d%s although no test failed:\n%s", res.ExitCode, feedback.TimedOut(res), feedback.Tail(out, 2048)))
+		rep.Problems = append(rep.Problems, fmt.Sprintf("the test command exited with %d%s although no test failed:\n%s", res.ExitCode, feedback.TimedOut(res.TimedOut), feedback.Tail(out, 2048)))
 	}
 }
 

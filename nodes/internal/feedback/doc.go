@@ -3,7 +3,5 @@
 // (text from CI logs, reviewers and test binaries is data, never terminal
 // control), and sized for reading.
 //
-// It imports nothing of sandgate's but the sandbox's result type; every
-// node package may use it, and it must never import a node package, the
-// workspace or the runtime.
+// It imports nothing of sandgate's: every package may use it.
 package feedback

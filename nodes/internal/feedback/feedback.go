@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	"github.com/sandgate/sandgate/sandbox"
 )
 
 // Tail keeps the last n bytes of s, on a line boundary when possible.
@@ -21,21 +19,22 @@ func Tail(s string, n int) string {
 }
 
 // TimedOut is " (timed out)" for a command the box stopped at its
-// timeout, else "".
-func TimedOut(r *sandbox.Result) string {
-	if r.TimedOut {
+// timeout (sandbox.Result.TimedOut), else "".
+func TimedOut(timedOut bool) string {
+	if timedOut {
 		return " (timed out)"
 	}
 	return ""
 }
 
 // DiskNote tells the agent when a command failed because the box's disk
-// limit was reached, which its output alone (ENOSPC) does not explain.
-func DiskNote(r *sandbox.Result) string {
-	if !r.DiskFull {
+// limit was reached (sandbox.Result.DiskFull, with its DiskNote), which
+// its output alone (ENOSPC) does not explain.
+func DiskNote(full bool, note string) string {
+	if !full {
 		return ""
 	}
-	return "\nNote: " + r.DiskNote + "."
+	return "\nNote: " + note + "."
 }
 
 // HumanBytes renders a byte count for people.
