@@ -1,6 +1,9 @@
 package nodes
 
-import "github.com/sandgate/sandgate/nodes/verdict"
+import (
+	"github.com/sandgate/sandgate/nodes/testreport"
+	"github.com/sandgate/sandgate/nodes/verdict"
+)
 
 // Names the package held before its parts moved into packages of their
 // own; they stay so that existing callers keep compiling. New code
@@ -15,3 +18,24 @@ type (
 	// GateRow is verdict.GateRow.
 	GateRow = verdict.GateRow
 )
+
+type (
+	// TestReport is testreport.Report.
+	TestReport = testreport.Report
+	// TestFailure is testreport.Failure.
+	TestFailure = testreport.Failure
+	// GoPackage is testreport.GoPackage.
+	GoPackage = testreport.GoPackage
+)
+
+// ErrNoReport is testreport.ErrNoReport.
+var ErrNoReport = testreport.ErrNoReport
+
+// ParseGoTestJSON is testreport.ParseGoTestJSON.
+func ParseGoTestJSON(out string) (*TestReport, error) { return testreport.ParseGoTestJSON(out) }
+
+// ParseJUnit is testreport.ParseJUnit.
+func ParseJUnit(data []byte) (*TestReport, error) { return testreport.ParseJUnit(data) }
+
+// ParseTAP is testreport.ParseTAP.
+func ParseTAP(out string) (*TestReport, error) { return testreport.ParseTAP(out) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -94,7 +95,7 @@ func (c *CI) commandVerdict(display string, res *sandbox.Result) *ciVerdict {
 		v.State = ciTimedOut
 	}
 	if c.run.IsGoTest() {
-		if rep, err := ParseGoTestJSON(out); err == nil {
+		if rep, err := testreport.ParseGoTestJSON(out); err == nil {
 			return c.goTestVerdict(v, display, rep, res, out)
 		}
 	}
@@ -111,7 +112,7 @@ func (c *CI) commandVerdict(display string, res *sandbox.Result) *ciVerdict {
 
 // goTestVerdict judges go test -json output: failing tests by name, the
 // test gate's feedback for them, within the feedback bound.
-func (c *CI) goTestVerdict(v *ciVerdict, display string, rep *TestReport, res *sandbox.Result, out string) *ciVerdict {
+func (c *CI) goTestVerdict(v *ciVerdict, display string, rep *testreport.Report, res *sandbox.Result, out string) *ciVerdict {
 	checkExit(rep, res, out)
 	if res.Dropped > 0 {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("test output exceeded %d MiB; cannot verify", testOutputBytes>>20))

@@ -33,32 +33,9 @@ func TestParseDiagnostics(t *testing.T) {
 	}
 }
 
-func TestParseTAP(t *testing.T) {
-	r, err := nodes.ParseTAP("TAP version 13\n1..4\nok 1 - a\nnot ok 2 - b\nok 3 - c # SKIP no db\nok 4 - d # TODO later\n")
-	if err != nil || r.Passed != 2 || r.Failed != 1 || r.Skipped != 1 || r.Failures[0].Name != "b" {
-		t.Fatalf("%+v %v", r, err)
-	}
-	if _, err := nodes.ParseTAP("hello\n"); err == nil {
-		t.Fatal("non-TAP output parsed")
-	}
-}
-
-func TestParseJUnitNested(t *testing.T) {
-	r, err := nodes.ParseJUnit([]byte(`<testsuites><testsuite name="s"><testcase name="a" classname="A"/><testcase name="b"><failure message="boom">trace</failure></testcase><testsuite><testcase name="c"><skipped/></testcase><testcase name="d"><error message="err"/></testcase></testsuite></testsuite></testsuites>`))
-	if err != nil || r.Passed != 1 || r.Failed != 2 || r.Skipped != 1 {
-		t.Fatalf("%+v %v", r, err)
-	}
-	if _, err := nodes.ParseJUnit([]byte("<testsuite><testcase")); err == nil {
-		t.Fatal("broken XML parsed")
-	}
-}
-
-func FuzzParseReports(f *testing.F) {
+func FuzzParseDiagnostics(f *testing.F) {
 	f.Add("{\"Action\":\"fail\",\"Package\":\"p\",\"Test\":\"T\"}\n1..2\nok 1\n<testsuite/>")
 	f.Fuzz(func(t *testing.T, s string) {
 		nodes.ParseDiagnostics(s)
-		nodes.ParseTAP(s)
-		nodes.ParseGoTestJSON(s)
-		nodes.ParseJUnit([]byte(s))
 	})
 }

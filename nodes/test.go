@@ -14,6 +14,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -98,7 +99,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	}
 	if len(checks) > 0 {
 		if rep == nil {
-			rep = &TestReport{Format: t.format}
+			rep = &testreport.Report{Format: t.format}
 			checks = append(checks, "the test output holds no report sandgate can read (go test -json, JUnit XML or TAP)")
 		}
 		rep.Problems = append(checks, rep.Problems...)
@@ -111,7 +112,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 // module boundary, test-mode detection in production code, and, for go
 // test -json, declared tests of a reported package that never ran. It is
 // called on the first run's report, before re-runs select tests.
-func (t *Test) harnessChecks(v *changeView, changes []sandbox.Change, rep *TestReport, cmd string) []string {
+func (t *Test) harnessChecks(v *changeView, changes []sandbox.Change, rep *testreport.Report, cmd string) []string {
 	out := moduleBoundaries(v, changes)
 	if !t.allowDetection {
 		out = append(out, detectsTestMode(v, changes)...)
@@ -131,7 +132,7 @@ func (t *Test) exec(ctx context.Context, w *Workspace, in *runtime.Input, cmd []
 // runOnce runs cmd and reads its report. first marks the gate's own run,
 // whose Go packages must each have run a test (re-runs select a few tests
 // on purpose); canaries are the always-failing tests compiled into it.
-func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd []string, log string, canaries []testCanary, first bool) (*TestReport, string, error) {
+func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd []string, log string, canaries []testCanary, first bool) (*testreport.Report, string, error) {
 	if t.report != "" {
 		return t.runWithReport(ctx, w, in, cmd, log)
 	}
@@ -141,10 +142,10 @@ func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd
 	}
 	saveExcerpt(in, log, res)
 	out := string(res.Output)
-	rep, perr := detectReport(t.format, out)
+	rep, perr := testreport.Detect(t.format, out)
 	if res.Dropped > 0 {
 		if perr != nil {
-			rep = &TestReport{Format: t.format}
+			rep = &testreport.Report{Format: t.format}
 		}
 		rep.Problems = append(rep.Problems, fmt.Sprintf("test output exceeded %d MiB (%d more bytes were dropped); cannot verify", testOutputBytes>>20, res.Dropped))
 		return rep, out, nil
@@ -153,7 +154,7 @@ func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd
 		return nil, out, nil
 	}
 	if first && rep.Format == "go-json" {
-		if rep.dropCanaries(canaries) && res.ExitCode == 1 {
+		if rep.DropCanaries(reportCanaries(canaries)) && res.ExitCode == 1 {
 			ok := *res
 			ok.ExitCode = 0 // go test's exit for the canaries' failure
 			res = &ok
@@ -171,7 +172,7 @@ func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd
 // the command wrote, through the harness's own view of the workspace. A
 // report left there before the run, or one that is not a regular file,
 // is not evidence.
-func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Input, cmd []string, log string) (*TestReport, string, error) {
+func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Input, cmd []string, log string) (*testreport.Report, string, error) {
 	rm, err := w.Command(ctx, sandbox.Command{Args: []string{"rm", "-f", "--", t.report}, Timeout: time.Minute})
 	if err != nil {
 		return nil, "", err
@@ -190,7 +191,7 @@ func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Inpu
 	if err != nil {
 		return reportProblem(err.Error() + feedback.TimedOut(res.TimedOut)), out, nil
 	}
-	rep, err := ParseJUnit(data)
+	rep, err := testreport.ParseJUnit(data)
 	if err != nil {
 		return reportProblem(fmt.Sprintf("report %s: %v", t.report, err)), out, nil
 	}
@@ -198,13 +199,13 @@ func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Inpu
 	return rep, out, nil
 }
 
-func reportProblem(msg string) *TestReport {
-	return &TestReport{Format: "junit", Problems: []string{msg}}
+func reportProblem(msg string) *testreport.Report {
+	return &testreport.Report{Format: "junit", Problems: []string{msg}}
 }
 
 // checkExit fails a run whose command failed although its report shows no
 // failure: the exit code is evidence too.
-func checkExit(rep *TestReport, res *sandbox.Result, out string) {
+func checkExit(rep *testreport.Report, res *sandbox.Result, out string) {
 	if res.ExitCode != 0 && rep.Failed == 0 && len(rep.Problems) == 0 {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("the test command exited with %d%s although no test failed:\n%s", res.ExitCode, feedback.TimedOut(res.TimedOut), feedback.Tail(out, 2048)))
 	}
@@ -238,9 +239,9 @@ func saveExcerpt(in *runtime.Input, name string, r *sandbox.Result) {
 // rerunFailures runs only the failing tests again; a test that now
 // reports a pass (in the same package) is flaky, the rest are broken. A
 // re-run that is not clean (unreadable, cut off, a problem) clears nothing.
-func (t *Test) rerunFailures(ctx context.Context, w *Workspace, in *runtime.Input, args []string, rep *TestReport) (*TestReport, []string, error) {
+func (t *Test) rerunFailures(ctx context.Context, w *Workspace, in *runtime.Input, args []string, rep *testreport.Report) (*testreport.Report, []string, error) {
 	still := map[string]bool{}
-	for _, k := range rep.topLevelFailures() {
+	for _, k := range rep.TopLevelFailures() {
 		still[k] = true
 	}
 	for i := 0; i < t.rerun && len(still) > 0; i++ {
@@ -252,7 +253,7 @@ func (t *Test) rerunFailures(ctx context.Context, w *Workspace, in *runtime.Inpu
 			break
 		}
 		for k := range still {
-			if again.passedTop[k] {
+			if again.PassedTop(k) {
 				delete(still, k)
 			}
 		}
@@ -261,7 +262,7 @@ func (t *Test) rerunFailures(ctx context.Context, w *Workspace, in *runtime.Inpu
 	kept := rep.Failures[:0]
 	for _, f := range rep.Failures {
 		top, _, _ := strings.Cut(f.Name, "/")
-		if still[f.Package+"\x00"+top] {
+		if still[testreport.Key(f.Package, top)] {
 			kept = append(kept, f)
 		} else if !strings.Contains(f.Name, "/") {
 			flaky = append(flaky, f.Name)
@@ -286,7 +287,7 @@ func rerunArgs(c command.Command, args []string, still map[string]bool) []string
 func rerunPattern(still map[string]bool) string {
 	set := map[string]bool{}
 	for k := range still {
-		_, name, _ := strings.Cut(k, "\x00")
+		_, name := testreport.SplitKey(k)
 		set[regexp.QuoteMeta(name)] = true
 	}
 	names := make([]string, 0, len(set))
@@ -297,7 +298,7 @@ func rerunPattern(still map[string]bool) string {
 	return "^(" + strings.Join(names, "|") + ")$"
 }
 
-func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Time, rep *TestReport, raw string, flaky []string) (*runtime.Result, error) {
+func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Time, rep *testreport.Report, raw string, flaky []string) (*runtime.Result, error) {
 	res := &runtime.Result{Outputs: map[string]any{"passed": 0, "failed": 0, "skipped": 0, "failures": []string{}, "flaky": flaky}}
 	g := verdict.GateResult{Tests: &verdict.TestCounts{}}
 	switch {
@@ -334,7 +335,7 @@ func firstLine(s string) string {
 	return strings.TrimSuffix(line, ":")
 }
 
-func failureFeedback(rep *TestReport) string {
+func failureFeedback(rep *testreport.Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tests failed: %d passed, %d failed.\n", rep.Passed, rep.Failed)
 	for i, p := range rep.Problems {

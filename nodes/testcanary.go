@@ -18,6 +18,7 @@ import (
 
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -187,21 +188,6 @@ func packagePath(mod, dir string) (string, bool) {
 	return mod + "/" + dir, true
 }
 
-// tally is one top-level test's results over all its runs (-count).
-type tally struct{ pass, fail, skip int }
-
-func (n tally) status() string {
-	switch {
-	case n.pass > 0:
-		return "passed"
-	case n.skip > 0:
-		return "skipped"
-	case n.fail > 0:
-		return "failed"
-	}
-	return "missing (it never ran)"
-}
-
 // canaryVocabulary makes names that read like any test's, so a forger
 // cannot spare the canary by its shape.
 var canaryVocabulary = strings.Fields(`Parse Empty Header Value Limit Order Range Write Read Close Open
@@ -225,31 +211,11 @@ func randomHex() string {
 	return hex.EncodeToString(b)
 }
 
-// dropCanaries checks that every canary of a package that ran failed, and
-// takes the canaries out of the report, so they count neither as failures
-// nor as the package's failure. It reports whether any was dropped.
-func (r *TestReport) dropCanaries(cs []testCanary) bool {
-	dropped := false
-	for _, c := range cs {
-		i := slices.IndexFunc(r.Packages, func(p GoPackage) bool { return p.Path == c.pkg })
-		if i < 0 || r.Packages[i].Result == "" || r.Packages[i].failedBuild != "" {
-			continue // not tested, cut off or not built: reported on its own
-		}
-		p := &r.Packages[i]
-		key := c.pkg + "\x00" + c.name
-		n := r.top[key]
-		if n.fail == 0 || n.pass > 0 || n.skip > 0 {
-			r.Problems = append(r.Problems, fmt.Sprintf("the test binary's report for package %s is forged: the gate's canary test %s, which always fails, was reported %s; none of the package's results is believed",
-				c.pkg, c.name, n.status()))
-			continue
-		}
-		r.Failed, p.Failed = r.Failed-n.fail, p.Failed-n.fail
-		r.Failures = slices.DeleteFunc(r.Failures, func(f TestFailure) bool { return f.Package == c.pkg && f.Name == c.name })
-		delete(r.ranTop, key)
-		if p.Result == "fail" && p.Failed == 0 {
-			p.Result = "pass"
-		}
-		dropped = true
+// reportCanaries names the canaries as the report knows them.
+func reportCanaries(cs []testCanary) []testreport.Canary {
+	out := make([]testreport.Canary, len(cs))
+	for i, c := range cs {
+		out[i] = testreport.Canary{Package: c.pkg, Name: c.name}
 	}
-	return dropped
+	return out
 }

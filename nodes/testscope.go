@@ -18,6 +18,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -131,7 +132,7 @@ var buildTags = regexp.MustCompile(`(^|\s)--?tags(\s|=|$)`)
 // the stream: deselected (an init appending -test.skip), or never run.
 // Only packages that passed or were skipped are checked: a failing one
 // already fails the gate.
-func declaredTests(v *changeView, rep *TestReport, cmd string) []string {
+func declaredTests(v *changeView, rep *testreport.Report, cmd string) []string {
 	mod := moduleOf(v)
 	if mod == "" || selectsTests.MatchString(cmd) {
 		return nil // -run/-skip in the blueprint's own command: a subset is intended
@@ -149,7 +150,7 @@ func declaredTests(v *changeView, rep *TestReport, cmd string) []string {
 		names, probs := testsInDir(v, dir, tags)
 		out = append(out, probs...)
 		for _, n := range names {
-			if !rep.ranTop[p.Path+"\x00"+n] {
+			if !rep.RanTop(testreport.Key(p.Path, n)) {
 				out = append(out, fmt.Sprintf("%s was declared but never ran (package %s): a test with no result is not a pass", n, p.Path))
 			}
 		}

@@ -1,7 +1,6 @@
-package nodes
+package testreport
 
 import (
-	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -9,20 +8,18 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
-	"github.com/sandgate/sandgate/sandbox"
 )
 
-// TestReport is what a test run counted from the runner's own output.
-type TestReport struct {
+// Report is what a test run counted from the runner's own output.
+type Report struct {
 	Format  string
 	Passed  int
 	Failed  int
 	Skipped int
 	// Failures are failing test names with their trimmed output.
-	Failures []TestFailure
+	Failures []Failure
 	// Problems are failures outside any test (build errors, a plan the
 	// output fell short of, a package that ran no test).
 	Problems []string
@@ -38,8 +35,8 @@ type TestReport struct {
 	top map[string]tally
 }
 
-// TestFailure is one failing test.
-type TestFailure struct {
+// Failure is one failing test.
+type Failure struct {
 	// Package is the Go package, for go test -json.
 	Package string
 	Name    string
@@ -47,7 +44,24 @@ type TestFailure struct {
 }
 
 // Total counts the tests that ran.
-func (r *TestReport) Total() int { return r.Passed + r.Failed + r.Skipped }
+func (r *Report) Total() int { return r.Passed + r.Failed + r.Skipped }
+
+// Key names a top-level test of a package, as TopLevelFailures,
+// PassedTop and RanTop take and give it.
+func Key(pkg, test string) string { return pkg + "\x00" + test }
+
+// SplitKey is Key's inverse.
+func SplitKey(key string) (pkg, test string) {
+	pkg, test, _ = strings.Cut(key, "\x00")
+	return pkg, test
+}
+
+// PassedTop reports whether the top-level test key passed (go-json only).
+func (r *Report) PassedTop(key string) bool { return r.passedTop[key] }
+
+// RanTop reports whether the top-level test key started or reported a
+// result (go-json only).
+func (r *Report) RanTop(key string) bool { return r.ranTop[key] }
 
 // ErrNoReport means the output holds no test report this node can read.
 var ErrNoReport = errors.New("no test report in the output")
@@ -74,12 +88,12 @@ type junitText struct {
 }
 
 // ParseJUnit reads a JUnit XML report.
-func ParseJUnit(data []byte) (*TestReport, error) {
+func ParseJUnit(data []byte) (*Report, error) {
 	var root junitSuite
 	if err := xml.Unmarshal(data, &root); err != nil {
 		return nil, fmt.Errorf("junit report does not parse: %w", err)
 	}
-	r := &TestReport{Format: "junit"}
+	r := &Report{Format: "junit"}
 	var walk func(s junitSuite)
 	walk = func(s junitSuite) {
 		for _, c := range s.Cases {
@@ -94,7 +108,7 @@ func ParseJUnit(data []byte) (*TestReport, error) {
 					t = c.Error
 				}
 				r.Failed++
-				r.Failures = append(r.Failures, TestFailure{Name: name, Output: feedback.Tail(strings.TrimSpace(t.Message+"\n"+t.Body), 4096)})
+				r.Failures = append(r.Failures, Failure{Name: name, Output: feedback.Tail(strings.TrimSpace(t.Message+"\n"+t.Body), 4096)})
 			case c.Skipped != nil:
 				r.Skipped++
 			default:
@@ -116,8 +130,8 @@ var (
 
 // ParseTAP reads Test Anything Protocol output. Tests the plan announces
 // but the output lacks count as failed: missing is not passing.
-func ParseTAP(out string) (*TestReport, error) {
-	r := &TestReport{Format: "tap"}
+func ParseTAP(out string) (*Report, error) {
+	r := &Report{Format: "tap"}
 	plan, seen := -1, 0
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.TrimSpace(line)
@@ -138,7 +152,7 @@ func ParseTAP(out string) (*TestReport, error) {
 			r.Passed++
 		default:
 			r.Failed++
-			r.Failures = append(r.Failures, TestFailure{Name: strings.TrimSpace(m[3])})
+			r.Failures = append(r.Failures, Failure{Name: strings.TrimSpace(m[3])})
 		}
 	}
 	if seen == 0 && plan < 0 {
@@ -151,8 +165,8 @@ func ParseTAP(out string) (*TestReport, error) {
 	return r, nil
 }
 
-// detectReport parses output in the named format, or guesses it.
-func detectReport(format, out string) (*TestReport, error) {
+// Detect parses output in the named format, or guesses it.
+func Detect(format, out string) (*Report, error) {
 	switch format {
 	case "go-json":
 		return ParseGoTestJSON(out)
@@ -170,9 +184,9 @@ func detectReport(format, out string) (*TestReport, error) {
 	return ParseTAP(out)
 }
 
-// topLevelFailures lists the distinct "package\x00Test" keys of the
+// TopLevelFailures lists the distinct "package\x00Test" keys of the
 // top-level tests that failed (a failing subtest fails its parent).
-func (r *TestReport) topLevelFailures() []string {
+func (r *Report) TopLevelFailures() []string {
 	set := map[string]bool{}
 	for _, f := range r.Failures {
 		name, _, _ := strings.Cut(f.Name, "/")
@@ -184,49 +198,4 @@ func (r *TestReport) topLevelFailures() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// maxReportBytes caps a report file read by the harness.
-const maxReportBytes = 64 << 20
-
-// readReport reads the report file at path (under /tmp in the box) once
-// the test command has ended. A gate may not write in the workspace it
-// judges, so reports live in the box's scratch space, which only the box
-// sees; they are read with the system's own stat and cat, run by init
-// while the gate holds the box alone and no process of the test command is
-// left (its PID namespace died with it), so nothing can swap the file
-// between the two. It must be a regular file written at or after since.
-func readReport(ctx context.Context, w *Workspace, path string, since time.Time) ([]byte, error) {
-	st, err := w.Command(ctx, sandbox.Command{Args: []string{"stat", "-c", "%F|%Y|%s", "--", path}, Timeout: time.Minute})
-	if err != nil {
-		return nil, err
-	}
-	if st.ExitCode != 0 {
-		return nil, fmt.Errorf("report %s: the test command did not write it", path)
-	}
-	f := strings.Split(strings.TrimSpace(string(st.Output)), "|")
-	if len(f) != 3 || !strings.HasPrefix(f[0], "regular") {
-		return nil, fmt.Errorf("report %s is not a regular file (%s)", path, f[0])
-	}
-	mtime, err1 := strconv.ParseInt(f[1], 10, 64)
-	size, err2 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil {
-		return nil, fmt.Errorf("report %s: unreadable stat output %q", path, st.Output)
-	}
-	// File times come from the kernel's coarse clock; allow it a second.
-	if written := time.Unix(mtime, 0); written.Before(since.Add(-time.Second).Truncate(time.Second)) {
-		return nil, fmt.Errorf("report %s was last written at %s, before this test run started (%s): it is not this run's",
-			path, written.Format(time.RFC3339), since.Format(time.RFC3339))
-	}
-	if size > maxReportBytes {
-		return nil, fmt.Errorf("report %s is larger than %d MiB", path, maxReportBytes>>20)
-	}
-	cat, err := w.Command(ctx, sandbox.Command{Args: []string{"cat", "--", path}, Timeout: time.Minute, OutputBytes: maxReportBytes + 1})
-	if err != nil {
-		return nil, err
-	}
-	if cat.ExitCode != 0 || cat.Dropped > 0 || int64(len(cat.Output)) != size {
-		return nil, fmt.Errorf("report %s changed while it was read", path)
-	}
-	return cat.Output, nil
 }

@@ -1,4 +1,4 @@
-package nodes
+package testreport
 
 import (
 	"encoding/json"
@@ -56,7 +56,7 @@ type goStream struct {
 // ParseGoTestJSON reads `go test -json` output. Every line is read, however
 // long the stream; a test that started but never reported a result counts
 // as failed, and a package whose result never came is a problem.
-func ParseGoTestJSON(out string) (*TestReport, error) {
+func ParseGoTestJSON(out string) (*Report, error) {
 	s := &goStream{pkgs: map[string]*GoPackage{}, tests: map[string]*goTest{}, builds: map[string]*tailBuffer{}}
 	for len(out) > 0 {
 		line := out
@@ -161,8 +161,8 @@ func (s *goStream) testEvent(e goEvent) {
 	}
 }
 
-func (s *goStream) report() *TestReport {
-	r := &TestReport{Format: "go-json", passedTop: map[string]bool{}, ranTop: map[string]bool{}, top: map[string]tally{}}
+func (s *goStream) report() *Report {
+	r := &Report{Format: "go-json", passedTop: map[string]bool{}, ranTop: map[string]bool{}, top: map[string]tally{}}
 	for _, t := range s.testOrder {
 		p := s.pkgs[t.pkg]
 		// A test that started and never reported a result counts as failed.
@@ -179,7 +179,7 @@ func (s *goStream) report() *TestReport {
 			if lost > 0 {
 				out += "\n[sandgate: the test started but never reported a result]"
 			}
-			r.Failures = append(r.Failures, TestFailure{Package: t.pkg, Name: t.name, Output: out})
+			r.Failures = append(r.Failures, Failure{Package: t.pkg, Name: t.name, Output: out})
 		case t.pass > 0 && !strings.Contains(t.name, "/"):
 			r.passedTop[t.pkg+"\x00"+t.name] = true
 		}
@@ -209,7 +209,7 @@ func (s *goStream) report() *TestReport {
 // tests, or claimed "[no test files]" after its test binary ran), unless
 // allow names it. Without this, one package's tests keep the total above
 // zero while another package's tests are silenced.
-func (r *TestReport) CheckPackages(allow []string) {
+func (r *Report) CheckPackages(allow []string) {
 	for _, p := range r.Packages {
 		if p.NoTestFiles || p.Passed+p.Failed > 0 || (p.Result != "pass" && p.Result != "skip") || allowedPackage(allow, p.Path) {
 			continue

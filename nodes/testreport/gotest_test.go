@@ -1,10 +1,10 @@
-package nodes_test
+package testreport_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/sandgate/sandgate/nodes"
+	"github.com/sandgate/sandgate/nodes/testreport"
 )
 
 // ev builds one go test -json line.
@@ -44,7 +44,7 @@ func TestParseGoTestJSONEvidence(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r, err := nodes.ParseGoTestJSON(c.stream)
+			r, err := testreport.ParseGoTestJSON(c.stream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestParseGoTestJSONLongStream(t *testing.T) {
 		b.WriteString(ev("output", "m/a", "TestZ", strings.Repeat("y", 500)+"\n"))
 	}
 	b.WriteString(ev("output", "m/a", "TestZ", "the reason\n") + ev("fail", "m/a", "TestZ", "") + ev("fail", "m/a", "", ""))
-	r, err := nodes.ParseGoTestJSON(b.String())
+	r, err := testreport.ParseGoTestJSON(b.String())
 	if err != nil || r.Passed != 20000 || r.Failed != 1 || len(r.Failures[0].Output) > 5000 || !strings.HasSuffix(r.Failures[0].Output, "the reason\n") {
 		t.Fatalf("%d bytes: %+v %v", b.Len(), r, err)
 	}
