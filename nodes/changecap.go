@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -38,7 +39,7 @@ func (w *Workspace) checkPromotable(changes []sandbox.Change) error {
 	if err := checkChangeSize(changes, w.maxChangeBytes()); err != nil {
 		return err
 	}
-	return checkGitPaths(changes)
+	return gitstore.CheckPaths(changes)
 }
 
 // checkChangeSize fails when the change holds more than max bytes,

@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -106,7 +107,7 @@ func (c *CI) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error
 		v, err = c.github(ctx, in, push, budget)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ci (%s) on %s: %w", c.cfg.Provider, short(push.Commit), err)
+		return nil, fmt.Errorf("ci (%s) on %s: %w", c.cfg.Provider, gitstore.Short(push.Commit), err)
 	}
 	return v.result(in, push, c.what()), nil
 }
@@ -121,7 +122,7 @@ func (c *CI) target(ctx context.Context, in *runtime.Input, w *Workspace) (*Push
 	if err != nil {
 		return nil, err
 	}
-	if !validBranch(branch) {
+	if !gitstore.ValidBranch(branch) {
 		return nil, fmt.Errorf("branch %q is not a branch name", branch)
 	}
 	return w.baseTarget(branch)
@@ -154,7 +155,7 @@ func (c *CI) field(in *runtime.Input, key, decoded string) (string, error) {
 // it is refused: a ci node after the push judges the pushed commit.
 func (w *Workspace) baseTarget(branch string) (*PushedBranch, error) {
 	if _, err := os.Stat(filepath.Join(w.RunDir, "commit.json")); err == nil {
-		return nil, fmt.Errorf("the run has committed on top of its base commit %s, so a verdict on the base would be stale: judge the pushed commit (commit: pushed)", short(w.Base))
+		return nil, fmt.Errorf("the run has committed on top of its base commit %s, so a verdict on the base would be stale: judge the pushed commit (commit: pushed)", gitstore.Short(w.Base))
 	}
 	// Clean-checkout CI snapshots the commit from the promotion
 	// repository, which holds the base from the start.
@@ -195,7 +196,7 @@ func (w *Workspace) pushedTarget(ctx context.Context) (*PushedBranch, error) {
 		return nil, err
 	}
 	if c.Commit != push.Commit {
-		return nil, fmt.Errorf("the run's latest commit %s was not pushed (the last push sent %s): push it before ci, which judges only what was pushed", short(c.Commit), short(push.Commit))
+		return nil, fmt.Errorf("the run's latest commit %s was not pushed (the last push sent %s): push it before ci, which judges only what was pushed", gitstore.Short(c.Commit), gitstore.Short(push.Commit))
 	}
 	changes, err := w.Changes()
 	if err != nil {
@@ -206,7 +207,7 @@ func (w *Workspace) pushedTarget(ctx context.Context) (*PushedBranch, error) {
 		return nil, err
 	}
 	if cand.TreeHash.String() != c.Tree {
-		return nil, fmt.Errorf("the workspace changed after commit %s was pushed: commit and push again, so CI judges the change as it is", short(c.Commit))
+		return nil, fmt.Errorf("the workspace changed after commit %s was pushed: commit and push again, so CI judges the change as it is", gitstore.Short(c.Commit))
 	}
 	return push, nil
 }
@@ -224,11 +225,11 @@ func (v *ciVerdict) result(in *runtime.Input, push *PushedBranch, what string) *
 		return res
 	}
 	res.Outcome = runtime.OutcomeFail
-	res.Reason = fmt.Sprintf("CI %s on %s", strings.ReplaceAll(v.State, "_", " "), short(push.Commit))
+	res.Reason = fmt.Sprintf("CI %s on %s", strings.ReplaceAll(v.State, "_", " "), gitstore.Short(push.Commit))
 	if len(failed) > 0 {
 		res.Reason += ": " + strings.Join(failed, ", ")
 	}
-	head := fmt.Sprintf("CI on %s %s (%s): %s.", what, short(push.Commit), strings.TrimPrefix(push.Ref, "refs/heads/"), v.State)
+	head := fmt.Sprintf("CI on %s %s (%s): %s.", what, gitstore.Short(push.Commit), strings.TrimPrefix(push.Ref, "refs/heads/"), v.State)
 	if len(failed) > 0 {
 		head += "\nFailing: " + strings.Join(failed, ", ") + "."
 	}
@@ -238,14 +239,6 @@ func (v *ciVerdict) result(in *runtime.Input, push *PushedBranch, what string) *
 	res.Reason = in.Redactor.String(res.Reason)
 	res.Feedback = in.Redactor.String(feedback.PlainText(strings.TrimRight(head+"\n\n"+v.Body, "\n")))
 	return res
-}
-
-// short is a commit hash's first 12 characters.
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }
 
 // logTail keeps the last n lines of a log within max bytes, without

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -63,7 +64,7 @@ func (w *Workspace) commitBox(ctx context.Context, commit string) (*sandbox.Box,
 	}
 	lease, err := sandbox.LeaseSnapshot(ctx, filepath.Join(w.RunDir, "promote.git"), commit, w.cacheDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("clean-checkout ci: snapshot of %s: %w", short(commit), err)
+		return nil, nil, fmt.Errorf("clean-checkout ci: snapshot of %s: %w", gitstore.Short(commit), err)
 	}
 	if lease.Commit != commit {
 		lease.Release()

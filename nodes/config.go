@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
+	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -135,7 +136,7 @@ func (c *GitCommitConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
 		ds = append(ds, n.ErrorAt("author", -1, "want \"Name <email>\", got %q: %v", c.Author, err))
 	}
 	// A templated branch is checked once rendered, when the node runs.
-	if b := c.Branch; b != "" && !strings.Contains(b, "${{") && !validBranch(b) {
+	if b := c.Branch; b != "" && !strings.Contains(b, "${{") && !gitstore.ValidBranch(b) {
 		ds = append(ds, n.ErrorAt("branch", -1, "invalid branch name %q", b))
 	}
 	return ds

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -109,17 +110,17 @@ func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 // they do not count; ignored reports how many there were. Over the
 // harness's cap nothing is read (the sizes alone fail the gate), and that
 // cap counts every file the box changed, as promotion does.
-func (d *DiffCap) measure(ctx context.Context, w *Workspace, changes []sandbox.Change) ([]fileSize, int, error) {
+func (d *DiffCap) measure(ctx context.Context, w *Workspace, changes []sandbox.Change) ([]gitstore.FileSize, int, error) {
 	p, err := w.promotion()
 	if err != nil {
 		return nil, 0, err
 	}
 	read := changeBytes(changes) <= w.maxChangeBytes()
-	kept, ignored, err := p.promoted(changes)
+	kept, ignored, err := p.Promoted(changes)
 	if err != nil {
 		return nil, 0, err
 	}
-	var files []fileSize
+	var files []gitstore.FileSize
 	for _, c := range kept {
 		if matchAny(d.exclude, c.Path) {
 			continue
@@ -127,9 +128,9 @@ func (d *DiffCap) measure(ctx context.Context, w *Workspace, changes []sandbox.C
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
 		}
-		f := fileSize{name: c.Path, bytes: c.Size}
+		f := gitstore.FileSize{Name: c.Path, Bytes: c.Size}
 		if read {
-			if f, err = measureFile(p.objs, p.baseTree, c); err != nil {
+			if f, err = p.Measure(c); err != nil {
 				return nil, 0, err
 			}
 		}
@@ -144,11 +145,11 @@ type diffTotal struct {
 	bytes            int64
 }
 
-func diffTotals(files []fileSize) diffTotal {
+func diffTotals(files []gitstore.FileSize) diffTotal {
 	var t diffTotal
 	for _, f := range files {
-		t.add, t.del, t.bytes = t.add+f.add, t.del+f.del, t.bytes+f.bytes
-		if f.binary {
+		t.add, t.del, t.bytes = t.add+f.Add, t.del+f.Del, t.bytes+f.Bytes
+		if f.Binary {
 			t.binary++
 		}
 	}
@@ -171,12 +172,12 @@ func (d *DiffCap) over(t diffTotal, files int) []string {
 }
 
 // diffFeedback tells the agent what is too large and where.
-func diffFeedback(reason string, t diffTotal, files []fileSize) string {
+func diffFeedback(reason string, t diffTotal, files []gitstore.FileSize) string {
 	sort.SliceStable(files, func(i, j int) bool {
-		if files[i].lines() != files[j].lines() {
-			return files[i].lines() > files[j].lines()
+		if files[i].Lines() != files[j].Lines() {
+			return files[i].Lines() > files[j].Lines()
 		}
-		return files[i].bytes > files[j].bytes
+		return files[i].Bytes > files[j].Bytes
 	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "The change is too large: %s (%d lines added, %d deleted, %d binary files, %s). Make a smaller change: edit only what the task needs, prefer exact small edits to rewriting files, and do not add build outputs or binaries.\nLargest files:\n",
@@ -185,10 +186,10 @@ func diffFeedback(reason string, t diffTotal, files []fileSize) string {
 		if i == 5 {
 			break
 		}
-		if f.binary {
-			fmt.Fprintf(&b, "  %s: binary, %s\n", f.name, feedback.HumanBytes(f.bytes))
+		if f.Binary {
+			fmt.Fprintf(&b, "  %s: binary, %s\n", f.Name, feedback.HumanBytes(f.Bytes))
 		} else {
-			fmt.Fprintf(&b, "  %s: +%d -%d (%s)\n", f.name, f.add, f.del, feedback.HumanBytes(f.bytes))
+			fmt.Fprintf(&b, "  %s: +%d -%d (%s)\n", f.Name, f.Add, f.Del, feedback.HumanBytes(f.Bytes))
 		}
 	}
 	return b.String()

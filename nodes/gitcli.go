@@ -1,7 +1,6 @@
 package nodes
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 )
 
 // pushSpec is one push of a commit from the promotion repository.
@@ -40,7 +41,7 @@ func gitPush(ctx context.Context, s pushSpec) (bool, error) {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// A killed group's grandchildren may hold the pipes a moment longer.
 	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr capped
+	var stdout, stderr gitstore.Capped
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
@@ -127,15 +128,4 @@ func remoteSays(stderr string) string {
 		}
 	}
 	return strings.Join(keep, "; ")
-}
-
-// capped keeps the first 64 KiB written to it: a remote cannot make the
-// harness hold an unbounded error message.
-type capped struct{ bytes.Buffer }
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := 64<<10 - c.Len(); room > 0 {
-		c.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/atomicfile"
+	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -46,10 +47,9 @@ func newGitCommit(spec *blueprint.Node) (runtime.Node, error) {
 	return &GitCommit{branch: c.Branch, author: object.Signature{Name: addr.Name, Email: addr.Address}}, nil
 }
 
-// validBranch reports whether git would accept name as a branch.
-func validBranch(name string) bool {
-	return plumbing.NewBranchReferenceName(name).IsBranch() && !strings.ContainsAny(name, " ~^:?*[\\") && !strings.Contains(name, "..")
-}
+// maxIgnoredListed bounds the ignored paths a commit's outputs and
+// commit.json name; the full list is the attempt's ignored.txt.
+const maxIgnoredListed = 100
 
 // committed records the branch and commit a run produced; push and review
 // read it, and it survives a crash.
@@ -104,7 +104,7 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if err != nil {
 		return nil, err
 	}
-	kept, ignored, err := p.promoted(changes)
+	kept, ignored, err := p.Promoted(changes)
 	if err != nil {
 		return nil, err
 	}
@@ -130,15 +130,15 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 // there if any, and records it. When that previous commit already holds
 // the same tree (a resumed run committing again) it is kept, so a push
 // stays a no-op.
-func (g *GitCommit) commitOn(w *Workspace, p *promotion, branch string, changes, kept []sandbox.Change, ignored []string, msg string) (*commitRecord, error) {
-	parent, attempt := p.base, 1
+func (g *GitCommit) commitOn(w *Workspace, p *gitstore.Repo, branch string, changes, kept []sandbox.Change, ignored []string, msg string) (*commitRecord, error) {
+	parent, attempt := p.Base(), 1
 	prev, err := w.lastCommit()
 	if err == nil && prev.Branch == branch {
 		parent, attempt = plumbing.NewHash(prev.Commit), prev.Attempt+1
 	}
 	sig := g.author
 	sig.When = time.Now().UTC().Truncate(time.Second)
-	c, err := p.commit(parent, changes, kept, ignored, commitMessage(msg, attempt), sig)
+	c, err := p.CommitSplit(parent, changes, kept, ignored, commitMessage(msg, attempt), sig)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (g *GitCommit) branchFor(in *runtime.Input, w *Workspace) (string, error) {
 	if branch == "" {
 		branch = "sandgate/" + w.RunID
 	}
-	if !validBranch(branch) {
+	if !gitstore.ValidBranch(branch) {
 		return "", fmt.Errorf("invalid branch name %q", branch)
 	}
 	return branch, nil
@@ -223,12 +223,8 @@ func (g *GitCommit) branchFor(in *runtime.Input, w *Workspace) (string, error) {
 // recordCommit points the branch at the commit in the promotion
 // repository and writes commit.json, which push and review read and which
 // survives a crash.
-func (w *Workspace) recordCommit(p *promotion, rec committed) error {
-	refFile := filepath.Join(p.dir, filepath.FromSlash(plumbing.NewBranchReferenceName(rec.Branch).String()))
-	if err := os.MkdirAll(filepath.Dir(refFile), 0o755); err != nil {
-		return err
-	}
-	if err := atomicfile.Write(refFile, []byte(rec.Commit+"\n")); err != nil {
+func (w *Workspace) recordCommit(p *gitstore.Repo, rec committed) error {
+	if err := p.SetBranch(rec.Branch, rec.Commit); err != nil {
 		return err
 	}
 	b, err := json.Marshal(rec)

@@ -71,7 +71,7 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		}
 	}
 	ref := "refs/heads/" + c.Branch
-	pushed, err := gitPush(ctx, pushSpec{gitDir: p.dir, remote: remoteURL, commit: c.Commit, ref: ref, token: tok})
+	pushed, err := gitPush(ctx, pushSpec{gitDir: p.Dir(), remote: remoteURL, commit: c.Commit, ref: ref, token: tok})
 	if err != nil {
 		msg := fmt.Sprintf("push %s to %s: %v", c.Branch, redactURL(remoteURL), err)
 		if ctx.Err() != nil {

@@ -3,6 +3,7 @@ package nodes
 import (
 	"fmt"
 
+	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -16,7 +17,7 @@ type promotable struct {
 	// commit and p are set when a commit was required: the recorded commit
 	// holds exactly changes, and p is the repository it lives in.
 	commit *committed
-	p      *promotion
+	p      *gitstore.Repo
 }
 
 // startPromotion is the check every promotion node (git_commit, git_push,

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 )
 
 // ApproveAction is what approving a queue entry does, taken from the
@@ -91,7 +93,7 @@ func parseOnApprove(queue string, m map[string]string) (*ApproveAction, error) {
 		return a, err
 	}
 	a.MergeInto, a.Remote = m["merge_into"], m["remote"]
-	if a.MergeInto == "" || !validBranch(a.MergeInto) {
+	if a.MergeInto == "" || !gitstore.ValidBranch(a.MergeInto) {
 		return nil, fmt.Errorf("merge_into: want the branch to land the change on, got %q", a.MergeInto)
 	}
 	if strings.HasPrefix(a.Remote, "-") {

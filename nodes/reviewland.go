@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 )
 
 // land puts the approved commit on its target branch on the remote, from
@@ -20,7 +21,7 @@ import (
 // never drops someone else's commit.
 func (q *ReviewQueue) land(ctx context.Context, e *ReviewEntry, note, by string) (string, error) {
 	a := e.OnApprove
-	if a.Remote == "" || strings.HasPrefix(a.Remote, "-") || !validBranch(a.MergeInto) || !objectID(e.Commit) {
+	if a.Remote == "" || strings.HasPrefix(a.Remote, "-") || !gitstore.ValidBranch(a.MergeInto) || !objectID(e.Commit) {
 		return "", fmt.Errorf("on_approve: nothing to land: remote %q, merge_into %q, commit %q", redactURL(a.Remote), a.MergeInto, e.Commit)
 	}
 	var tok string
@@ -50,7 +51,7 @@ func (q *ReviewQueue) land(ctx context.Context, e *ReviewEntry, note, by string)
 	case "ff":
 		if _, err := g.run("merge-base", "--is-ancestor", old, e.Commit); err != nil {
 			return "", fmt.Errorf("cannot fast-forward %s on %s to %s: %s is at %s, which the reviewed change (based on %s) does not contain; the branch moved since the run, so approve with on_approve method: merge, or run again on the new %s",
-				a.MergeInto, redactURL(a.Remote), short(e.Commit), a.MergeInto, short(old), short(e.Base), a.MergeInto)
+				a.MergeInto, redactURL(a.Remote), gitstore.Short(e.Commit), a.MergeInto, gitstore.Short(old), gitstore.Short(e.Base), a.MergeInto)
 		}
 	case "merge":
 		if tip, err = g.merge(old, e, approvedBy(by, note)); err != nil {
@@ -67,7 +68,7 @@ func (q *ReviewQueue) land(ctx context.Context, e *ReviewEntry, note, by string)
 		if _, summary, found := porcelainRef(out, target); found {
 			why = strings.TrimSuffix(summary+"; "+why, "; ")
 		}
-		return "", fmt.Errorf("push %s to %s on %s (it may have moved meanwhile; approve again): %s", short(tip), a.MergeInto, redactURL(a.Remote), g.redact(why))
+		return "", fmt.Errorf("push %s to %s on %s (it may have moved meanwhile; approve again): %s", gitstore.Short(tip), a.MergeInto, redactURL(a.Remote), g.redact(why))
 	}
 	return tip, nil
 }
@@ -127,14 +128,14 @@ func (g *scratchGit) fetchTarget(target string, e *ReviewEntry) (string, error) 
 	if _, err := g.run("rev-list", "--quiet", "--objects", e.Commit, "--not", "refs/sandgate/target"); err != nil {
 		promote := filepath.Join(e.RunDir, "promote.git", "objects")
 		if fi, serr := os.Stat(promote); serr != nil || !fi.IsDir() {
-			return "", fmt.Errorf("the reviewed commit %s is neither on %s (branch %s) nor in the run's repository %s", short(e.Commit), redactURL(remote), e.Branch, promote)
+			return "", fmt.Errorf("the reviewed commit %s is neither on %s (branch %s) nor in the run's repository %s", gitstore.Short(e.Commit), redactURL(remote), e.Branch, promote)
 		}
 		alt := filepath.Join(g.s.gitDir, "objects", "info", "alternates")
 		if err := os.WriteFile(alt, []byte(promote+"\n"), 0o644); err != nil {
 			return "", err
 		}
 		if out, err := g.run("rev-list", "--quiet", "--objects", e.Commit, "--not", "refs/sandgate/target"); err != nil {
-			return "", fmt.Errorf("the reviewed commit %s is incomplete in the run's repository %s (was its snapshot pruned?): %s", short(e.Commit), promote, out)
+			return "", fmt.Errorf("the reviewed commit %s is incomplete in the run's repository %s (was its snapshot pruned?): %s", gitstore.Short(e.Commit), promote, out)
 		}
 	}
 	return strings.TrimSpace(old), nil
@@ -147,10 +148,10 @@ func (g *scratchGit) merge(old string, e *ReviewEntry, trailer string) (string, 
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var ee interface{ ExitCode() int }
 	if errors.As(err, &ee) && ee.ExitCode() == 1 && len(lines) > 1 {
-		return "", fmt.Errorf("merging %s into %s conflicts in %s; nothing was pushed", short(e.Commit), e.OnApprove.MergeInto, strings.Join(lines[1:], ", "))
+		return "", fmt.Errorf("merging %s into %s conflicts in %s; nothing was pushed", gitstore.Short(e.Commit), e.OnApprove.MergeInto, strings.Join(lines[1:], ", "))
 	}
 	if err != nil {
-		return "", fmt.Errorf("merge %s into %s: %w: %s", short(e.Commit), e.OnApprove.MergeInto, err, out)
+		return "", fmt.Errorf("merge %s into %s: %w: %s", gitstore.Short(e.Commit), e.OnApprove.MergeInto, err, out)
 	}
 	msg := fmt.Sprintf("Merge branch '%s' into %s\n\n%s\n\n%s", e.Branch, e.OnApprove.MergeInto, e.Title, trailer)
 	cmd := []string{"-c", "user.name=sandgate", "-c", "user.email=sandgate@localhost", "commit-tree", lines[0], "-p", old, "-p", e.Commit, "-m", msg}

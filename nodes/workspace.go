@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
+	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -46,7 +46,7 @@ type Workspace struct {
 
 	mu      sync.Mutex
 	verdict verdict.Verdict
-	promo   *promotion
+	promo   *gitstore.Repo
 	// redact removes the harness's credentials from what the built-in
 	// nodes write outside the attempt directory (verdict, review queue).
 	redact *secrets.Redactor
@@ -99,22 +99,11 @@ func (w *Workspace) fingerprint(changes []sandbox.Change) (string, error) {
 		if over || c.Deleted {
 			continue
 		}
-		if err := copyContent(h, c); err != nil {
+		if err := gitstore.CopyContent(h, c); err != nil {
 			return "", err
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// copyContent streams one change's content into dst.
-func copyContent(dst io.Writer, c sandbox.Change) error {
-	r, err := c.Open()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	_, err = io.Copy(dst, r)
-	return err
 }
 
 // workspaceOf fetches the run's workspace from a node's input.

@@ -1,4 +1,4 @@
-package nodes
+package gitstore
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // .git in any spelling a case-folding, NTFS or HFS+ file system treats as
 // .git, at any depth, a .gitmodules that is a link, and submodules that
 // point anywhere but relative URLs.
-func checkGitPaths(changes []sandbox.Change) error {
+func CheckPaths(changes []sandbox.Change) error {
 	var bad []string
 	for _, c := range changes {
 		link := c.Mode&fs.ModeSymlink != 0

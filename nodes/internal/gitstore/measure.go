@@ -1,4 +1,4 @@
-package nodes
+package gitstore
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/utils/diff"
 	"github.com/sergi/go-diff/diffmatchpatch"
 
@@ -22,25 +21,28 @@ const (
 	maxLineDiff = 1 << 20
 )
 
-// fileSize is what one changed file adds to the diff.
-type fileSize struct {
-	name     string
-	add, del int
-	bytes    int64
-	binary   bool
+// FileSize is what one changed file adds to the diff.
+type FileSize struct {
+	Name     string
+	Add, Del int
+	Bytes    int64
+	Binary   bool
 }
 
-func (f fileSize) lines() int { return f.add + f.del }
+// Lines is the lines added plus deleted.
+func (f FileSize) Lines() int { return f.Add + f.Del }
 
 // opener streams one side of a file; nil is an absent side.
 type opener func() (io.ReadCloser, error)
 
-// measureFile sizes one change against its base blob, streaming: a binary
+// Measure sizes one change against its base blob in the base tree,
+// streaming: a binary
 // file counts as a file and its bytes (a line count would call it
 // empty), a text file counts its changed lines. The base blob is found by
 // reading only the trees on the change's path.
-func measureFile(objs *objectStore, base plumbing.Hash, c sandbox.Change) (fileSize, error) {
-	f := fileSize{name: c.Path, bytes: c.Size}
+func (p *Repo) Measure(c sandbox.Change) (FileSize, error) {
+	objs, base := p.objs, p.baseTree
+	f := FileSize{Name: c.Path, Bytes: c.Size}
 	var oldSide, newSide opener
 	var oldSize int64
 	e, ok, err := objs.entry(base, c.Path)
@@ -54,7 +56,7 @@ func measureFile(objs *objectStore, base plumbing.Hash, c sandbox.Change) (fileS
 		}
 	}
 	if c.Deleted {
-		f.bytes = oldSize
+		f.Bytes = oldSize
 	} else {
 		newSide = c.Open
 	}
@@ -63,15 +65,15 @@ func measureFile(objs *objectStore, base plumbing.Hash, c sandbox.Change) (fileS
 		if err != nil {
 			return f, err
 		}
-		f.binary = f.binary || bytes.IndexByte(head, 0) >= 0
+		f.Binary = f.Binary || bytes.IndexByte(head, 0) >= 0
 	}
-	if f.binary {
+	if f.Binary {
 		return f, nil
 	}
 	if oldSize > maxLineDiff || (!c.Deleted && c.Size > maxLineDiff) {
 		var err error
-		if f.del, err = countSideLines(oldSide); err == nil {
-			f.add, err = countSideLines(newSide)
+		if f.Del, err = countSideLines(oldSide); err == nil {
+			f.Add, err = countSideLines(newSide)
 		}
 		return f, err
 	}
@@ -86,9 +88,9 @@ func measureFile(objs *objectStore, base plumbing.Hash, c sandbox.Change) (fileS
 	for _, d := range diff.Do(string(a), string(b)) {
 		switch d.Type {
 		case diffmatchpatch.DiffInsert:
-			f.add += countLines(d.Text)
+			f.Add += countLines(d.Text)
 		case diffmatchpatch.DiffDelete:
-			f.del += countLines(d.Text)
+			f.Del += countLines(d.Text)
 		}
 	}
 	return f, nil

@@ -1,4 +1,4 @@
-package nodes
+package gitstore
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func checkGitmodules(c sandbox.Change) error {
 		return fmt.Errorf(".gitmodules larger than %d bytes", maxGitmodules)
 	}
 	var buf bytes.Buffer
-	if err := copyContent(&buf, c); err != nil {
+	if err := CopyContent(&buf, c); err != nil {
 		return err
 	}
 	section := ""

@@ -1,4 +1,4 @@
-package nodes
+package gitstore
 
 import (
 	"slices"
@@ -23,11 +23,8 @@ func TestAttackIgnoreHostileNames(t *testing.T) {
 		}
 		write(t, dir, files)
 	})
-	p, err := f.w.promotion()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := p.commitChange(p.base, f.changes, "test\n", object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(0, 0).UTC()})
+	p := f.p
+	c, err := p.CommitChange(p.Base(), f.changes, "test\n", object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(0, 0).UTC()})
 	if err != nil {
 		t.Fatal(err)
 	}

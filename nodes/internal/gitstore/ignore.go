@@ -1,4 +1,4 @@
-package nodes
+package gitstore
 
 import (
 	"bytes"
@@ -44,13 +44,9 @@ import (
 // or lets through the wrong file is worse than a slower one. A change
 // with no .gitignore above its new files starts no process at all.
 
-// maxIgnoredListed bounds the ignored paths a commit's outputs and
-// commit.json name; the full list is the attempt's ignored.txt.
-const maxIgnoredListed = 100
-
-// promoted splits a change into what leaves the run and the paths left
+// Promoted splits a change into what leaves the run and the paths left
 // out because git would ignore them (sorted).
-func (p *promotion) promoted(changes []sandbox.Change) ([]sandbox.Change, []string, error) {
+func (p *Repo) Promoted(changes []sandbox.Change) ([]sandbox.Change, []string, error) {
 	s := &ignoreScan{p: p, ignoreFiles: map[string]ignoreSource{}}
 	if _, err := s.walk("", p.baseTree, changeTree(changes)); err != nil {
 		return nil, nil, err
@@ -97,7 +93,7 @@ type ignoreSource struct {
 // ignoreScan finds the new files of a change and the .gitignore files
 // that can apply to them, reading only the base trees on changed paths.
 type ignoreScan struct {
-	p *promotion
+	p *Repo
 	// fresh are the paths the base does not track, in change order.
 	fresh []string
 	// ignoreFiles maps a directory ("" for the root) to its .gitignore.
@@ -202,7 +198,7 @@ func (s *ignoreScan) layIgnoreFile(root, dir string, src ignoreSource) error {
 	}
 	defer f.Close()
 	if src.change != nil {
-		err = copyContent(f, *src.change)
+		err = CopyContent(f, *src.change)
 	} else {
 		err = copyBlob(f, s.p.objs.blobOpener(src.blob))
 	}
@@ -237,7 +233,7 @@ func checkIgnore(ctx context.Context, gitDir, root string, paths []string) (map[
 	}
 	cmd.Stdin = &in
 	var out bytes.Buffer
-	var stderr capped
+	var stderr Capped
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError

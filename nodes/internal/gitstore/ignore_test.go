@@ -1,4 +1,4 @@
-package nodes
+package gitstore
 
 import (
 	"os"
@@ -16,11 +16,12 @@ import (
 )
 
 // ignoreFixture is a base repository (lower), a copy of it the change is
-// made in (merged), the change between them and a workspace promoting it.
+// made in (merged), the change between them and the promotion repository
+// of a run (in runDir) promoting it.
 type ignoreFixture struct {
-	lower, merged string
-	w             *Workspace
-	changes       []sandbox.Change
+	lower, merged, runDir string
+	p                     *Repo
+	changes               []sandbox.Change
 }
 
 // newIgnoreFixture commits base (force are paths added with git add -f,
@@ -56,8 +57,11 @@ func newIgnoreFixture(t testing.TB, base map[string]string, force []string, chan
 		t.Fatal(err)
 	}
 	// The copy's .git is the same as the base's, so it is no change.
-	f.w = &Workspace{Snapshot: f.lower, Base: head, RunDir: t.TempDir(), RunID: "t"}
-	t.Cleanup(func() { f.w.closePromotion() })
+	f.runDir = t.TempDir()
+	if f.p, err = Open(filepath.Join(f.runDir, "promote.git"), f.lower, head, CheckPaths); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.p.Close() })
 	return f
 }
 
@@ -125,12 +129,9 @@ func TestCommitMatchesGitAddAll(t *testing.T) {
 		write(t, dir, map[string]string{"lnk/.gitignore-target/.gitignore": "y.o\n"})
 		os.Chmod(filepath.Join(dir, "exec.sh"), 0o755)
 	})
-	p, err := f.w.promotion()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := f.p
 	sig := object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(0, 0).UTC()}
-	c, err := p.commitChange(p.base, f.changes, "test\n", sig)
+	c, err := p.CommitChange(p.Base(), f.changes, "test\n", sig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,15 +158,12 @@ func TestCommitWithoutIgnoreFiles(t *testing.T) {
 	f := newIgnoreFixture(t, map[string]string{"a.go": "package a\n"}, nil, func(dir string) {
 		write(t, dir, map[string]string{"out.bin": "x", "b/c.go": "package b\n"})
 	})
-	p, err := f.w.promotion()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept, ignored, err := p.promoted(f.changes)
+	p := f.p
+	kept, ignored, err := p.Promoted(f.changes)
 	if err != nil || len(ignored) != 0 || len(kept) != len(f.changes) {
 		t.Fatalf("kept %d of %d, ignored %v (%v)", len(kept), len(f.changes), ignored, err)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(f.w.RunDir, "promote.git")); slices.ContainsFunc(entries, func(e os.DirEntry) bool {
+	if entries, _ := os.ReadDir(filepath.Join(f.runDir, "promote.git")); slices.ContainsFunc(entries, func(e os.DirEntry) bool {
 		return strings.HasPrefix(e.Name(), "ignore-")
 	}) {
 		t.Fatal("a scratch tree was left behind")

@@ -1,4 +1,4 @@
-package nodes
+package gitstore
 
 import (
 	"fmt"
@@ -38,14 +38,11 @@ func BenchmarkCommitIgnored(b *testing.B) {
 		}
 		write(b, dir, files)
 	})
-	p, err := f.w.promotion()
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := f.p
 	sig := object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(0, 0).UTC()}
 	b.Run("commit", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			c, err := p.commitChange(p.base, f.changes, "bench\n", sig)
+			c, err := p.CommitChange(p.Base(), f.changes, "bench\n", sig)
 			if err != nil || len(c.Ignored) != 5000 {
 				b.Fatalf("%v, %d ignored", err, len(c.Ignored))
 			}
@@ -53,7 +50,7 @@ func BenchmarkCommitIgnored(b *testing.B) {
 	})
 	b.Run("match/git", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, ignored, err := p.promoted(f.changes); err != nil || len(ignored) != 5000 {
+			if _, ignored, err := p.Promoted(f.changes); err != nil || len(ignored) != 5000 {
 				b.Fatalf("%v, %d ignored", err, len(ignored))
 			}
 		}

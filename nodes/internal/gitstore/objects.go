@@ -1,4 +1,4 @@
-package nodes
+package gitstore
 
 import (
 	"bufio"
@@ -78,7 +78,7 @@ func (s *objectStore) start() error {
 	if err != nil {
 		return err
 	}
-	var stderr capped
+	var stderr Capped
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start git cat-file: %w", err)
@@ -323,7 +323,7 @@ func gitText(ctx context.Context, gitDir string, args ...string) (string, error)
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + gitDir}, args...)...)
 	cmd.Env = gitEnv()
 	var out bytes.Buffer
-	var stderr capped
+	var stderr Capped
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
