@@ -1,6 +1,9 @@
 package nodes
 
 import (
+	"context"
+
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/nodes/verdict"
 )
@@ -39,3 +42,10 @@ func ParseJUnit(data []byte) (*TestReport, error) { return testreport.ParseJUnit
 
 // ParseTAP is testreport.ParseTAP.
 func ParseTAP(out string) (*TestReport, error) { return testreport.ParseTAP(out) }
+
+// PushedBranch is a branch git_push made on a remote (gitremote.PushedBranch).
+type PushedBranch = gitremote.PushedBranch
+
+// DeleteBranch deletes a pushed branch on its remote (see
+// gitremote.DeleteBranch).
+func DeleteBranch(ctx context.Context, b PushedBranch) error { return gitremote.DeleteBranch(ctx, b) }

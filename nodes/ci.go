@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -114,7 +115,7 @@ func (c *CI) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error
 
 // target is the commit this node judges: the pushed one, or with commit:
 // base the one the run started from.
-func (c *CI) target(ctx context.Context, in *runtime.Input, w *Workspace) (*PushedBranch, error) {
+func (c *CI) target(ctx context.Context, in *runtime.Input, w *Workspace) (*gitremote.PushedBranch, error) {
 	if c.cfg.Commit != "base" {
 		return w.pushedTarget(ctx)
 	}
@@ -153,7 +154,7 @@ func (c *CI) field(in *runtime.Input, key, decoded string) (string, error) {
 // tip of a branch whose CI fails. Once the run has committed, the base is
 // no longer what the run stands on and a verdict on it would be stale, so
 // it is refused: a ci node after the push judges the pushed commit.
-func (w *Workspace) baseTarget(branch string) (*PushedBranch, error) {
+func (w *Workspace) baseTarget(branch string) (*gitremote.PushedBranch, error) {
 	if _, err := os.Stat(filepath.Join(w.RunDir, "commit.json")); err == nil {
 		return nil, fmt.Errorf("the run has committed on top of its base commit %s, so a verdict on the base would be stale: judge the pushed commit (commit: pushed)", gitstore.Short(w.Base))
 	}
@@ -162,7 +163,7 @@ func (w *Workspace) baseTarget(branch string) (*PushedBranch, error) {
 	if _, err := w.promotion(); err != nil {
 		return nil, err
 	}
-	return &PushedBranch{Ref: "refs/heads/" + branch, Commit: w.Base}, nil
+	return &gitremote.PushedBranch{Ref: "refs/heads/" + branch, Commit: w.Base}, nil
 }
 
 // ciBudget is how long the node waits. A node timeout makes the runtime
@@ -179,7 +180,7 @@ func ciBudget(timeout time.Duration) time.Duration {
 // be the latest commit, whose tree must be the workspace's change now.
 // The box is held for the check only, not for the wait: CI can take half
 // an hour, and nothing in the workspace is read after this.
-func (w *Workspace) pushedTarget(ctx context.Context) (*PushedBranch, error) {
+func (w *Workspace) pushedTarget(ctx context.Context) (*gitremote.PushedBranch, error) {
 	if ctx.Value(keyQuiet) == nil {
 		release, err := w.quiet.acquire(ctx, true)
 		if err != nil {
@@ -213,7 +214,7 @@ func (w *Workspace) pushedTarget(ctx context.Context) (*PushedBranch, error) {
 }
 
 // result turns a verdict into the node's result: pass only on success.
-func (v *ciVerdict) result(in *runtime.Input, push *PushedBranch, what string) *runtime.Result {
+func (v *ciVerdict) result(in *runtime.Input, push *gitremote.PushedBranch, what string) *runtime.Result {
 	// Check names and URLs come from CI, where the agent's change can
 	// name jobs: printable text only (see plainText).
 	failed := feedback.PlainTexts(v.Failed)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/internal/ghfake"
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/secrets"
 )
@@ -28,7 +29,7 @@ func ciAttackRun(t *testing.T, gh *ghfake.Server, budget time.Duration, cfg CICo
 	c := &CI{clock: &fakeClock{now: time.Now()}, allowed: []string{gh.API.URL}, cfg: cfg}
 	in := &runtime.Input{Spec: &blueprint.Node{},
 		Redactor: secrets.FromEnv([]string{"SANDGATE_TEST_CI_TOKEN=" + attackToken}, "SANDGATE_TEST_CI_TOKEN")}
-	push := &PushedBranch{Remote: "https://github.com/octo/calc.git", Ref: "refs/heads/fix/add", Commit: pollSHA}
+	push := &gitremote.PushedBranch{Remote: "https://github.com/octo/calc.git", Ref: "refs/heads/fix/add", Commit: pollSHA}
 	v, err := c.github(context.Background(), in, push, budget)
 	if err != nil {
 		t.Fatal(err)

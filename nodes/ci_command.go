@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/runtime"
@@ -23,14 +23,8 @@ import (
 // because of files the commit left out (ignored, generated, or written
 // beside it) fails here, as it would on a CI server.
 
-// checkURL refuses to send the token to url unless it is GitHub's API or
-// under a prefix the operator allowed.
-func (c *CI) checkURL(url string) error {
-	return blueprint.CheckEndpoint(spec("ci").Fields["base_url"], url, c.allowed)
-}
-
 // command runs the CI command on the judged commit.
-func (c *CI) command(ctx context.Context, in *runtime.Input, w *Workspace, push *PushedBranch, budget time.Duration) (*ciVerdict, error) {
+func (c *CI) command(ctx context.Context, in *runtime.Input, w *Workspace, push *gitremote.PushedBranch, budget time.Duration) (*ciVerdict, error) {
 	args, err := c.run.Args(in)
 	if err != nil {
 		return nil, err

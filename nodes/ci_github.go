@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/github"
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -70,14 +72,14 @@ type ghCheck struct {
 }
 
 // github waits for GitHub's verdict on the pushed commit.
-func (c *CI) github(ctx context.Context, in *runtime.Input, push *PushedBranch, budget time.Duration) (*ciVerdict, error) {
+func (c *CI) github(ctx context.Context, in *runtime.Input, push *gitremote.PushedBranch, budget time.Duration) (*ciVerdict, error) {
 	repo, err := c.field(in, "repo", c.cfg.Repo)
 	if err != nil {
 		return nil, err
 	}
 	if repo == "" {
 		if repo = repoFromRemote(push.Remote); repo == "" {
-			return nil, fmt.Errorf("cannot tell owner/name from the remote %s: set repo", redactURL(push.Remote))
+			return nil, fmt.Errorf("cannot tell owner/name from the remote %s: set repo", gitremote.RedactURL(push.Remote))
 		}
 	}
 	if !validRepo(repo) {
@@ -90,15 +92,16 @@ func (c *CI) github(ctx context.Context, in *runtime.Input, push *PushedBranch, 
 	// The loader checked a literal base_url; this checks the rendered one
 	// and holds for blueprints that did not come through the loader,
 	// before any connection.
-	if err := c.checkURL(base); err != nil {
+	if err := github.CheckURL(base, c.allowed); err != nil {
 		return nil, fmt.Errorf("base_url: %w", err)
 	}
 	tok := os.Getenv(c.cfg.TokenEnv)
 	if tok == "" {
 		return nil, fmt.Errorf("provider github: %s is not set in the harness environment", c.cfg.TokenEnv)
 	}
-	g := &ghAPI{base: strings.TrimRight(base, "/"), repo: repo, token: tok, clock: c.clock, check: c.checkURL,
-		deadline: c.clock.Now().Add(budget)}
+	deadline := c.clock.Now().Add(budget)
+	g := &ghAPI{repo: repo, clock: c.clock, deadline: deadline, client: &github.Client{Base: strings.TrimRight(base, "/"),
+		Allowed: c.allowed, Token: func() (string, error) { return tok, nil }, Deadline: deadline, MaxBody: 16 << 20}}
 	p := &ghPoll{api: g, sha: push.Commit, branch: strings.TrimPrefix(push.Ref, "refs/heads/"), checks: c.cfg.Checks,
 		poll: c.cfg.Poll, logLines: c.cfg.LogLines, redact: in.Redactor.String}
 	return p.wait(ctx)

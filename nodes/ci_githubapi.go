@@ -5,22 +5,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sandgate/sandgate/nodes/internal/github"
 )
 
-// ghAPI is the slice of GitHub's REST API the ci node reads, with the
-// token sent only to base_url (or where the operator allowed) and every
-// request bounded by the node's budget.
+// ghAPI is the slice of GitHub's REST API the ci node reads, through a
+// client that sends the token only to base_url (or where the operator
+// allowed) and bounds every request by the node's budget (deadline).
 type ghAPI struct {
-	base, repo, token string
-	clock             ciClock
-	// check refuses a URL the token may not go to (CheckEndpoint).
-	check    func(string) error
+	client   *github.Client
+	repo     string
+	clock    ciClock
 	deadline time.Time
 }
 
@@ -46,42 +46,18 @@ func (g *ghAPI) sleep(ctx context.Context, d time.Duration) error {
 	return g.clock.Sleep(ctx, min(d, left))
 }
 
-// rateLimited reads GitHub's rate-limit answers: Retry-After on a 429 or
-// 403, x-ratelimit-remaining: 0 with x-ratelimit-reset (epoch seconds),
-// or a bare 429 or a 403 whose body names a (secondary) rate limit, for
-// which GitHub says to wait at least a minute. The ci and review nodes
-// share it.
-func rateLimited(status int, h http.Header, body []byte, now time.Time) (time.Duration, bool) {
-	if status != http.StatusForbidden && status != http.StatusTooManyRequests {
-		return 0, false
-	}
-	if s, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After"))); err == nil && s >= 0 {
-		return max(time.Duration(s)*time.Second, time.Second), true
-	}
-	if h.Get("X-Ratelimit-Remaining") == "0" {
-		if reset, err := strconv.ParseInt(h.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
-			// A second more: the reset time is whole seconds.
-			return max(time.Unix(reset, 0).Sub(now)+time.Second, time.Second), true
-		}
-		return time.Minute, true
-	}
-	if status == http.StatusTooManyRequests || strings.Contains(strings.ToLower(string(body)), "rate limit") {
-		return time.Minute, true
-	}
-	return 0, false
-}
-
 // get reads one API path as JSON into out, waiting out rate limits.
 func (g *ghAPI) get(ctx context.Context, path string, out any) error {
 	for {
 		if !g.clock.Now().Before(g.deadline) {
 			return errCITimedOut
 		}
-		status, h, body, err := g.do(ctx, g.base+path)
+		r, err := g.do(ctx, path)
 		if err != nil {
 			return err
 		}
-		if wait, ok := rateLimited(status, h, body, g.clock.Now()); ok {
+		status, body := r.Status, r.Body
+		if wait, ok := github.RateLimited(status, r.Header, body, g.clock.Now()); ok {
 			if err := g.sleep(ctx, wait); err != nil {
 				return err
 			}
@@ -104,53 +80,21 @@ func (g *ghAPI) get(ctx context.Context, path string, out any) error {
 	}
 }
 
-// do sends one authenticated GET; redirects are followed only to URLs
-// the token may go to.
-func (g *ghAPI) do(ctx context.Context, u string) (int, http.Header, []byte, error) {
-	if err := g.check(u); err != nil {
-		return 0, nil, nil, err
-	}
-	rctx, cancel := context.WithDeadline(ctx, g.deadline)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	g.authorize(req)
-	client := &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return g.check(req.URL.String())
-	}}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, nil, nil, g.netError(ctx, rctx, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return 0, nil, nil, g.netError(ctx, rctx, err)
-	}
-	return resp.StatusCode, resp.Header, body, nil
-}
-
-func (g *ghAPI) authorize(req *http.Request) {
-	req.Header.Set("Authorization", "Bearer "+g.token)
-	req.Header.Set("Accept", "application/vnd.github+json")
-	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
-}
-
-// netError classifies a failed request: the run canceled, the budget
-// spent, or a network fault worth another poll.
-func (g *ghAPI) netError(ctx, rctx context.Context, err error) error {
+// do sends one authenticated GET. A request that gets no answer is
+// the run's cancellation, the budget spent, or a network fault worth
+// another poll.
+func (g *ghAPI) do(ctx context.Context, path string) (*github.Reply, error) {
+	r, err := g.client.Do(ctx, http.MethodGet, path, nil)
+	var ne *github.NetError
 	switch {
+	case !errors.As(err, &ne):
+		return r, err
 	case ctx.Err() != nil:
-		return ctx.Err()
-	case rctx.Err() != nil:
-		return errCITimedOut
+		return nil, ctx.Err()
+	case ne.Deadline:
+		return nil, errCITimedOut
 	}
-	return fmt.Errorf("%w: %v", errTransient, err)
+	return nil, fmt.Errorf("%w: %v", errTransient, ne.Err)
 }
 
 // requiredChecks reads the branch protection's required checks, and for
@@ -318,78 +262,7 @@ func (g *ghAPI) statuses(ctx context.Context, sha string) ([]*ghCheck, error) {
 	return checks, nil
 }
 
-// jobLog reads the tail of an Actions job's log. GitHub answers with a
-// redirect to short-lived storage on another host; that request is made
-// anew without the token, whatever host it names.
+// jobLog reads the tail of an Actions job's log (see github.Client.JobLog).
 func (g *ghAPI) jobLog(ctx context.Context, id int64) (string, error) {
-	u := fmt.Sprintf("%s/repos/%s/actions/jobs/%d/logs", g.base, g.repo, id)
-	if err := g.check(u); err != nil {
-		return "", err
-	}
-	rctx, cancel := context.WithDeadline(ctx, g.deadline)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
-	if err != nil {
-		return "", err
-	}
-	g.authorize(req)
-	stop := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := stop.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return readTail(resp.Body), nil
-	case http.StatusFound, http.StatusMovedPermanently, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
-	default:
-		return "", fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	loc, err := resp.Location()
-	if err != nil || (loc.Scheme != "https" && loc.Scheme != "http") {
-		return "", fmt.Errorf("the log redirect names no http(s) URL")
-	}
-	return fetchPlain(rctx, loc.String())
-}
-
-// fetchPlain GETs a URL with no credential at all: a fresh request, so no
-// header of the API request can follow it.
-func fetchPlain(ctx context.Context, u string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := (&http.Client{}).Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("log download: HTTP %d", resp.StatusCode)
-	}
-	return readTail(resp.Body), nil
-}
-
-// readTail reads up to 64 MiB and keeps the last 256 KiB: a log's
-// failure is at its end, and only a few lines of it reach the feedback.
-func readTail(r io.Reader) string {
-	const keep = 256 << 10
-	var b []byte
-	buf := make([]byte, 64<<10)
-	lr := io.LimitReader(r, 64<<20)
-	for {
-		n, err := lr.Read(buf)
-		b = append(b, buf[:n]...)
-		if len(b) > 2*keep {
-			b = b[:copy(b, b[len(b)-keep:])]
-		}
-		if err != nil {
-			break
-		}
-	}
-	if len(b) > keep {
-		b = b[len(b)-keep:]
-	}
-	return string(b)
+	return g.client.JobLog(ctx, fmt.Sprintf("/repos/%s/actions/jobs/%d/logs", g.repo, id))
 }

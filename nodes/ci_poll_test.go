@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/internal/ghfake"
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -54,7 +55,7 @@ func pollCI(t *testing.T, gh *ghfake.Server, budget time.Duration, checks ...str
 	clock := &fakeClock{now: time.Now()}
 	c := &CI{clock: clock, allowed: []string{gh.API.URL}, cfg: CIConfig{Provider: "github", Checks: checks, LogLines: 80,
 		Poll: 10 * time.Second, BaseURL: gh.API.URL, TokenEnv: "SANDGATE_TEST_CI_TOKEN"}}
-	push := &PushedBranch{Remote: "https://github.com/octo/calc.git", Ref: "refs/heads/fix/add", Commit: pollSHA}
+	push := &gitremote.PushedBranch{Remote: "https://github.com/octo/calc.git", Ref: "refs/heads/fix/add", Commit: pollSHA}
 	v, err := c.github(context.Background(), literalIn, push, budget)
 	return v, clock, err
 }
@@ -168,7 +169,7 @@ func TestCIStopsWhenCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.github(ctx, literalIn, &PushedBranch{Ref: "refs/heads/x", Commit: pollSHA}, time.Hour)
+		_, err := c.github(ctx, literalIn, &gitremote.PushedBranch{Ref: "refs/heads/x", Commit: pollSHA}, time.Hour)
 		done <- err
 	}()
 	for len(gh.Requests()) < 2 { // it polled once and sleeps for an hour
@@ -187,7 +188,7 @@ func TestCIRefusesUnallowedBaseURL(t *testing.T) {
 	defer gh.Close()
 	t.Setenv("SANDGATE_TEST_CI_TOKEN", "tok")
 	c := &CI{clock: realClock{}, cfg: CIConfig{Provider: "github", Poll: time.Second, BaseURL: gh.API.URL, TokenEnv: "SANDGATE_TEST_CI_TOKEN", Repo: "octo/calc"}}
-	_, err := c.github(context.Background(), literalIn, &PushedBranch{Ref: "refs/heads/x", Commit: pollSHA}, time.Minute)
+	_, err := c.github(context.Background(), literalIn, &gitremote.PushedBranch{Ref: "refs/heads/x", Commit: pollSHA}, time.Minute)
 	if err == nil || !strings.Contains(err.Error(), "--allow-endpoint") || len(gh.Requests()) != 0 {
 		t.Fatalf("err %v after %d requests", err, len(gh.Requests()))
 	}

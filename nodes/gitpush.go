@@ -3,11 +3,11 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -63,7 +63,7 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	if g.tokenEnv != "" {
 		// The loader checked a literal remote; this checks the rendered
 		// one, before git starts.
-		if err := blueprint.CheckEndpoint(spec("git_push").Fields["remote"], remoteURL, g.allowed); err != nil {
+		if err := gitremote.CheckRemote(remoteURL, g.allowed); err != nil {
 			return nil, fmt.Errorf("remote (token_env %s): %w", g.tokenEnv, err)
 		}
 		if tok = os.Getenv(g.tokenEnv); tok == "" {
@@ -71,9 +71,9 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		}
 	}
 	ref := "refs/heads/" + c.Branch
-	pushed, err := gitPush(ctx, pushSpec{gitDir: p.Dir(), remote: remoteURL, commit: c.Commit, ref: ref, token: tok})
+	pushed, err := gitremote.Push(ctx, gitremote.Spec{GitDir: p.Dir(), Remote: remoteURL, Commit: c.Commit, Ref: ref, Token: tok})
 	if err != nil {
-		msg := fmt.Sprintf("push %s to %s: %v", c.Branch, redactURL(remoteURL), err)
+		msg := fmt.Sprintf("push %s to %s: %v", c.Branch, gitremote.RedactURL(remoteURL), err)
 		if ctx.Err() != nil {
 			// The runtime names a node timeout itself; this covers a
 			// canceled run.
@@ -84,23 +84,11 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		}
 		return nil, fmt.Errorf("%s", msg)
 	}
-	rec := PushedBranch{Remote: remoteURL, Ref: ref, Commit: c.Commit, TokenEnv: g.tokenEnv}
+	rec := gitremote.PushedBranch{Remote: remoteURL, Ref: ref, Commit: c.Commit, TokenEnv: g.tokenEnv}
 	// A ci node judges exactly this commit, also after a crash.
 	if err := w.recordPush(rec); err != nil {
 		return nil, fmt.Errorf("record the push: %w", err)
 	}
 	w.notePush(rec, g.deleteOnReject)
-	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"ref": ref, "pushed": pushed, "remote": redactURL(remoteURL)}}, nil
-}
-
-// redactURL hides a password written into a remote URL.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"ref": ref, "pushed": pushed, "remote": gitremote.RedactURL(remoteURL)}}, nil
 }

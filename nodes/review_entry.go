@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 )
 
 // Review queue entry states.
@@ -48,7 +50,7 @@ type ReviewEntry struct {
 	// DeleteOnReject are branches a git_push node with delete_on_reject
 	// pushed; rejecting the entry deletes them on their remotes, unless
 	// the run waits for the decision (Waiting).
-	DeleteOnReject []PushedBranch `json:"delete_on_reject,omitempty"`
+	DeleteOnReject []gitremote.PushedBranch `json:"delete_on_reject,omitempty"`
 	// Updated is when a later commit of the same run replaced the one
 	// under review (the run was sent back and pushed again).
 	Updated time.Time `json:"updated,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/nodes/internal/github"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -73,7 +74,7 @@ func (r *Review) awaitGitHub(ctx context.Context, h *handed) (*runtime.Result, e
 
 // pollReviews asks GitHub once; a nil result means no decision yet, and
 // pause is how long a rate limit asks to wait.
-func (r *Review) pollReviews(ctx context.Context, gh *gitHub, h *handed) (*runtime.Result, time.Duration, error) {
+func (r *Review) pollReviews(ctx context.Context, gh *github.Client, h *handed) (*runtime.Result, time.Duration, error) {
 	var reviews []ghReview
 	if pause, err := ghList(ctx, gh, fmt.Sprintf("/repos/%s/pulls/%d/reviews", r.repo, h.pr.Number), &reviews); pause > 0 || err != nil {
 		return nil, pause, err
@@ -179,27 +180,27 @@ func lineOf(line, orig *int) int {
 // ghList reads every page (100 items each, up to 10 pages) of a GitHub
 // list into out. A rate-limited answer returns the pause GitHub asks for;
 // a network error or a 5xx is transient.
-func ghList[T any](ctx context.Context, gh *gitHub, path string, out *[]T) (time.Duration, error) {
+func ghList[T any](ctx context.Context, gh *github.Client, path string, out *[]T) (time.Duration, error) {
 	*out = nil
 	for page := 1; page <= 10; page++ {
-		r, err := gh.call(ctx, http.MethodGet, fmt.Sprintf("%s?per_page=100&page=%d", path, page), nil)
+		r, err := gh.Do(ctx, http.MethodGet, fmt.Sprintf("%s?per_page=100&page=%d", path, page), nil)
 		if err != nil {
 			if ctx.Err() != nil {
 				return 0, ctx.Err()
 			}
 			return 0, ghWaitTransient{fmt.Errorf("GET %s: %w", path, err)}
 		}
-		if pause, ok := rateLimited(r.status, r.header, r.body, time.Now()); ok {
+		if pause, ok := github.RateLimited(r.Status, r.Header, r.Body, time.Now()); ok {
 			return pause, nil
 		}
 		var items []T
 		switch {
-		case r.status >= 500:
-			return 0, ghWaitTransient{fmt.Errorf("GET %s: %d %s", path, r.status, http.StatusText(r.status))}
-		case r.status != http.StatusOK || json.Unmarshal(r.body, &items) != nil:
-			var e apiError
-			_ = json.Unmarshal(r.body, &e)
-			return 0, fmt.Errorf("GET %s: %d %s: %s", path, r.status, http.StatusText(r.status), e.String())
+		case r.Status >= 500:
+			return 0, ghWaitTransient{fmt.Errorf("GET %s: %d %s", path, r.Status, http.StatusText(r.Status))}
+		case r.Status != http.StatusOK || json.Unmarshal(r.Body, &items) != nil:
+			var e github.APIError
+			_ = json.Unmarshal(r.Body, &e)
+			return 0, fmt.Errorf("GET %s: %d %s: %s", path, r.Status, http.StatusText(r.Status), e.String())
 		}
 		*out = append(*out, items...)
 		if len(items) < 100 {

@@ -1,118 +1,27 @@
 package nodes
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
-	"time"
 
-	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/github"
 )
-
-// gitHub talks to GitHub's API (or an Enterprise server's) with a token
-// that goes only to GitHub or under a prefix the operator allowed, on the
-// first request and on every redirect.
-type gitHub struct {
-	baseURL, tokenEnv string
-	allowed           []string
-}
-
-// apiError is GitHub's error payload.
-type apiError struct {
-	Message string `json:"message"`
-	Errors  []struct {
-		Message string `json:"message"`
-	} `json:"errors"`
-}
-
-func (e apiError) String() string {
-	msg := e.Message
-	for _, x := range e.Errors {
-		msg += "; " + x.Message
-	}
-	return msg
-}
-
-// ghReply is one answer from GitHub.
-type ghReply struct {
-	status int
-	body   []byte
-	header http.Header
-}
-
-// do sends payload as JSON to path under the base URL (or to url itself
-// when path starts with http) and returns the status and body.
-func (g *gitHub) do(ctx context.Context, method, path string, payload any) (int, []byte, error) {
-	r, err := g.call(ctx, method, path, payload)
-	if err != nil {
-		return 0, nil, err
-	}
-	return r.status, r.body, nil
-}
-
-// call is do with the answer's headers; a nil payload sends no body.
-func (g *gitHub) call(ctx context.Context, method, path string, payload any) (*ghReply, error) {
-	target, checked := path, path
-	if !strings.HasPrefix(path, "http") {
-		target, checked = strings.TrimRight(g.baseURL, "/")+path, g.baseURL
-	}
-	// The loader checked a blueprint's base_url; this holds for nodes that
-	// did not come through it and for a queue entry someone edited,
-	// before any connection.
-	for _, u := range []string{checked, target} {
-		if err := checkGitHubURL(u, g.allowed); err != nil {
-			return nil, fmt.Errorf("review base_url: %w", err)
-		}
-	}
-	tok := os.Getenv(g.tokenEnv)
-	if tok == "" {
-		return nil, fmt.Errorf("review queue github: %s is not set in this environment", g.tokenEnv)
-	}
-	var body io.Reader
-	if payload != nil {
-		b, _ := json.Marshal(payload)
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, body)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Accept", "application/vnd.github+json")
-	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
-	if payload != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	client := &http.Client{Timeout: 60 * time.Second, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		return checkRedirect(req, via, g.allowed)
-	}}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return &ghReply{status: resp.StatusCode, body: data, header: resp.Header}, err
-}
 
 // ghPull is the part of GitHub's pull request payload the node reads.
 type ghPull struct {
-	apiError
+	github.APIError
 	HTMLURL string `json:"html_url"`
 	Number  int    `json:"number"`
 	NodeID  string `json:"node_id"`
 	Draft   bool   `json:"draft"`
 }
 
-func (r *Review) gitHub() *gitHub {
-	return &gitHub{baseURL: r.baseURL, tokenEnv: r.tokenEnv, allowed: r.allowed}
+func (r *Review) gitHub() *github.Client {
+	return github.FromEnv(r.baseURL, r.tokenEnv, r.allowed)
 }
 
 // pullRequest opens the pull request, as a draft when approving is to mark
@@ -128,21 +37,21 @@ func (r *Review) pullRequest(ctx context.Context, c *committed, title, body stri
 	}
 	draft := r.onApprove != nil && r.onApprove.GitHub == "ready"
 	payload := map[string]any{"title": title, "head": c.Branch, "base": r.base, "body": body, "draft": draft}
-	status, data, err := gh.do(ctx, http.MethodPost, "/repos/"+r.repo+"/pulls", payload)
+	status, data, err := send(ctx, gh, http.MethodPost, "/repos/"+r.repo+"/pulls", payload)
 	if err != nil {
 		return nil, fmt.Errorf("create pull request: %w", err)
 	}
 	var out ghPull
 	_ = json.Unmarshal(data, &out)
-	if status == http.StatusUnprocessableEntity && strings.Contains(out.apiError.String(), "already exists") {
+	if status == http.StatusUnprocessableEntity && strings.Contains(out.APIError.String(), "already exists") {
 		pr, err := r.findPullRequest(ctx, gh, c.Branch)
 		if err == nil && pr == nil {
-			err = fmt.Errorf("GitHub says %q, yet lists no open pull request from %s", out.apiError.String(), c.Branch)
+			err = fmt.Errorf("GitHub says %q, yet lists no open pull request from %s", out.APIError.String(), c.Branch)
 		}
 		return r.updatePullRequest(ctx, gh, pr, title, body, err)
 	}
 	if status != http.StatusCreated {
-		return nil, fmt.Errorf("create pull request: %d %s: %s", status, http.StatusText(status), out.apiError.String())
+		return nil, fmt.Errorf("create pull request: %d %s: %s", status, http.StatusText(status), out.APIError.String())
 	}
 	return r.recordPull(out, draft), nil
 }
@@ -153,16 +62,16 @@ func (r *Review) recordPull(p ghPull, draft bool) *PullRequest {
 
 // findPullRequest is the open pull request from branch (in the same
 // repository) into the base branch; nil when there is none.
-func (r *Review) findPullRequest(ctx context.Context, gh *gitHub, branch string) (*PullRequest, error) {
+func (r *Review) findPullRequest(ctx context.Context, gh *github.Client, branch string) (*PullRequest, error) {
 	owner, _, _ := strings.Cut(r.repo, "/")
 	q := url.Values{"head": {owner + ":" + branch}, "base": {r.base}, "state": {"open"}}
-	status, data, err := gh.do(ctx, http.MethodGet, "/repos/"+r.repo+"/pulls?"+q.Encode(), nil)
+	status, data, err := send(ctx, gh, http.MethodGet, "/repos/"+r.repo+"/pulls?"+q.Encode(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("find the pull request from %s: %w", branch, err)
 	}
 	var pulls []ghPull
 	if status != http.StatusOK || json.Unmarshal(data, &pulls) != nil {
-		var e apiError
+		var e github.APIError
 		_ = json.Unmarshal(data, &e)
 		return nil, fmt.Errorf("find the pull request from %s: %d %s: %s", branch, status, http.StatusText(status), e.String())
 	}
@@ -174,17 +83,17 @@ func (r *Review) findPullRequest(ctx context.Context, gh *gitHub, branch string)
 
 // updatePullRequest gives the run's pull request the new commit's title
 // and body; GitHub shows the new commits already (they were pushed).
-func (r *Review) updatePullRequest(ctx context.Context, gh *gitHub, pr *PullRequest, title, body string, err error) (*PullRequest, error) {
+func (r *Review) updatePullRequest(ctx context.Context, gh *github.Client, pr *PullRequest, title, body string, err error) (*PullRequest, error) {
 	if err != nil {
 		return nil, err
 	}
 	path := fmt.Sprintf("/repos/%s/pulls/%d", r.repo, pr.Number)
-	status, data, err := gh.do(ctx, http.MethodPatch, path, map[string]any{"title": title, "body": body})
+	status, data, err := send(ctx, gh, http.MethodPatch, path, map[string]any{"title": title, "body": body})
 	if err != nil {
 		return nil, fmt.Errorf("update pull request #%d: %w", pr.Number, err)
 	}
 	if status != http.StatusOK {
-		var e apiError
+		var e github.APIError
 		_ = json.Unmarshal(data, &e)
 		return nil, fmt.Errorf("update pull request #%d: %d %s: %s", pr.Number, status, http.StatusText(status), e.String())
 	}
@@ -203,13 +112,13 @@ func (q *ReviewQueue) approvePullRequest(ctx context.Context, e *ReviewEntry, no
 		return "", err
 	}
 	what := fmt.Sprintf("%s pull request %s#%d", e.OnApprove.GitHub, pr.Repo, pr.Number)
-	gh := &gitHub{baseURL: pr.BaseURL, tokenEnv: pr.TokenEnv, allowed: q.AllowEndpoints}
-	status, data, err := gh.do(ctx, method, url, payload)
+	gh := github.FromEnv(pr.BaseURL, pr.TokenEnv, q.AllowEndpoints)
+	status, data, err := send(ctx, gh, method, url, payload)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", what, err)
 	}
 	var out struct {
-		apiError
+		github.APIError
 		SHA    string `json:"sha"`
 		Merged bool   `json:"merged"`
 		Data   *struct {
@@ -223,7 +132,7 @@ func (q *ReviewQueue) approvePullRequest(ctx context.Context, e *ReviewEntry, no
 	_ = json.Unmarshal(data, &out)
 	switch {
 	case status < 200 || status > 299:
-		return "", fmt.Errorf("%s: %d %s: %s", what, status, http.StatusText(status), out.apiError.String())
+		return "", fmt.Errorf("%s: %d %s: %s", what, status, http.StatusText(status), out.APIError.String())
 	case e.OnApprove.GitHub == "merge" && !out.Merged:
 		return "", fmt.Errorf("%s: not merged: %s", what, out.Message)
 	case e.OnApprove.GitHub == "ready" && (out.Data == nil || out.Data.Mark == nil || out.Data.Mark.PullRequest.IsDraft):
@@ -288,21 +197,11 @@ func graphQLErrors(data []byte) string {
 	return strings.Join(msgs, "; ")
 }
 
-// checkGitHubURL refuses to send the token to url unless it is GitHub's
-// API or under a prefix the operator allowed.
-func checkGitHubURL(url string, allowed []string) error {
-	return blueprint.CheckEndpoint(spec("review").Fields["base_url"], url, allowed)
-}
-
-// checkRedirect follows a redirect only to a URL the token may go to: Go
-// drops the Authorization header only on a redirect to another domain, not
-// to a subdomain, another port or another path.
-func checkRedirect(req *http.Request, via []*http.Request, allowed []string) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
+// send is one request to GitHub: the answer's status and body.
+func send(ctx context.Context, gh *github.Client, method, path string, payload any) (int, []byte, error) {
+	r, err := gh.Do(ctx, method, path, payload)
+	if err != nil {
+		return 0, nil, err
 	}
-	if err := checkGitHubURL(req.URL.String(), allowed); err != nil {
-		return fmt.Errorf("redirect: %w", err)
-	}
-	return nil
+	return r.Status, r.Body, nil
 }

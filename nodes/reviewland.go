@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 )
 
@@ -22,13 +22,13 @@ import (
 func (q *ReviewQueue) land(ctx context.Context, e *ReviewEntry, note, by string) (string, error) {
 	a := e.OnApprove
 	if a.Remote == "" || strings.HasPrefix(a.Remote, "-") || !gitstore.ValidBranch(a.MergeInto) || !objectID(e.Commit) {
-		return "", fmt.Errorf("on_approve: nothing to land: remote %q, merge_into %q, commit %q", redactURL(a.Remote), a.MergeInto, e.Commit)
+		return "", fmt.Errorf("on_approve: nothing to land: remote %q, merge_into %q, commit %q", gitremote.RedactURL(a.Remote), a.MergeInto, e.Commit)
 	}
 	var tok string
 	if a.TokenEnv != "" {
 		// Checked again here: the entry is a file anyone with the queue
 		// directory could edit.
-		if err := blueprint.CheckEndpoint(spec("git_push").Fields["remote"], a.Remote, q.AllowEndpoints); err != nil {
+		if err := gitremote.CheckRemote(a.Remote, q.AllowEndpoints); err != nil {
 			return "", fmt.Errorf("on_approve remote (token_env %s): %w", a.TokenEnv, err)
 		}
 		if tok = os.Getenv(a.TokenEnv); tok == "" {
@@ -40,7 +40,7 @@ func (q *ReviewQueue) land(ctx context.Context, e *ReviewEntry, note, by string)
 		return "", err
 	}
 	defer os.RemoveAll(gitDir)
-	g := &scratchGit{ctx: ctx, s: pushSpec{gitDir: gitDir, remote: a.Remote, token: tok}}
+	g := &scratchGit{ctx: ctx, s: gitremote.Spec{GitDir: gitDir, Remote: a.Remote, Token: tok}}
 	target := "refs/heads/" + a.MergeInto
 	old, err := g.fetchTarget(target, e)
 	if err != nil {
@@ -51,7 +51,7 @@ func (q *ReviewQueue) land(ctx context.Context, e *ReviewEntry, note, by string)
 	case "ff":
 		if _, err := g.run("merge-base", "--is-ancestor", old, e.Commit); err != nil {
 			return "", fmt.Errorf("cannot fast-forward %s on %s to %s: %s is at %s, which the reviewed change (based on %s) does not contain; the branch moved since the run, so approve with on_approve method: merge, or run again on the new %s",
-				a.MergeInto, redactURL(a.Remote), gitstore.Short(e.Commit), a.MergeInto, gitstore.Short(old), gitstore.Short(e.Base), a.MergeInto)
+				a.MergeInto, gitremote.RedactURL(a.Remote), gitstore.Short(e.Commit), a.MergeInto, gitstore.Short(old), gitstore.Short(e.Base), a.MergeInto)
 		}
 	case "merge":
 		if tip, err = g.merge(old, e, approvedBy(by, note)); err != nil {
@@ -64,11 +64,11 @@ func (q *ReviewQueue) land(ctx context.Context, e *ReviewEntry, note, by string)
 		return tip, nil // already there
 	}
 	if out, err := g.run("push", "--porcelain", "--", a.Remote, tip+":"+target); err != nil {
-		why := remoteSays(out)
-		if _, summary, found := porcelainRef(out, target); found {
+		why := gitremote.RemoteSays(out)
+		if _, summary, found := gitremote.PorcelainRef(out, target); found {
 			why = strings.TrimSuffix(summary+"; "+why, "; ")
 		}
-		return "", fmt.Errorf("push %s to %s on %s (it may have moved meanwhile; approve again): %s", gitstore.Short(tip), a.MergeInto, redactURL(a.Remote), g.redact(why))
+		return "", fmt.Errorf("push %s to %s on %s (it may have moved meanwhile; approve again): %s", gitstore.Short(tip), a.MergeInto, gitremote.RedactURL(a.Remote), g.redact(why))
 	}
 	return tip, nil
 }
@@ -92,16 +92,16 @@ func objectID(s string) bool {
 // scratchGit runs git in a throwaway bare repository.
 type scratchGit struct {
 	ctx context.Context
-	s   pushSpec
+	s   gitremote.Spec
 }
 
 func (g *scratchGit) run(args ...string) (string, error) {
-	return runGit(g.ctx, g.s, append([]string{"--git-dir=" + g.s.gitDir}, args...)...)
+	return gitremote.Git(g.ctx, g.s, append([]string{"--git-dir=" + g.s.GitDir}, args...)...)
 }
 
 func (g *scratchGit) redact(s string) string {
-	if g.s.token != "" {
-		s = strings.ReplaceAll(s, g.s.token, "xxxxx")
+	if g.s.Token != "" {
+		s = strings.ReplaceAll(s, g.s.Token, "xxxxx")
 	}
 	return s
 }
@@ -111,12 +111,12 @@ func (g *scratchGit) redact(s string) string {
 // branch, else from the run's promotion repository. It returns the
 // target's tip.
 func (g *scratchGit) fetchTarget(target string, e *ReviewEntry) (string, error) {
-	remote := g.s.remote
-	if out, err := runGit(g.ctx, g.s, "init", "--bare", "--quiet", g.s.gitDir); err != nil {
+	remote := g.s.Remote
+	if out, err := gitremote.Git(g.ctx, g.s, "init", "--bare", "--quiet", g.s.GitDir); err != nil {
 		return "", fmt.Errorf("approve: %w: %s", err, out)
 	}
 	if out, err := g.run("fetch", "--quiet", "--no-tags", "--", remote, "+"+target+":refs/sandgate/target"); err != nil {
-		return "", fmt.Errorf("fetch %s from %s: %s", strings.TrimPrefix(target, "refs/heads/"), redactURL(remote), g.redact(strings.TrimSpace(out)))
+		return "", fmt.Errorf("fetch %s from %s: %s", strings.TrimPrefix(target, "refs/heads/"), gitremote.RedactURL(remote), g.redact(strings.TrimSpace(out)))
 	}
 	old, err := g.run("rev-parse", "--verify", "refs/sandgate/target^{commit}")
 	if err != nil {
@@ -128,9 +128,9 @@ func (g *scratchGit) fetchTarget(target string, e *ReviewEntry) (string, error) 
 	if _, err := g.run("rev-list", "--quiet", "--objects", e.Commit, "--not", "refs/sandgate/target"); err != nil {
 		promote := filepath.Join(e.RunDir, "promote.git", "objects")
 		if fi, serr := os.Stat(promote); serr != nil || !fi.IsDir() {
-			return "", fmt.Errorf("the reviewed commit %s is neither on %s (branch %s) nor in the run's repository %s", gitstore.Short(e.Commit), redactURL(remote), e.Branch, promote)
+			return "", fmt.Errorf("the reviewed commit %s is neither on %s (branch %s) nor in the run's repository %s", gitstore.Short(e.Commit), gitremote.RedactURL(remote), e.Branch, promote)
 		}
-		alt := filepath.Join(g.s.gitDir, "objects", "info", "alternates")
+		alt := filepath.Join(g.s.GitDir, "objects", "info", "alternates")
 		if err := os.WriteFile(alt, []byte(promote+"\n"), 0o644); err != nil {
 			return "", err
 		}

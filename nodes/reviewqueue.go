@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/verdict"
 )
 
@@ -128,7 +129,7 @@ func (q *ReviewQueue) Reject(ctx context.Context, id, note, by string) (*ReviewE
 			return nil
 		}
 		for _, br := range e.DeleteOnReject {
-			if err := DeleteBranch(ctx, br); err != nil {
+			if err := gitremote.DeleteBranch(ctx, br); err != nil {
 				cleanup = append(cleanup, err)
 			}
 		}

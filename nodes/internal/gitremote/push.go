@@ -1,4 +1,4 @@
-package nodes
+package gitremote
 
 import (
 	"context"
@@ -14,11 +14,12 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 )
 
-// pushSpec is one push of a commit from the promotion repository.
-type pushSpec struct {
-	gitDir, remote string
-	commit, ref    string
-	token          string // HTTP token, answered only to the remote's host
+// Spec is one push of a commit from a repository (GitDir) to a remote,
+// or the remote a scratch repository fetches from and pushes to.
+type Spec struct {
+	GitDir, Remote string
+	Commit, Ref    string
+	Token          string // HTTP token, answered only to the remote's host
 }
 
 // credentialHelper answers git's "get" with the token from the
@@ -28,14 +29,14 @@ type pushSpec struct {
 const credentialHelper = `!f() { test "$1" = get || exit 0; h=; p=; while IFS= read -r l; do case "$l" in host=*) h="${l#host=}";; protocol=*) p="${l#protocol=}";; esac; done; ` +
 	`test -n "$h" && test "$h" = "$SANDGATE_PUSH_HOST" && test "$p" = "$SANDGATE_PUSH_PROTOCOL" || exit 0; printf 'username=x-access-token\npassword=%s\n' "$SANDGATE_PUSH_TOKEN"; }; f`
 
-// gitPush pushes s.commit to s.ref on s.remote and reports whether the
+// Push pushes s.Commit to s.Ref on s.Remote and reports whether the
 // remote changed. It never forces: a branch that moved to commits the new
 // one does not build on refuses the push, and pushing the commit the
 // branch already holds changes nothing. The git process and everything it starts (receive-pack
 // and the remote's hooks for a local path, the HTTP helper) share a
 // process group that is killed when ctx ends.
-func gitPush(ctx context.Context, s pushSpec) (bool, error) {
-	cmd := exec.CommandContext(ctx, "git", "--git-dir="+s.gitDir, "push", "--porcelain", "--", s.remote, s.commit+":"+s.ref)
+func Push(ctx context.Context, s Spec) (bool, error) {
+	cmd := exec.CommandContext(ctx, "git", "--git-dir="+s.GitDir, "push", "--porcelain", "--", s.Remote, s.Commit+":"+s.Ref)
 	cmd.Env = pushEnv(s)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -47,7 +48,7 @@ func gitPush(ctx context.Context, s pushSpec) (bool, error) {
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
-	flag, summary, found := porcelainRef(stdout.String(), s.ref)
+	flag, summary, found := PorcelainRef(stdout.String(), s.Ref)
 	if err == nil && found && flag != '!' {
 		return flag != '=', nil
 	}
@@ -55,7 +56,7 @@ func gitPush(ctx context.Context, s pushSpec) (bool, error) {
 	if err != nil && !errors.As(err, &ee) {
 		return false, fmt.Errorf("run git: %w", err)
 	}
-	why := remoteSays(stderr.String())
+	why := RemoteSays(stderr.String())
 	if found {
 		if why != "" {
 			summary += "; " + why
@@ -68,8 +69,8 @@ func gitPush(ctx context.Context, s pushSpec) (bool, error) {
 	if why == "" {
 		why = fmt.Sprintf("git push exited with %v", err)
 	}
-	if s.token != "" {
-		why = strings.ReplaceAll(why, s.token, "xxxxx")
+	if s.Token != "" {
+		why = strings.ReplaceAll(why, s.Token, "xxxxx")
 	}
 	return false, errors.New(strings.TrimSuffix(why, "; "))
 }
@@ -78,7 +79,7 @@ func gitPush(ctx context.Context, s pushSpec) (bool, error) {
 // one's credential helpers, rewrites or hooks path), no prompts, only the
 // transports go-git offered, and a stall limit for HTTP so a remote that
 // stops talking fails even without a node timeout.
-func pushEnv(s pushSpec) []string {
+func pushEnv(s Spec) []string {
 	env := []string{"LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
 		"GIT_ALLOW_PROTOCOL=file:git:http:https:ssh"}
 	for _, k := range []string{"PATH", "HOME", "SSH_AUTH_SOCK", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"} {
@@ -87,9 +88,9 @@ func pushEnv(s pushSpec) []string {
 		}
 	}
 	cfg := [][2]string{{"core.hooksPath", "/dev/null"}, {"http.lowSpeedLimit", "1"}, {"http.lowSpeedTime", "60"}}
-	if u, err := url.Parse(s.remote); s.token != "" && err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+	if u, err := url.Parse(s.Remote); s.Token != "" && err == nil && (u.Scheme == "http" || u.Scheme == "https") {
 		cfg = append(cfg, [2]string{"credential.helper", credentialHelper})
-		env = append(env, "SANDGATE_PUSH_HOST="+u.Host, "SANDGATE_PUSH_PROTOCOL="+u.Scheme, "SANDGATE_PUSH_TOKEN="+s.token)
+		env = append(env, "SANDGATE_PUSH_HOST="+u.Host, "SANDGATE_PUSH_PROTOCOL="+u.Scheme, "SANDGATE_PUSH_TOKEN="+s.Token)
 	}
 	env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(cfg)))
 	for i, kv := range cfg {
@@ -98,9 +99,9 @@ func pushEnv(s pushSpec) []string {
 	return env
 }
 
-// porcelainRef finds the status line for ref in `git push --porcelain`
+// PorcelainRef finds the status line for ref in `git push --porcelain`
 // output: "<flag>\t<from>:<to>\t<summary>".
-func porcelainRef(out, ref string) (flag byte, summary string, found bool) {
+func PorcelainRef(out, ref string) (flag byte, summary string, found bool) {
 	for _, line := range strings.Split(out, "\n") {
 		parts := strings.SplitN(line, "\t", 3)
 		if len(parts) == 3 && len(parts[0]) == 1 && strings.HasSuffix(parts[1], ":"+ref) {
@@ -110,9 +111,9 @@ func porcelainRef(out, ref string) (flag byte, summary string, found bool) {
 	return 0, "", false
 }
 
-// remoteSays keeps what the remote said (hook output arrives as
+// RemoteSays keeps what the remote said (hook output arrives as
 // "remote: ..." lines) and git's own errors, dropping progress noise.
-func remoteSays(stderr string) string {
+func RemoteSays(stderr string) string {
 	var keep []string
 	for _, line := range strings.Split(stderr, "\n") {
 		line = strings.TrimSpace(line)
