@@ -14,6 +14,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/wspath"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -41,7 +42,7 @@ func patchPath(p string) (string, error) {
 
 // Run implements runtime.Node.
 func (a *ApplyPatch) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
+	w, err := workspace.Of(in)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +82,7 @@ func (a *ApplyPatch) Run(ctx context.Context, in *runtime.Input) (*runtime.Resul
 			Feedback: "Proposal written for review; nothing was applied.", Outputs: map[string]any{"files": len(files)}}, nil
 	}
 	for _, f := range files {
-		if res, err := w.applyFile(ctx, f); err != nil || res != nil {
+		if res, err := applyFile(ctx, w, f); err != nil || res != nil {
 			return res, err
 		}
 	}
@@ -131,7 +132,7 @@ const pathGuard = `for p in "$@"; do case "$(readlink -m -- "$p")" in /work/*) ;
 
 // applyFile applies one file's hunks inside the box; a conflict returns a
 // failing result naming the hunk.
-func (w *Workspace) applyFile(ctx context.Context, f *gitdiff.File) (*runtime.Result, error) {
+func applyFile(ctx context.Context, w *Workspace, f *gitdiff.File) (*runtime.Result, error) {
 	oldP, newP := sandbox.WorkDir+"/"+path.Clean(f.OldName), sandbox.WorkDir+"/"+path.Clean(f.NewName)
 	var src []byte
 	if !f.IsNew {

@@ -15,6 +15,7 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -82,7 +83,7 @@ type ciVerdict struct {
 
 // Run implements runtime.Node.
 func (c *CI) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
+	w, err := workspace.Of(in)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ func (c *CI) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error
 // base the one the run started from.
 func (c *CI) target(ctx context.Context, in *runtime.Input, w *Workspace) (*gitremote.PushedBranch, error) {
 	if c.cfg.Commit != "base" {
-		return w.pushedTarget(ctx)
+		return pushedTarget(ctx, w)
 	}
 	branch, err := c.field(in, "branch", c.cfg.Branch)
 	if err != nil {
@@ -126,7 +127,7 @@ func (c *CI) target(ctx context.Context, in *runtime.Input, w *Workspace) (*gitr
 	if !gitstore.ValidBranch(branch) {
 		return nil, fmt.Errorf("branch %q is not a branch name", branch)
 	}
-	return w.baseTarget(branch)
+	return baseTarget(w, branch)
 }
 
 // what names the judged commit in feedback.
@@ -154,13 +155,13 @@ func (c *CI) field(in *runtime.Input, key, decoded string) (string, error) {
 // tip of a branch whose CI fails. Once the run has committed, the base is
 // no longer what the run stands on and a verdict on it would be stale, so
 // it is refused: a ci node after the push judges the pushed commit.
-func (w *Workspace) baseTarget(branch string) (*gitremote.PushedBranch, error) {
+func baseTarget(w *Workspace, branch string) (*gitremote.PushedBranch, error) {
 	if _, err := os.Stat(filepath.Join(w.RunDir, "commit.json")); err == nil {
 		return nil, fmt.Errorf("the run has committed on top of its base commit %s, so a verdict on the base would be stale: judge the pushed commit (commit: pushed)", gitstore.Short(w.Base))
 	}
 	// Clean-checkout CI snapshots the commit from the promotion
 	// repository, which holds the base from the start.
-	if _, err := w.promotion(); err != nil {
+	if _, err := w.Promotion(); err != nil {
 		return nil, err
 	}
 	return &gitremote.PushedBranch{Ref: "refs/heads/" + branch, Commit: w.Base}, nil
@@ -180,19 +181,17 @@ func ciBudget(timeout time.Duration) time.Duration {
 // be the latest commit, whose tree must be the workspace's change now.
 // The box is held for the check only, not for the wait: CI can take half
 // an hour, and nothing in the workspace is read after this.
-func (w *Workspace) pushedTarget(ctx context.Context) (*gitremote.PushedBranch, error) {
-	if ctx.Value(keyQuiet) == nil {
-		release, err := w.quiet.acquire(ctx, true)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-	}
-	push, err := w.lastPush()
+func pushedTarget(ctx context.Context, w *Workspace) (*gitremote.PushedBranch, error) {
+	_, release, err := w.Quiet(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := w.lastCommit()
+	defer release()
+	push, err := lastPush(w.RunDir)
+	if err != nil {
+		return nil, err
+	}
+	c, err := lastCommit(w.RunDir)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +202,7 @@ func (w *Workspace) pushedTarget(ctx context.Context) (*gitremote.PushedBranch, 
 	if err != nil {
 		return nil, err
 	}
-	_, cand, err := w.candidateOf(changes)
+	_, cand, err := w.CandidateOf(changes)
 	if err != nil {
 		return nil, err
 	}

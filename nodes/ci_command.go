@@ -29,7 +29,7 @@ func (c *CI) command(ctx context.Context, in *runtime.Input, w *Workspace, push 
 	if err != nil {
 		return nil, err
 	}
-	box, done, err := w.commitBox(ctx, push.Commit)
+	box, done, err := commitBox(ctx, w, push.Commit)
 	if err != nil {
 		return nil, err
 	}
@@ -52,11 +52,12 @@ func (c *CI) command(ctx context.Context, in *runtime.Input, w *Workspace, push 
 // commitBox starts a throwaway box over a snapshot of commit, with the
 // run's sandbox policy. The snapshot comes from the promotion repository,
 // where git_commit wrote the commit and from which git_push sent it.
-func (w *Workspace) commitBox(ctx context.Context, commit string) (*sandbox.Box, func(), error) {
-	if w.boxOpts.StateDir == "" || w.cacheDir == "" {
+func commitBox(ctx context.Context, w *Workspace, commit string) (*sandbox.Box, func(), error) {
+	opts, ok := w.BoxOptions()
+	if !ok || w.CacheDir() == "" {
 		return nil, nil, errors.New("clean-checkout ci: the workspace was not built by nodes.Environment")
 	}
-	lease, err := sandbox.LeaseSnapshot(ctx, filepath.Join(w.RunDir, "promote.git"), commit, w.cacheDir)
+	lease, err := sandbox.LeaseSnapshot(ctx, filepath.Join(w.RunDir, "promote.git"), commit, w.CacheDir())
 	if err != nil {
 		return nil, nil, fmt.Errorf("clean-checkout ci: snapshot of %s: %w", gitstore.Short(commit), err)
 	}
@@ -70,7 +71,6 @@ func (w *Workspace) commitBox(ctx context.Context, commit string) (*sandbox.Box,
 		return nil, nil, err
 	}
 	cleanup := func() { removeAll(state); lease.Release() }
-	opts := w.boxOpts
 	opts.Snapshot, opts.StateDir, opts.AuditPath, opts.Seed, opts.Workspace = lease.Dir, state, "", "", ""
 	box, err := sandbox.Start(ctx, opts)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/verdict"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -72,7 +73,7 @@ func matchAny(patterns []string, p string) bool {
 // Run implements runtime.Node. It sizes the change from the change list
 // and the base blobs, so binary files count too.
 func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
+	w, err := workspace.Of(in)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		return nil, err
 	}
 	// The fingerprint reads (and pins) the very listing measured below.
-	fp, err := w.fingerprint(changes)
+	fp, err := w.FingerprintOf(changes)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	res := &runtime.Result{Outputs: map[string]any{"lines": t.add + t.del, "added": t.add, "deleted": t.del,
 		"files": len(files), "bytes": t.bytes, "binary": t.binary, "ignored": ignored}}
 	over := d.over(t, len(files))
-	if total, max := changeBytes(changes), w.maxChangeBytes(); total > max {
+	if total, max := workspace.ChangeBytes(changes), w.ChangeCap(); total > max {
 		over = append(over, fmt.Sprintf("the change holds %s, over the harness cap of %s that promotion enforces", feedback.HumanBytes(total), feedback.HumanBytes(max)))
 	}
 	g := verdict.GateResult{Pass: len(over) == 0}
@@ -111,11 +112,11 @@ func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 // harness's cap nothing is read (the sizes alone fail the gate), and that
 // cap counts every file the box changed, as promotion does.
 func (d *DiffCap) measure(ctx context.Context, w *Workspace, changes []sandbox.Change) ([]gitstore.FileSize, int, error) {
-	p, err := w.promotion()
+	p, err := w.Promotion()
 	if err != nil {
 		return nil, 0, err
 	}
-	read := changeBytes(changes) <= w.maxChangeBytes()
+	read := workspace.ChangeBytes(changes) <= w.ChangeCap()
 	kept, ignored, err := p.Promoted(changes)
 	if err != nil {
 		return nil, 0, err

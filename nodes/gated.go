@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/verdict"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -29,7 +30,7 @@ type stamp struct {
 // stamps records every entry the run has written: the overlay's upper
 // layer, or the whole copy when the workspace is one. Paths under .git are
 // left out, as Changes leaves them out.
-func (w *Workspace) stamps() (map[string]stamp, error) {
+func stamps(w *Workspace) (map[string]stamp, error) {
 	root := w.Box.Upper()
 	if root == "" {
 		root = w.Box.Merged()
@@ -67,12 +68,12 @@ type wsState struct {
 	stamps map[string]stamp
 }
 
-func (w *Workspace) observe() (wsState, error) {
-	st, err := w.stamps()
+func observe(w *Workspace) (wsState, error) {
+	st, err := stamps(w)
 	if err != nil {
 		return wsState{}, fmt.Errorf("read the workspace's state: %w", err)
 	}
-	fp, err := w.currentFingerprint()
+	fp, err := w.Fingerprint()
 	return wsState{fp: fp, stamps: st}, err
 }
 
@@ -106,7 +107,7 @@ func (s wsState) changedSince(before wsState) []string {
 	return out
 }
 
-// session is a running gate; w.revert moves its baseline, because a revert
+// session is a running gate; revert moves its baseline, because a revert
 // by the harness (protect's action: revert) is not the gate's command
 // writing.
 type session struct {
@@ -115,12 +116,15 @@ type session struct {
 }
 
 func (s *session) rebase() error {
-	st, err := s.w.observe()
+	st, err := observe(s.w)
 	if err == nil {
 		s.before = st
 	}
 	return err
 }
+
+// sessionKey is the context key of the running gate's *session.
+type sessionKey struct{}
 
 // quietNode runs a gate or promotion node with the box held exclusively:
 // no other node changes the workspace while it judges or commits.
@@ -147,34 +151,31 @@ func quietly(f runtime.Factory, gate bool) runtime.Factory {
 
 // Run implements runtime.Node.
 func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
+	w, err := workspace.Of(in)
 	if err != nil {
 		return nil, err
 	}
-	// A node already holding the box (a wrapped gate inside another) must
-	// not wait for itself.
-	if ctx.Value(keyQuiet) == nil {
-		release, err := w.quiet.acquire(ctx, true)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		ctx = quiet(ctx)
+	// A node already holding the box (a wrapped gate inside another) does
+	// not wait for itself (see Workspace.Quiet).
+	ctx, release, err := w.Quiet(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	if !q.gate {
 		return q.inner.Run(ctx, in)
 	}
-	before, err := w.observe()
+	before, err := observe(w)
 	if err != nil {
 		return nil, err
 	}
 	s := &session{w: w, before: before}
-	ctx = context.WithValue(ctx, keySession, s)
+	ctx = context.WithValue(ctx, sessionKey{}, s)
 	hidden, _ := in.Spec.Config["hidden"].(string)
 	var res *runtime.Result
 	switch {
 	case q.publish:
-		res, err = q.runPublished(ctx, w, in, before.fp)
+		res, err = q.runPublished(ctx, in, before.fp)
 	case hidden != "":
 		res, err = q.runHidden(ctx, w, in)
 	default:
@@ -183,12 +184,12 @@ func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if err != nil || res == nil {
 		return res, err
 	}
-	after, err := w.observe()
+	after, err := observe(w)
 	if err != nil {
 		return nil, err
 	}
 	if changed := after.changedSince(s.before); len(changed) > 0 {
-		return w.changedDuring(in, changed, res)
+		return changedDuring(in, changed, res)
 	}
 	return res, nil
 }
@@ -197,20 +198,22 @@ func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 // its own commands could have written (the box was held exclusively), so
 // what they wrote stays in the workspace, unvouched for: this verdict is a
 // failure, and the next run of the gate judges the change with it.
-func (w *Workspace) changedDuring(in *runtime.Input, paths []string, res *runtime.Result) (*runtime.Result, error) {
+func changedDuring(in *runtime.Input, paths []string, res *runtime.Result) (*runtime.Result, error) {
+	l, err := ledgerOf(in)
+	if err != nil {
+		return nil, err
+	}
 	list := paths
 	if len(list) > 20 {
 		list = append(append([]string(nil), list[:20]...), fmt.Sprintf("… and %d more", len(paths)-20))
 	}
 	why := "the workspace changed while the gate ran: " + strings.Join(list, ", ")
-	w.mu.Lock()
-	g, ok := w.verdict.Gates[in.NodeID]
-	w.mu.Unlock()
+	g, ok := l.latest(in.NodeID)
 	if !ok {
 		g = verdict.GateResult{Node: in.NodeID, Kind: in.Spec.Type}
 	}
 	g.Pass, g.Reason = false, why
-	if err := w.recordAttempt(in, g); err != nil {
+	if err := l.recordAttempt(in, g); err != nil {
 		return nil, err
 	}
 	res.Outcome, res.Reason = runtime.OutcomeFail, why

@@ -19,6 +19,7 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/secrets"
 )
 
 // GitCommit commits the verified change on the run's branch of its
@@ -70,8 +71,8 @@ type committed struct {
 	IgnoredCount int      `json:"ignored_count,omitempty"`
 }
 
-func (w *Workspace) lastCommit() (*committed, error) {
-	b, err := os.ReadFile(filepath.Join(w.RunDir, "commit.json"))
+func lastCommit(runDir string) (*committed, error) {
+	b, err := os.ReadFile(filepath.Join(runDir, "commit.json"))
 	if err != nil {
 		return nil, fmt.Errorf("no commit yet: run a git_commit node first")
 	}
@@ -100,7 +101,7 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if err != nil {
 		return nil, err
 	}
-	p, err := w.promotion()
+	p, err := w.Promotion()
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +109,7 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if err != nil {
 		return nil, err
 	}
-	if err := w.holdsCredential(kept, ignored, msg); err != nil {
+	if err := holdsCredential(w.Redactor(), kept, ignored, msg); err != nil {
 		return refuse(err), nil
 	}
 	if err := writeIgnored(in, ignored); err != nil {
@@ -132,7 +133,7 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 // stays a no-op.
 func (g *GitCommit) commitOn(w *Workspace, p *gitstore.Repo, branch string, changes, kept []sandbox.Change, ignored []string, msg string) (*commitRecord, error) {
 	parent, attempt := p.Base(), 1
-	prev, err := w.lastCommit()
+	prev, err := lastCommit(w.RunDir)
 	if err == nil && prev.Branch == branch {
 		parent, attempt = plumbing.NewHash(prev.Commit), prev.Attempt+1
 	}
@@ -148,7 +149,7 @@ func (g *GitCommit) commitOn(w *Workspace, p *gitstore.Repo, branch string, chan
 	rec := &commitRecord{committed: committed{Branch: branch, Commit: c.Hash.String(), Tree: c.TreeHash.String(),
 		Parent: parent.String(), Attempt: attempt, Title: strings.SplitN(msg, "\n", 2)[0],
 		Ignored: c.Ignored[:min(len(c.Ignored), maxIgnoredListed)], IgnoredCount: len(c.Ignored)}, allIgnored: c.Ignored}
-	return rec, w.recordCommit(p, rec.committed)
+	return rec, recordCommit(w, p, rec.committed)
 }
 
 // commitRecord is a recorded commit and the full list of ignored paths.
@@ -223,7 +224,7 @@ func (g *GitCommit) branchFor(in *runtime.Input, w *Workspace) (string, error) {
 // recordCommit points the branch at the commit in the promotion
 // repository and writes commit.json, which push and review read and which
 // survives a crash.
-func (w *Workspace) recordCommit(p *gitstore.Repo, rec committed) error {
+func recordCommit(w *Workspace, p *gitstore.Repo, rec committed) error {
 	if err := p.SetBranch(rec.Branch, rec.Commit); err != nil {
 		return err
 	}
@@ -231,7 +232,7 @@ func (w *Workspace) recordCommit(p *gitstore.Repo, rec committed) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(w.RunDir, "commit.json"), w.redact.JSON(b))
+	return atomicfile.Write(filepath.Join(w.RunDir, "commit.json"), w.Redactor().JSON(b))
 }
 
 // holdsCredential refuses a change or message that contains the value of
@@ -241,30 +242,30 @@ func (w *Workspace) recordCommit(p *gitstore.Repo, rec committed) error {
 // person instead. kept is what the commit holds (names and content are
 // searched); ignored files stay behind, but their names are listed in the
 // commit's outputs, so those are searched too.
-func (w *Workspace) holdsCredential(kept []sandbox.Change, ignored []string, msg string) error {
-	if name, ok := w.redact.Find([]byte(msg)); ok {
+func holdsCredential(redact *secrets.Redactor, kept []sandbox.Change, ignored []string, msg string) error {
+	if name, ok := redact.Find([]byte(msg)); ok {
 		return fmt.Errorf("the commit message holds the value of %s; credentials never leave the box in a commit", name)
 	}
 	for _, p := range ignored {
-		if name, ok := w.redact.Find([]byte(p)); ok {
-			return fmt.Errorf("%s holds the value of %s; credentials never leave the box in a commit", w.redact.String(p), name)
+		if name, ok := redact.Find([]byte(p)); ok {
+			return fmt.Errorf("%s holds the value of %s; credentials never leave the box in a commit", redact.String(p), name)
 		}
 	}
 	for _, c := range kept {
 		for _, b := range [][]byte{[]byte(c.Path), []byte(c.Link)} {
-			if name, ok := w.redact.Find(b); ok {
-				return fmt.Errorf("%s holds the value of %s; credentials never leave the box in a commit", w.redact.String(c.Path), name)
+			if name, ok := redact.Find(b); ok {
+				return fmt.Errorf("%s holds the value of %s; credentials never leave the box in a commit", redact.String(c.Path), name)
 			}
 		}
 		if c.Deleted || c.Link != "" || !c.Mode.IsRegular() {
 			continue
 		}
-		name, err := w.findCredential(c)
+		name, err := findCredential(redact, c)
 		if err != nil {
 			return err
 		}
 		if name != "" {
-			return fmt.Errorf("%s holds the value of %s; credentials never leave the box in a commit", w.redact.String(c.Path), name)
+			return fmt.Errorf("%s holds the value of %s; credentials never leave the box in a commit", redact.String(c.Path), name)
 		}
 	}
 	return nil
@@ -275,7 +276,7 @@ func (w *Workspace) holdsCredential(kept []sandbox.Change, ignored []string, msg
 const credentialOverlap = 64 << 10
 
 // findCredential streams a changed file looking for a credential's value.
-func (w *Workspace) findCredential(c sandbox.Change) (string, error) {
+func findCredential(redact *secrets.Redactor, c sandbox.Change) (string, error) {
 	r, err := c.Open()
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", c.Path, err)
@@ -286,7 +287,7 @@ func (w *Workspace) findCredential(c sandbox.Change) (string, error) {
 	for {
 		n, err := r.Read(chunk)
 		buf = append(buf, chunk[:n]...)
-		if name, ok := w.redact.Find(buf); ok {
+		if name, ok := redact.Find(buf); ok {
 			return name, nil
 		}
 		if len(buf) > credentialOverlap {

@@ -51,7 +51,7 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	if pr == nil {
 		return refused, err
 	}
-	w, c, p := pr.w, pr.commit, pr.p
+	c, p := pr.commit, pr.p
 	remoteURL, err := in.Render("remote")
 	if err != nil {
 		return nil, err
@@ -86,9 +86,13 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	}
 	rec := gitremote.PushedBranch{Remote: remoteURL, Ref: ref, Commit: c.Commit, TokenEnv: g.tokenEnv}
 	// A ci node judges exactly this commit, also after a crash.
-	if err := w.recordPush(rec); err != nil {
+	pushes, err := pushLedgerOf(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := pushes.record(rec); err != nil {
 		return nil, fmt.Errorf("record the push: %w", err)
 	}
-	w.notePush(rec, g.deleteOnReject)
+	pushes.note(rec, g.deleteOnReject)
 	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"ref": ref, "pushed": pushed, "remote": gitremote.RedactURL(remoteURL)}}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -76,8 +77,9 @@ func checkHidden(bp *blueprint.Blueprint, snapshot string) error {
 
 // hiddenBox starts the throwaway box for one held-out test run. The caller
 // holds the run's box exclusively, so the change copied is the one judged.
-func (w *Workspace) hiddenBox(ctx context.Context, dir string) (*sandbox.Box, func(), error) {
-	if w.boxOpts.StateDir == "" {
+func hiddenBox(ctx context.Context, w *Workspace, dir string) (*sandbox.Box, func(), error) {
+	opts, ok := w.BoxOptions()
+	if !ok {
 		return nil, nil, errors.New("hidden tests: the workspace was not built by nodes.Environment")
 	}
 	files, err := hiddenFiles(dir)
@@ -89,7 +91,6 @@ func (w *Workspace) hiddenBox(ctx context.Context, dir string) (*sandbox.Box, fu
 		return nil, nil, err
 	}
 	cleanup := func() { removeAll(state) }
-	opts := w.boxOpts
 	opts.StateDir, opts.AuditPath, opts.NoOverlay = state, "", false
 	root := filepath.Join(state, "seed")
 	if up := w.Box.Upper(); up != "" {
@@ -102,7 +103,7 @@ func (w *Workspace) hiddenBox(ctx context.Context, dir string) (*sandbox.Box, fu
 		err = copyTree(ctx, w.Box.Merged(), root)
 	}
 	if err == nil {
-		err = w.placeHidden(dir, files, root)
+		err = placeHidden(w.Snapshot, dir, files, root)
 	}
 	if err != nil {
 		cleanup()
@@ -127,14 +128,14 @@ func (w *Workspace) hiddenBox(ctx context.Context, dir string) (*sandbox.Box, fu
 // through an os.Root, and a directory on a test's path that the change
 // turned into a symlink or a file is refused, so nothing the agent left
 // there can steer the harness's writes onto the host.
-func (w *Workspace) placeHidden(dir string, files []string, root string) error {
+func placeHidden(snapshot, dir string, files []string, root string) error {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	for _, f := range files {
-		if _, err := os.Lstat(filepath.Join(w.Snapshot, filepath.FromSlash(f))); err == nil {
+		if _, err := os.Lstat(filepath.Join(snapshot, filepath.FromSlash(f))); err == nil {
 			return fmt.Errorf("%s collides with the repository's %s", filepath.Join(dir, f), f)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
@@ -211,7 +212,7 @@ func removeAll(dir string) {
 // counts reach the attempt directory, the events and the agent.
 func (q *quietNode) runHidden(ctx context.Context, w *Workspace, in *runtime.Input) (*runtime.Result, error) {
 	dir, _ := in.Spec.Config["hidden"].(string)
-	box, closeBox, err := w.hiddenBox(ctx, dir)
+	box, closeBox, err := hiddenBox(ctx, w, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +224,7 @@ func (q *quietNode) runHidden(ctx context.Context, w *Workspace, in *runtime.Inp
 	defer removeAll(scratch)
 	inner := *in
 	inner.Dir = scratch
-	res, err := q.inner.Run(context.WithValue(ctx, keyBox, box), &inner)
+	res, err := q.inner.Run(workspace.WithBox(ctx, box), &inner)
 	if err != nil {
 		// The error may quote the tests' output.
 		return nil, errors.New("the held-out test run broke (details withheld: they may quote the held-out tests)")
@@ -231,12 +232,16 @@ func (q *quietNode) runHidden(ctx context.Context, w *Workspace, in *runtime.Inp
 	if res == nil {
 		return nil, errors.New("the held-out test run returned no result")
 	}
-	return w.hiddenResult(in, res)
+	return hiddenResult(in, res)
 }
 
 // hiddenResult strips a held-out test result down to what the agent and
 // the records may see.
-func (w *Workspace) hiddenResult(in *runtime.Input, res *runtime.Result) (*runtime.Result, error) {
+func hiddenResult(in *runtime.Input, res *runtime.Result) (*runtime.Result, error) {
+	l, err := ledgerOf(in)
+	if err != nil {
+		return nil, err
+	}
 	// Names only when the node says so; a config that does not decode
 	// (a gate type other than test) gets the count.
 	c, err := blueprint.Decode[TestConfig](in.Spec)
@@ -265,14 +270,12 @@ func (w *Workspace) hiddenResult(in *runtime.Input, res *runtime.Result) (*runti
 			out.Feedback += "\nFailing held-out tests: " + strings.Join(failures, ", ")
 		}
 	}
-	w.mu.Lock()
-	g, ok := w.verdict.Gates[in.NodeID]
-	w.mu.Unlock()
+	g, ok := l.latest(in.NodeID)
 	if !ok {
 		return nil, errors.New("the held-out test run recorded no verdict")
 	}
 	g.Reason = why
-	if err := w.recordAttempt(in, g); err != nil {
+	if err := l.recordAttempt(in, g); err != nil {
 		return nil, err
 	}
 	out.Artifacts = []string{"verify.json"}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/verdict"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -83,7 +84,7 @@ func less(a, b [3]int) bool {
 
 // Run implements runtime.Node.
 func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
+	w, err := workspace.Of(in)
 	if err != nil {
 		return nil, err
 	}

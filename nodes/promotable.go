@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -11,7 +12,8 @@ import (
 // promotable is what a promotion node may act on once the shared
 // preamble (startPromotion) let it through.
 type promotable struct {
-	w *Workspace
+	w      *Workspace
+	ledger *Ledger
 	// changes is the change the passing verdict judged.
 	changes []sandbox.Change
 	// commit and p are set when a commit was required: the recorded commit
@@ -30,11 +32,15 @@ type promotable struct {
 // error: whatever edge follows the node, the run goes to a person. err is
 // for the harness's own failures.
 func startPromotion(in *runtime.Input, needCommit bool) (*promotable, *runtime.Result, error) {
-	w, err := workspaceOf(in)
+	w, err := workspace.Of(in)
 	if err != nil {
 		return nil, nil, err
 	}
-	pr := &promotable{w: w}
+	l, err := ledgerOf(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	pr := &promotable{w: w, ledger: l}
 	if err := pr.check(needCommit); err != nil {
 		return nil, refuse(err), nil
 	}
@@ -42,19 +48,19 @@ func startPromotion(in *runtime.Input, needCommit bool) (*promotable, *runtime.R
 }
 
 func (pr *promotable) check(needCommit bool) error {
-	changes, err := pr.w.requirePassed()
+	changes, err := pr.ledger.requirePassed(pr.w)
 	if err != nil {
 		return err
 	}
 	pr.changes = changes
 	if !needCommit {
-		return pr.w.checkPromotable(changes)
+		return pr.w.CheckPromotable(changes)
 	}
-	if pr.commit, err = pr.w.lastCommit(); err != nil {
+	if pr.commit, err = lastCommit(pr.w.RunDir); err != nil {
 		return err
 	}
 	// The candidate commit runs checkPromotable itself (promotion.commit).
-	p, cand, err := pr.w.candidateOf(changes)
+	p, cand, err := pr.w.CandidateOf(changes)
 	if err != nil {
 		return err
 	}

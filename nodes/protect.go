@@ -11,6 +11,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/verdict"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -34,7 +35,7 @@ func newProtect(spec *blueprint.Node) (runtime.Node, error) {
 
 // Run implements runtime.Node.
 func (p *Protect) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
+	w, err := workspace.Of(in)
 	if err != nil {
 		return nil, err
 	}
@@ -51,13 +52,13 @@ func (p *Protect) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	}
 	res := &runtime.Result{Outputs: map[string]any{"changed": hit}}
 	if len(hit) > 0 && p.revert {
-		if err := w.revert(ctx, hit); err != nil {
+		if err := revert(ctx, w, hit); err != nil {
 			return nil, err
 		}
 		res.Feedback = "Reverted changes to protected files (they are not yours to change): " + strings.Join(hit, ", ")
 		hit = nil
 	}
-	fp, err := w.currentFingerprint()
+	fp, err := w.Fingerprint()
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func (p *Protect) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 }
 
 // revert restores paths to their base content inside the box.
-func (w *Workspace) revert(ctx context.Context, paths []string) error {
+func revert(ctx context.Context, w *Workspace, paths []string) error {
 	for _, p := range paths {
 		orig := filepath.Join(w.Snapshot, filepath.FromSlash(p))
 		st, err := os.Lstat(orig)
@@ -101,7 +102,7 @@ func (w *Workspace) revert(ctx context.Context, paths []string) error {
 	}
 	// The harness reverted, not the gate's command: the gate's baseline
 	// moves so the revert does not count as a write during the gate.
-	if s, ok := ctx.Value(keySession).(*session); ok {
+	if s, ok := ctx.Value(sessionKey{}).(*session); ok {
 		return s.rebase()
 	}
 	return nil

@@ -41,14 +41,18 @@ func decorateGates(own map[string]bool) runtime.Decorator {
 // returned as its verdict on the change fingerprinted as fp. A node that
 // breaks, panics or returns no result leaves a failed verdict behind, so an
 // earlier pass cannot stand in for a judgement that did not happen.
-func (q *quietNode) runPublished(ctx context.Context, w *Workspace, in *runtime.Input, fp string) (res *runtime.Result, err error) {
+func (q *quietNode) runPublished(ctx context.Context, in *runtime.Input, fp string) (res *runtime.Result, err error) {
+	l, err := ledgerOf(in)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	r := verdict.GateResult{Node: in.NodeID, Kind: in.Spec.Type, Fingerprint: fp, Reason: "the gate panicked"}
 	done := false
 	defer func() {
 		if !done {
 			r.DurationMS = time.Since(start).Milliseconds()
-			_ = w.recordAttempt(in, r)
+			_ = l.recordAttempt(in, r)
 		}
 	}()
 	res, err = q.inner.Run(ctx, in)
@@ -62,7 +66,7 @@ func (q *quietNode) runPublished(ctx context.Context, w *Workspace, in *runtime.
 	default:
 		r.Pass, r.Reason, r.Details = verdictOf(res)
 	}
-	if rerr := w.recordAttempt(in, r); rerr != nil {
+	if rerr := l.recordAttempt(in, r); rerr != nil {
 		return nil, rerr
 	}
 	if err != nil || res == nil {

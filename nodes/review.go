@@ -90,7 +90,11 @@ func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 // run's existing one, and records the wait's start in the run directory.
 func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promotable) (*handed, error) {
 	w, c := pr.w, pr.commit
-	patch, err := w.patch(ctx, pr.p, plumbing.NewHash(c.Tree))
+	pushes, err := pushLedgerOf(in)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := w.PatchText(ctx, pr.p, plumbing.NewHash(c.Tree))
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +112,7 @@ func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promotable
 	verify, _ := os.ReadFile(filepath.Join(w.RunDir, "verify.json"))
 	body := reviewBody(w, c, title, verify)
 	entry := ReviewEntry{ID: w.RunID, Title: title, Branch: c.Branch, Commit: c.Commit, Base: w.Base,
-		RunDir: w.RunDir, Status: StatusPending, Created: time.Now().UTC(), DeleteOnReject: w.pushes(),
+		RunDir: w.RunDir, Status: StatusPending, Created: time.Now().UTC(), DeleteOnReject: pushes.deleteOnReject(),
 		AgentSummary: agentSummary(w.RunDir), Ignored: c.Ignored, IgnoredCount: c.IgnoredCount}
 	if r.wait > 0 {
 		entry.Waiting, entry.WaitSince, entry.WaitUntil = r.queue == "local", h.since, h.until
@@ -130,7 +134,7 @@ func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promotable
 		return h, nil // without on_approve the pull request is the whole review
 	}
 	files := map[string][]byte{"diff.patch": []byte(patch), "verify.json": verify, "summary.md": []byte(body)}
-	if _, h.entryDir, err = upsertEntry(filepath.Join(r.dir, w.RunID), entry, files, w.redact.Bytes); err != nil {
+	if _, h.entryDir, err = upsertEntry(filepath.Join(r.dir, w.RunID), entry, files, w.Redactor().Bytes); err != nil {
 		return nil, err
 	}
 	if r.queue == "local" {
@@ -148,7 +152,7 @@ func (r *Review) approveAction(w *Workspace) (*ApproveAction, error) {
 	}
 	a := *r.onApprove
 	// push.json, not memory: a resumed run still knows where it pushed.
-	last, err := w.lastPush()
+	last, err := lastPush(w.RunDir)
 	pushed := err == nil
 	switch {
 	case a.Remote == "" && !pushed:

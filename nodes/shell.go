@@ -9,6 +9,7 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/verdict"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -30,7 +31,7 @@ func newShell(spec *blueprint.Node) (runtime.Node, error) {
 
 // Run implements runtime.Node.
 func (s *Shell) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, err := workspaceOf(in)
+	w, err := workspace.Of(in)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +70,11 @@ func saveOutput(in *runtime.Input, name string, r *sandbox.Result) {
 // (quietNode), which also checks that nothing changed until it ended.
 func gate(in *runtime.Input, w *Workspace, name, fp string, start time.Time, r verdict.GateResult, res *runtime.Result) (*runtime.Result, error) {
 	r.Node, r.Kind, r.DurationMS, r.Fingerprint = in.NodeID, name, time.Since(start).Milliseconds(), fp
-	if err := w.recordAttempt(in, r); err != nil {
+	l, err := ledgerOf(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.recordAttempt(in, r); err != nil {
 		return nil, err
 	}
 	res.Artifacts = append(res.Artifacts, "verify.json")
@@ -80,22 +85,13 @@ func gate(in *runtime.Input, w *Workspace, name, fp string, start time.Time, r v
 	return res, nil
 }
 
-// currentFingerprint fingerprints the change as it is now.
-func (w *Workspace) currentFingerprint() (string, error) {
-	changes, err := w.Changes()
-	if err != nil {
-		return "", err
-	}
-	return w.fingerprint(changes)
-}
-
 // beginGate is how every gate starts: find the workspace and fingerprint
 // the change before judging it.
 func beginGate(in *runtime.Input) (*Workspace, string, time.Time, error) {
-	w, err := workspaceOf(in)
+	w, err := workspace.Of(in)
 	if err != nil {
 		return nil, "", time.Time{}, err
 	}
-	fp, err := w.currentFingerprint()
+	fp, err := w.Fingerprint()
 	return w, fp, time.Now(), err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/nodes/verdict"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -222,8 +223,8 @@ func saveExcerpt(in *runtime.Input, name string, r *sandbox.Result) {
 	data := r.Output
 	// Credentials the operator let into the box must not reach the run
 	// directory; redact before cutting, so no fragment of one survives.
-	if w, err := workspaceOf(in); err == nil && w.redact != nil {
-		data = w.redact.Bytes(data)
+	if w, err := workspace.Of(in); err == nil && w.Redactor() != nil {
+		data = w.Redactor().Bytes(data)
 	}
 	if len(data) > storedOutputBytes {
 		head, end := data[:storedOutputBytes/4], data[len(data)-storedOutputBytes*3/4:]

@@ -1,8 +1,9 @@
-package nodes
+package workspace
 
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -103,15 +104,38 @@ func (q *quiesce) wake() {
 type ctxKey int
 
 const (
-	keyQuiet   ctxKey = iota // the caller holds the box exclusively
-	keyBox                   // commands go to this box instead of the run's
-	keySession               // the running gate's session
-	keyHeld                  // the caller holds the box shared (Hold)
+	keyQuiet ctxKey = iota // the caller holds the box exclusively
+	keyBox                 // commands go to this box instead of the run's
+	keyHeld                // the caller holds the box shared (Hold)
 )
 
-// quiet marks ctx as holding the box exclusively: commands run under it do
-// not take the lock again.
-func quiet(ctx context.Context) context.Context { return context.WithValue(ctx, keyQuiet, true) }
+// Quiet takes the box exclusively until release, for a gate or a
+// promotion node: no other command runs in the workspace while it judges
+// or commits. Commands run under the returned context do not take the
+// lock again, and a context that holds the box exclusively already (a
+// wrapped gate inside another) comes back as it is: a node never waits
+// for itself.
+func (w *Workspace) Quiet(ctx context.Context) (context.Context, func(), error) {
+	if ctx.Value(keyQuiet) != nil {
+		return ctx, func() {}, nil
+	}
+	release, err := w.quiet.acquire(ctx, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return context.WithValue(ctx, keyQuiet, true), release, nil
+}
+
+// WithBox sends the commands run under the returned context to box
+// instead of the run's (held-out tests run in a throwaway box).
+func WithBox(ctx context.Context, box *sandbox.Box) context.Context {
+	return context.WithValue(ctx, keyBox, box)
+}
+
+// Exec runs a shell command line in the box (see Command).
+func (w *Workspace) Exec(ctx context.Context, script string, timeout time.Duration) (*sandbox.Result, error) {
+	return w.Command(ctx, sandbox.Command{Args: []string{"sh", "-c", script}, Timeout: timeout})
+}
 
 // Command runs a command in the run's box, or in the box ctx redirects to
 // (hidden tests). Outside a gate it holds the box shared for the command's
@@ -130,10 +154,15 @@ func (w *Workspace) Command(ctx context.Context, c sandbox.Command) (*sandbox.Re
 	return w.Box.Exec(ctx, c)
 }
 
-// executor is what agent nodes run their tools through.
-type executor struct{ w *Workspace }
+// Executor is what agent nodes run their tools through (the agent
+// package's Executor and Starter).
+type Executor struct{ w *Workspace }
 
-func (e executor) Exec(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
+// Executor is the run's box for agent nodes.
+func (w *Workspace) Executor() Executor { return Executor{w} }
+
+// Exec runs one command (see Workspace.Command).
+func (e Executor) Exec(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
 	return e.w.Command(ctx, c)
 }
 
@@ -141,7 +170,7 @@ func (e executor) Exec(ctx context.Context, c sandbox.Command) (*sandbox.Result,
 // server in the box: the server may write at any time, so a gate waits for
 // the session to end. Commands run under the returned context do not take
 // the lock again (which, with a gate waiting, would wait forever).
-func (e executor) Hold(ctx context.Context) (context.Context, func(), error) {
+func (e Executor) Hold(ctx context.Context) (context.Context, func(), error) {
 	if ctx.Value(keyQuiet) != nil || ctx.Value(keyHeld) != nil {
 		return ctx, func() {}, nil
 	}
@@ -155,7 +184,7 @@ func (e executor) Hold(ctx context.Context) (context.Context, func(), error) {
 // Start runs a long-lived command (an MCP server) in the run's box. The
 // caller holds the box (Hold); without that the command holds it shared
 // for its life.
-func (e executor) Start(ctx context.Context, c sandbox.Command) (*sandbox.Process, error) {
+func (e Executor) Start(ctx context.Context, c sandbox.Command) (*sandbox.Process, error) {
 	if ctx.Value(keyQuiet) != nil || ctx.Value(keyHeld) != nil {
 		return e.w.Box.Start(ctx, c)
 	}

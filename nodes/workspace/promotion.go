@@ -1,4 +1,4 @@
-package nodes
+package workspace
 
 import (
 	"context"
@@ -12,13 +12,15 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-func (w *Workspace) promotion() (*gitstore.Repo, error) {
+// Promotion is the run's promotion repository (see gitstore.Repo), opened
+// on first use; every commit it builds runs CheckPromotable.
+func (w *Workspace) Promotion() (*gitstore.Repo, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.promo != nil {
 		return w.promo, nil
 	}
-	p, err := gitstore.Open(filepath.Join(w.RunDir, "promote.git"), w.Snapshot, w.Base, w.checkPromotable)
+	p, err := gitstore.Open(filepath.Join(w.RunDir, "promote.git"), w.Snapshot, w.Base, w.CheckPromotable)
 	if err != nil {
 		return nil, err
 	}
@@ -38,19 +40,19 @@ func (w *Workspace) closePromotion() error {
 	return err
 }
 
-// candidate builds a throwaway commit of the current change, for stats
+// Candidate builds a throwaway commit of the current change, for stats
 // and diffs.
-func (w *Workspace) candidate() (*gitstore.Repo, *gitstore.Commit, error) {
+func (w *Workspace) Candidate() (*gitstore.Repo, *gitstore.Commit, error) {
 	changes, err := w.Changes()
 	if err != nil {
 		return nil, nil, err
 	}
-	return w.candidateOf(changes)
+	return w.CandidateOf(changes)
 }
 
-// candidateOf builds the throwaway commit of a given change.
-func (w *Workspace) candidateOf(changes []sandbox.Change) (*gitstore.Repo, *gitstore.Commit, error) {
-	p, err := w.promotion()
+// CandidateOf builds the throwaway commit of a given change.
+func (w *Workspace) CandidateOf(changes []sandbox.Change) (*gitstore.Repo, *gitstore.Commit, error) {
+	p, err := w.Promotion()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -63,17 +65,17 @@ func (w *Workspace) candidateOf(changes []sandbox.Change) (*gitstore.Repo, *gits
 // The text is kept per tree, so the end of a run does not diff again
 // what a node already diffed.
 func (w *Workspace) Diff() (string, error) {
-	p, c, err := w.candidate()
+	p, c, err := w.Candidate()
 	if err != nil {
 		return "", err
 	}
-	return w.patch(context.Background(), p, c.TreeHash)
+	return w.PatchText(context.Background(), p, c.TreeHash)
 }
 
 // Patch renders the change so far as a patch `git apply` takes: binary
 // files as git binary patches, with full blob ids.
 func (w *Workspace) Patch() ([]byte, error) {
-	p, c, err := w.candidate()
+	p, c, err := w.Candidate()
 	if err != nil {
 		return nil, err
 	}
@@ -82,10 +84,10 @@ func (w *Workspace) Patch() ([]byte, error) {
 	return []byte(text), err
 }
 
-// patch diffs the base tree against tree with git diff-tree, which reads
+// PatchText diffs the base tree against tree with git diff-tree, which reads
 // only the subtrees whose hashes differ and the changed blobs. No external
 // diff or textconv driver runs.
-func (w *Workspace) patch(ctx context.Context, p *gitstore.Repo, tree plumbing.Hash) (string, error) {
+func (w *Workspace) PatchText(ctx context.Context, p *gitstore.Repo, tree plumbing.Hash) (string, error) {
 	w.mu.Lock()
 	if w.lastPatch.tree == tree {
 		defer w.mu.Unlock()

@@ -1,4 +1,4 @@
-package nodes
+package workspace
 
 import (
 	"fmt"
@@ -13,16 +13,17 @@ import (
 // DefaultMaxChangeBytes is the default cap on what a change may hold.
 const DefaultMaxChangeBytes = 64 << 20
 
-func (w *Workspace) maxChangeBytes() int64 {
+// ChangeCap is the cap on what the run's change may hold.
+func (w *Workspace) ChangeCap() int64 {
 	if w.MaxChangeBytes > 0 {
 		return w.MaxChangeBytes
 	}
 	return DefaultMaxChangeBytes
 }
 
-// changeBytes is what a change holds: added or modified files at their
+// ChangeBytes is what a change holds: added or modified files at their
 // apparent size, plus link targets.
-func changeBytes(changes []sandbox.Change) int64 {
+func ChangeBytes(changes []sandbox.Change) int64 {
 	var n int64
 	for _, c := range changes {
 		if !c.Deleted {
@@ -32,11 +33,11 @@ func changeBytes(changes []sandbox.Change) int64 {
 	return n
 }
 
-// checkPromotable refuses a change that must not leave the run: one over
+// CheckPromotable refuses a change that must not leave the run: one over
 // the size cap, or one that touches paths git itself refuses or that
 // would configure the repository of whoever checks it out.
-func (w *Workspace) checkPromotable(changes []sandbox.Change) error {
-	if err := checkChangeSize(changes, w.maxChangeBytes()); err != nil {
+func (w *Workspace) CheckPromotable(changes []sandbox.Change) error {
+	if err := checkChangeSize(changes, w.ChangeCap()); err != nil {
 		return err
 	}
 	return gitstore.CheckPaths(changes)
@@ -45,7 +46,7 @@ func (w *Workspace) checkPromotable(changes []sandbox.Change) error {
 // checkChangeSize fails when the change holds more than max bytes,
 // naming the numbers and the biggest paths.
 func checkChangeSize(changes []sandbox.Change, max int64) error {
-	total := changeBytes(changes)
+	total := ChangeBytes(changes)
 	if total <= max {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package nodes
+package workspace
 
 import (
 	"os"
@@ -25,7 +25,7 @@ func openFDs(t *testing.T) int {
 func TestStartProxyStopReleasesEverything(t *testing.T) {
 	runDir := t.TempDir()
 	before := openFDs(t)
-	sock, stop, err := startProxy(runDir, sandbox.Policy{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"example.com"}}, EnvOptions{}, secrets.New(nil))
+	sock, stop, err := startProxy(runDir, sandbox.Policy{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"example.com"}}, Options{}, secrets.New(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
