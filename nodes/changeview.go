@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -36,7 +37,7 @@ func newChangeView(snap string, changes []sandbox.Change, hiddenDir string) (*ch
 	if hiddenDir == "" {
 		return v, nil
 	}
-	files, err := hiddenFiles(hiddenDir)
+	files, err := gate.HiddenFiles(hiddenDir)
 	if err != nil {
 		return nil, fmt.Errorf("hidden tests: %w", err)
 	}

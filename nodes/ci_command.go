@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/testreport"
@@ -70,7 +71,7 @@ func commitBox(ctx context.Context, w *Workspace, commit string) (*sandbox.Box, 
 		lease.Release()
 		return nil, nil, err
 	}
-	cleanup := func() { removeAll(state); lease.Release() }
+	cleanup := func() { gate.RemoveAll(state); lease.Release() }
 	opts.Snapshot, opts.StateDir, opts.AuditPath, opts.Seed, opts.Workspace = lease.Dir, state, "", "", ""
 	box, err := sandbox.Start(ctx, opts)
 	if err != nil {

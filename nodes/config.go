@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -52,7 +53,7 @@ func (c *TestConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
 		return []blueprint.Diagnostic{n.ErrorAt("rerun_failed", -1, "rerun_failed needs go test -json (format: go-json): failures are re-run with go test -run")}
 	}
 	if c.Hidden != "" {
-		if _, err := hiddenFiles(c.Hidden); err != nil {
+		if _, err := gate.HiddenFiles(c.Hidden); err != nil {
 			return []blueprint.Diagnostic{n.ErrorAt("hidden", -1, "%v", err)}
 		}
 	}

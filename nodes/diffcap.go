@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/nodes/workspace"
@@ -103,7 +104,7 @@ func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		g.Reason = strings.Join(over, "; ")
 		res.Feedback = diffFeedback(g.Reason, t, files)
 	}
-	return gate(in, w, "diff", fp, start, g, res)
+	return gate.Finish(in, "diff", fp, start, g, res)
 }
 
 // measure sizes every change that would leave the run and is not

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -42,7 +43,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 		if err != nil {
 			return nil, err
 		}
-		verdicts, err := NewLedger(runDir, w.Redactor(), bp, resume)
+		verdicts, err := gate.NewLedger(runDir, w.Redactor(), bp, resume)
 		if err != nil {
 			return nil, err
 		}
@@ -50,7 +51,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 		if err != nil {
 			return nil, err
 		}
-		ServiceLedger.Set(&env.Services, verdicts)
+		gate.ServiceLedger.Set(&env.Services, verdicts)
 		ServicePushes.Set(&env.Services, NewPushes(runDir))
 		agent.ServiceExecutor.Set(&env.Services, w.Executor())
 		if sock := w.ProxySocket(); sock != "" {

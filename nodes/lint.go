@@ -10,6 +10,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -98,7 +99,7 @@ func atoi(s string) int {
 
 // Run implements runtime.Node.
 func (l *Lint) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, fp, start, err := beginGate(in)
+	w, fp, start, err := gate.Begin(in)
 	if err != nil {
 		return nil, err
 	}
@@ -138,5 +139,5 @@ func (l *Lint) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 		reason = fmt.Sprintf("%d diagnostic(s)", len(diags))
 		res.Feedback = "Lint failed. Fix these problems:\n" + strings.Join(append(lines, failed...), "\n")
 	}
-	return gate(in, w, "lint", fp, start, verdict.GateResult{Pass: pass, Reason: reason}, res)
+	return gate.Finish(in, "lint", fp, start, verdict.GateResult{Pass: pass, Reason: reason}, res)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
@@ -115,7 +116,7 @@ func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 		r.Feedback = "The sandbox's tools differ from what the repository pins, so results here would not match CI:\n" + strings.Join(mismatches, "\n")
 	}
 	// Tool versions do not depend on the change: the verdict holds for any.
-	return gate(in, w, "parity", verdict.AnyChange, start, g, r)
+	return gate.Finish(in, "parity", verdict.AnyChange, start, g, r)
 }
 
 // toolWant is one tool version something pins.

@@ -3,6 +3,7 @@ package nodes
 import (
 	"fmt"
 
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
@@ -13,7 +14,7 @@ import (
 // preamble (startPromotion) let it through.
 type promotable struct {
 	w      *Workspace
-	ledger *Ledger
+	ledger *gate.Ledger
 	// changes is the change the passing verdict judged.
 	changes []sandbox.Change
 	// commit and p are set when a commit was required: the recorded commit
@@ -36,7 +37,7 @@ func startPromotion(in *runtime.Input, needCommit bool) (*promotable, *runtime.R
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := ledgerOf(in)
+	l, err := gate.LedgerOf(in)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -48,7 +49,7 @@ func startPromotion(in *runtime.Input, needCommit bool) (*promotable, *runtime.R
 }
 
 func (pr *promotable) check(needCommit bool) error {
-	changes, err := pr.ledger.requirePassed(pr.w)
+	changes, err := pr.ledger.RequirePassed(pr.w)
 	if err != nil {
 		return err
 	}

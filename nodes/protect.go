@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
@@ -67,7 +68,7 @@ func (p *Protect) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		g.Reason = "protected files changed: " + strings.Join(hit, ", ")
 		res.Feedback = "You changed files you must not change: " + strings.Join(hit, ", ") + ". Undo those changes and fix the code instead."
 	}
-	return gate(in, w, "protect", fp, start, g, res)
+	return gate.Finish(in, "protect", fp, start, g, res)
 }
 
 // revert restores paths to their base content inside the box.
@@ -102,8 +103,5 @@ func revert(ctx context.Context, w *Workspace, paths []string) error {
 	}
 	// The harness reverted, not the gate's command: the gate's baseline
 	// moves so the revert does not count as a write during the gate.
-	if s, ok := ctx.Value(sessionKey{}).(*session); ok {
-		return s.rebase()
-	}
-	return nil
+	return gate.Rebase(ctx)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -34,14 +35,14 @@ func factories(o Options) map[string]runtime.Factory {
 	return map[string]runtime.Factory{
 		"agent":       agent.Factory(o.Agent),
 		"shell":       newShell,
-		"lint":        quietly(newLint, true),
-		"test":        quietly(newTest, true),
-		"diff_cap":    quietly(newDiffCap, true),
-		"protect":     quietly(newProtect, true),
-		"git_commit":  quietly(newGitCommit, false),
-		"git_push":    quietly(pushTo(allowed), false),
-		"review":      quietly(reviewIn(o.ReviewDir, allowed), false),
-		"parity":      quietly(newParity, true),
+		"lint":        gate.Quietly(newLint, true),
+		"test":        gate.Quietly(newTest, true),
+		"diff_cap":    gate.Quietly(newDiffCap, true),
+		"protect":     gate.Quietly(newProtect, true),
+		"git_commit":  gate.Quietly(newGitCommit, false),
+		"git_push":    gate.Quietly(pushTo(allowed), false),
+		"review":      gate.Quietly(reviewIn(o.ReviewDir, allowed), false),
+		"parity":      gate.Quietly(newParity, true),
 		"apply_patch": newApplyPatch,
 		"ci":          ciWith(allowed),
 	}
@@ -65,7 +66,7 @@ func Register(r *runtime.Registry, o Options) error {
 	}
 	// Gate types registered by the embedder, before or after this call,
 	// run and record their verdicts as the built-in gates do.
-	r.Decorate(decorateGates(own))
+	r.Decorate(gate.Decorator(own))
 	return nil
 }
 

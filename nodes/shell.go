@@ -3,12 +3,10 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
-	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -60,38 +58,4 @@ func saveOutput(in *runtime.Input, name string, r *sandbox.Result) {
 		data = append(append([]byte(nil), data...), fmt.Sprintf("\n[sandgate: %d more bytes dropped]\n", r.Dropped)...)
 	}
 	_ = in.WriteFile(name, data)
-}
-
-// gate finishes a gate node: it records the result as the node's verdict,
-// writes the attempt's verify.json and sets the outcome. name is the kind
-// the run's summary aggregates it under.
-// fp is the change's fingerprint taken before the gate ran: the verdict
-// vouches for what the gate saw. The gate runs on a quiesced box
-// (quietNode), which also checks that nothing changed until it ended.
-func gate(in *runtime.Input, w *Workspace, name, fp string, start time.Time, r verdict.GateResult, res *runtime.Result) (*runtime.Result, error) {
-	r.Node, r.Kind, r.DurationMS, r.Fingerprint = in.NodeID, name, time.Since(start).Milliseconds(), fp
-	l, err := ledgerOf(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.recordAttempt(in, r); err != nil {
-		return nil, err
-	}
-	res.Artifacts = append(res.Artifacts, "verify.json")
-	res.Outcome = runtime.OutcomeFail
-	if r.Pass {
-		res.Outcome = runtime.OutcomePass
-	}
-	return res, nil
-}
-
-// beginGate is how every gate starts: find the workspace and fingerprint
-// the change before judging it.
-func beginGate(in *runtime.Input) (*Workspace, string, time.Time, error) {
-	w, err := workspace.Of(in)
-	if err != nil {
-		return nil, "", time.Time{}, err
-	}
-	fp, err := w.Fingerprint()
-	return w, fp, time.Now(), err
 }

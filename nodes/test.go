@@ -14,6 +14,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/nodes/workspace"
@@ -44,6 +45,8 @@ type Test struct {
 	allowNoTests           []string
 	allowDetection         bool
 	canary                 bool
+	// hiddenNames: the agent may learn which held-out tests failed.
+	hiddenNames bool
 }
 
 var _ runtime.Node = (*Test)(nil)
@@ -54,16 +57,22 @@ func newTest(spec *blueprint.Node) (runtime.Node, error) {
 		return nil, err
 	}
 	t := &Test{run: command.Of(c.Run), format: c.Format, report: c.Report, hidden: c.Hidden,
-		rerun: c.RerunFailed, allowNoTests: c.AllowNoTests, allowDetection: c.AllowTestDetection, canary: c.Canary != "off"}
+		rerun: c.RerunFailed, allowNoTests: c.AllowNoTests, allowDetection: c.AllowTestDetection, canary: c.Canary != "off",
+		hiddenNames: c.HiddenFeedback == "names"}
 	if t.report != "" {
 		t.report, _ = reportPath(t.report) // checked at load by TestConfig.Validate
 	}
 	return t, nil
 }
 
+// HeldOut implements gate.HeldOut: the held-out tests the gate runs in a
+// throwaway box of their own (see gate.Quietly), and whether the agent
+// may learn their names.
+func (t *Test) HeldOut() (dir string, names bool) { return t.hidden, t.hiddenNames }
+
 // Run implements runtime.Node.
 func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	w, fp, start, err := beginGate(in)
+	w, fp, start, err := gate.Begin(in)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +337,7 @@ func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Ti
 	if len(flaky) > 0 {
 		res.Feedback += fmt.Sprintf("\nFlaky (failed, then passed on re-run): %s\n", strings.Join(flaky, ", "))
 	}
-	return gate(in, w, "tests", fp, start, g, res)
+	return gate.Finish(in, "tests", fp, start, g, res)
 }
 
 func firstLine(s string) string {

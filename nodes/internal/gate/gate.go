@@ -1,12 +1,10 @@
-package nodes
+package gate
 
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
@@ -18,100 +16,11 @@ import (
 // promoteKinds are the node types that let a change leave the box.
 var promoteKinds = map[string]bool{"git_commit": true, "git_push": true, "review": true}
 
-// stamp is what the kernel says about one workspace entry. The inode
-// change time cannot be set from user space, so a file rewritten and put
-// back during a gate still shows up, which comparing contents would miss.
-type stamp struct {
-	ino, size uint64
-	ctime     int64
-	mode      fs.FileMode
-}
-
-// stamps records every entry the run has written: the overlay's upper
-// layer, or the whole copy when the workspace is one. Paths under .git are
-// left out, as Changes leaves them out.
-func stamps(w *Workspace) (map[string]stamp, error) {
-	root := w.Box.Upper()
-	if root == "" {
-		root = w.Box.Merged()
-	}
-	out := map[string]stamp{}
-	if root == "" {
-		return out, nil
-	}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if rel == ".git" {
-			return filepath.SkipDir
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		s, err := stampOf(info)
-		if err != nil {
-			return fmt.Errorf("stat %s: %w", p, err)
-		}
-		out[rel] = s
-		return nil
-	})
-	return out, err
-}
-
-// wsState is the workspace as a gate found it.
-type wsState struct {
-	fp     string
-	stamps map[string]stamp
-}
-
-func observe(w *Workspace) (wsState, error) {
-	st, err := stamps(w)
-	if err != nil {
-		return wsState{}, fmt.Errorf("read the workspace's state: %w", err)
-	}
-	fp, err := w.Fingerprint()
-	return wsState{fp: fp, stamps: st}, err
-}
-
-// changedSince lists the entries written since before; directories end
-// in a slash (a file created and removed again shows as its directory).
-func (s wsState) changedSince(before wsState) []string {
-	var out []string
-	label := func(p string, st stamp) string {
-		switch {
-		case p == ".":
-			return "./"
-		case st.mode.IsDir():
-			return p + "/"
-		}
-		return p
-	}
-	for p, st := range s.stamps {
-		if b, ok := before.stamps[p]; !ok || b != st {
-			out = append(out, label(p, st))
-		}
-	}
-	for p, st := range before.stamps {
-		if _, ok := s.stamps[p]; !ok {
-			out = append(out, label(p, st))
-		}
-	}
-	sort.Strings(out)
-	if len(out) == 0 && s.fp != before.fp {
-		out = []string{"(the change's content differs)"}
-	}
-	return out
-}
-
 // session is a running gate; revert moves its baseline, because a revert
 // by the harness (protect's action: revert) is not the gate's command
 // writing.
 type session struct {
-	w      *Workspace
+	w      *workspace.Workspace
 	before wsState
 }
 
@@ -137,15 +46,16 @@ type quietNode struct {
 	publish bool
 }
 
-// quietly wraps a factory so its nodes run on a quiesced box; gates are
-// also checked for writes made while they ran.
-func quietly(f runtime.Factory, gate bool) runtime.Factory {
+// Quietly wraps a factory so its nodes run on a quiesced box: a gate
+// (judge) or a promotion node holds the box exclusively for its whole
+// run, and a gate is also checked for writes made while it ran.
+func Quietly(f runtime.Factory, judge bool) runtime.Factory {
 	return func(spec *blueprint.Node) (runtime.Node, error) {
 		n, err := f(spec)
 		if err != nil {
 			return nil, err
 		}
-		return &quietNode{inner: n, gate: gate}, nil
+		return &quietNode{inner: n, gate: judge}, nil
 	}
 }
 
@@ -171,13 +81,17 @@ func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	}
 	s := &session{w: w, before: before}
 	ctx = context.WithValue(ctx, sessionKey{}, s)
-	hidden, _ := in.Spec.Config["hidden"].(string)
+	var hidden string
+	var names bool
+	if h, ok := q.inner.(HeldOut); ok {
+		hidden, names = h.HeldOut()
+	}
 	var res *runtime.Result
 	switch {
 	case q.publish:
 		res, err = q.runPublished(ctx, in, before.fp)
 	case hidden != "":
-		res, err = q.runHidden(ctx, w, in)
+		res, err = q.runHidden(ctx, w, in, hidden, names)
 	default:
 		res, err = q.inner.Run(ctx, in)
 	}
@@ -199,7 +113,7 @@ func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 // what they wrote stays in the workspace, unvouched for: this verdict is a
 // failure, and the next run of the gate judges the change with it.
 func changedDuring(in *runtime.Input, paths []string, res *runtime.Result) (*runtime.Result, error) {
-	l, err := ledgerOf(in)
+	l, err := LedgerOf(in)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 //go:build darwin
 
-package nodes
+package gate
 
 import (
 	"errors"

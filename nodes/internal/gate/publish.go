@@ -1,4 +1,4 @@
-package nodes
+package gate
 
 import (
 	"context"
@@ -20,9 +20,9 @@ import (
 // fingerprint the harness took, so a node cannot vouch for a change it did
 // not see, and promotion reads nothing but these recorded verdicts.
 
-// decorateGates returns the registry decorator for gate types other than
+// Decorator returns the registry decorator for gate types other than
 // the built-in ones in own, which are wrapped (and record) themselves.
-func decorateGates(own map[string]bool) runtime.Decorator {
+func Decorator(own map[string]bool) runtime.Decorator {
 	return func(spec blueprint.NodeType, f runtime.Factory) runtime.Factory {
 		if !spec.Gate || own[spec.Name] {
 			return f
@@ -42,7 +42,7 @@ func decorateGates(own map[string]bool) runtime.Decorator {
 // breaks, panics or returns no result leaves a failed verdict behind, so an
 // earlier pass cannot stand in for a judgement that did not happen.
 func (q *quietNode) runPublished(ctx context.Context, in *runtime.Input, fp string) (res *runtime.Result, err error) {
-	l, err := ledgerOf(in)
+	l, err := LedgerOf(in)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package nodes
+package gate
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/atomicfile"
 	"github.com/sandgate/sandgate/nodes/verdict"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/secrets"
@@ -55,8 +56,8 @@ func NewLedger(runDir string, redact *secrets.Redactor, bp *blueprint.Blueprint,
 	return l, nil
 }
 
-// ledgerOf fetches the run's verdict ledger from a node's input.
-func ledgerOf(in *runtime.Input) (*Ledger, error) {
+// LedgerOf fetches the run's verdict ledger from a node's input.
+func LedgerOf(in *runtime.Input) (*Ledger, error) {
 	l, ok := ServiceLedger.Get(in)
 	if !ok || l == nil {
 		return nil, errors.New("no verdict ledger: the runtime was built without nodes.Environment")
@@ -137,13 +138,13 @@ func requiredGates(bp *blueprint.Blueprint) []string {
 	return out
 }
 
-// requirePassed is the check promotion nodes make before anything leaves:
+// RequirePassed is the check promotion nodes make before anything leaves:
 // every gate node the blueprint puts before promotion, and every gate node
 // that ran, has a latest verdict that passed on the change as it is now.
 // It returns that change, so the caller promotes exactly what was checked.
 // Callers hold the box exclusively (quietNode), so the change cannot move
 // between this check and the commit.
-func (l *Ledger) requirePassed(w *Workspace) ([]sandbox.Change, error) {
+func (l *Ledger) RequirePassed(w *workspace.Workspace) ([]sandbox.Change, error) {
 	changes, err := w.Changes()
 	if err != nil {
 		return nil, err

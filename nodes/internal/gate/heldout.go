@@ -1,4 +1,4 @@
-package nodes
+package gate
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -25,8 +24,16 @@ import (
 // stays out of the run's records and, unless the blueprint opts in with
 // hidden_feedback: names, the agent learns only how many failed.
 
-// hiddenFiles lists a held-out test directory's files as slash paths.
-func hiddenFiles(dir string) ([]string, error) {
+// HeldOut is implemented by a gate node that may run held-out tests (the
+// test gate): the directory of the tests, "" for none, and whether the
+// agent may learn the failing tests' names (hidden_feedback: names)
+// rather than only how many failed.
+type HeldOut interface {
+	HeldOut() (dir string, names bool)
+}
+
+// HiddenFiles lists a held-out test directory's files as slash paths.
+func HiddenFiles(dir string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -45,44 +52,14 @@ func hiddenFiles(dir string) ([]string, error) {
 	return files, err
 }
 
-// checkHidden refuses, before anything runs, a held-out test that has the
-// path of a file in the repository: placing it would replace that file.
-func checkHidden(bp *blueprint.Blueprint, snapshot string) error {
-	for _, id := range bp.Order {
-		n := bp.Nodes[id]
-		if n.Type != "test" {
-			continue
-		}
-		c, err := blueprint.Decode[TestConfig](n)
-		if err != nil {
-			return fmt.Errorf("%s: nodes.%s: %w", bp.File, id, err)
-		}
-		dir := c.Hidden
-		if dir == "" {
-			continue
-		}
-		files, err := hiddenFiles(dir)
-		if err != nil {
-			return fmt.Errorf("%s: nodes.%s.hidden: %w", bp.File, id, err)
-		}
-		for _, f := range files {
-			if _, err := os.Lstat(filepath.Join(snapshot, filepath.FromSlash(f))); err == nil {
-				return fmt.Errorf("%s: nodes.%s.hidden: %s collides with the repository's %s: held-out tests must not replace repository files; rename it",
-					bp.File, id, filepath.Join(dir, filepath.FromSlash(f)), f)
-			}
-		}
-	}
-	return nil
-}
-
 // hiddenBox starts the throwaway box for one held-out test run. The caller
 // holds the run's box exclusively, so the change copied is the one judged.
-func hiddenBox(ctx context.Context, w *Workspace, dir string) (*sandbox.Box, func(), error) {
+func hiddenBox(ctx context.Context, w *workspace.Workspace, dir string) (*sandbox.Box, func(), error) {
 	opts, ok := w.BoxOptions()
 	if !ok {
 		return nil, nil, errors.New("hidden tests: the workspace was not built by nodes.Environment")
 	}
-	files, err := hiddenFiles(dir)
+	files, err := HiddenFiles(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("hidden tests: %w", err)
 	}
@@ -90,7 +67,7 @@ func hiddenBox(ctx context.Context, w *Workspace, dir string) (*sandbox.Box, fun
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanup := func() { removeAll(state) }
+	cleanup := func() { RemoveAll(state) }
 	opts.StateDir, opts.AuditPath, opts.NoOverlay = state, "", false
 	root := filepath.Join(state, "seed")
 	if up := w.Box.Upper(); up != "" {
@@ -192,9 +169,9 @@ func copyTree(ctx context.Context, src, dst string) error {
 	return nil
 }
 
-// removeAll deletes a tree even where read-only directories (a Go module
+// RemoveAll deletes a tree even where read-only directories (a Go module
 // cache) would stop os.RemoveAll.
-func removeAll(dir string) {
+func RemoveAll(dir string) {
 	if os.RemoveAll(dir) == nil {
 		return
 	}
@@ -210,8 +187,7 @@ func removeAll(dir string) {
 // runHidden runs a test gate against held-out tests. The inner node writes
 // its logs into a scratch directory that is deleted; only the verdict's
 // counts reach the attempt directory, the events and the agent.
-func (q *quietNode) runHidden(ctx context.Context, w *Workspace, in *runtime.Input) (*runtime.Result, error) {
-	dir, _ := in.Spec.Config["hidden"].(string)
+func (q *quietNode) runHidden(ctx context.Context, w *workspace.Workspace, in *runtime.Input, dir string, names bool) (*runtime.Result, error) {
 	box, closeBox, err := hiddenBox(ctx, w, dir)
 	if err != nil {
 		return nil, err
@@ -221,7 +197,7 @@ func (q *quietNode) runHidden(ctx context.Context, w *Workspace, in *runtime.Inp
 	if err != nil {
 		return nil, err
 	}
-	defer removeAll(scratch)
+	defer RemoveAll(scratch)
 	inner := *in
 	inner.Dir = scratch
 	res, err := q.inner.Run(workspace.WithBox(ctx, box), &inner)
@@ -232,20 +208,17 @@ func (q *quietNode) runHidden(ctx context.Context, w *Workspace, in *runtime.Inp
 	if res == nil {
 		return nil, errors.New("the held-out test run returned no result")
 	}
-	return hiddenResult(in, res)
+	return hiddenResult(in, res, names)
 }
 
 // hiddenResult strips a held-out test result down to what the agent and
 // the records may see.
-func hiddenResult(in *runtime.Input, res *runtime.Result) (*runtime.Result, error) {
-	l, err := ledgerOf(in)
+func hiddenResult(in *runtime.Input, res *runtime.Result, names bool) (*runtime.Result, error) {
+	l, err := LedgerOf(in)
 	if err != nil {
 		return nil, err
 	}
-	// Names only when the node says so; a config that does not decode
-	// (a gate type other than test) gets the count.
-	c, err := blueprint.Decode[TestConfig](in.Spec)
-	names := err == nil && c.HiddenFeedback == "names"
+	// Names only when the node says so (HeldOut).
 	failed, _ := res.Outputs["failed"].(int)
 	failures, _ := res.Outputs["failures"].([]string)
 	flaky, _ := res.Outputs["flaky"].([]string)

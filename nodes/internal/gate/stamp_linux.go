@@ -1,6 +1,6 @@
 //go:build linux
 
-package nodes
+package gate
 
 import (
 	"errors"
