@@ -15,6 +15,7 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
+	"github.com/sandgate/sandgate/nodes/internal/promote"
 	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -65,10 +66,12 @@ func newCI(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
 	return &CI{cfg: c, run: command.Of(c.Run), allowed: allowed, clock: realClock{}}, nil
 }
 
-// ciWith builds ci nodes whose token goes only to GitHub or an allowed
+// ciType declares ci nodes, whose token goes only to GitHub or an allowed
 // API base.
-func ciWith(allowed []string) runtime.Factory {
-	return func(spec *blueprint.Node) (runtime.Node, error) { return newCI(spec, allowed) }
+func ciType(allowed []string) runtime.Type {
+	return runtime.Type{Spec: blueprint.Configured[CIConfig](blueprint.NodeType{Name: "ci", Stage: "promote", Doc: "waits for CI on the commit the run pushed (within the node's timeout, default 30m) and fails with the failing checks and their log tails",
+		Outputs: map[string]blueprint.Kind{"state": blueprint.KindString, "failed": blueprint.KindStringList, "url": blueprint.KindString, "commit": blueprint.KindString}}),
+		New: func(spec *blueprint.Node) (runtime.Node, error) { return newCI(spec, allowed) }}
 }
 
 // ciVerdict is what a provider found.
@@ -92,7 +95,7 @@ func (c *CI) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		return refuse(fmt.Errorf("ci: %w", err)), nil
+		return promote.Refuse(fmt.Errorf("ci: %w", err)), nil
 	}
 	// The attempt directory names the commit waited for, for people
 	// reading the run; the node itself finds it again in push.json.
@@ -187,11 +190,11 @@ func pushedTarget(ctx context.Context, w *Workspace) (*gitremote.PushedBranch, e
 		return nil, err
 	}
 	defer release()
-	push, err := lastPush(w.RunDir)
+	push, err := promote.LastPush(w.RunDir)
 	if err != nil {
 		return nil, err
 	}
-	c, err := lastCommit(w.RunDir)
+	c, err := promote.LastCommit(w.RunDir)
 	if err != nil {
 		return nil, err
 	}

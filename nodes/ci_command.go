@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
+	"github.com/sandgate/sandgate/nodes/internal/testgate"
 	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -35,14 +36,14 @@ func (c *CI) command(ctx context.Context, in *runtime.Input, w *Workspace, push 
 		return nil, err
 	}
 	defer done()
-	res, err := box.Exec(ctx, sandbox.Command{Args: args, Timeout: budget, OutputBytes: testOutputBytes})
+	res, err := box.Exec(ctx, sandbox.Command{Args: args, Timeout: budget, OutputBytes: testgate.OutputBytes})
 	if err != nil {
 		return nil, err
 	}
 	// Credentials out before the output is stored or cut (the operator
 	// may have let one into the box), so no part of one is left standing.
 	res.Output = []byte(in.Redactor.String(feedback.PlainText(string(res.Output))))
-	saveExcerpt(in, "ci-output.log", res)
+	testgate.SaveExcerpt(in, "ci-output.log", res)
 	v := c.commandVerdict(c.run.Display(args), res)
 	if dir, err := in.MkDir(); err == nil {
 		v.URL, _ = filepath.Abs(filepath.Join(dir, "ci-output.log"))
@@ -109,9 +110,9 @@ func (c *CI) commandVerdict(display string, res *sandbox.Result) *ciVerdict {
 // goTestVerdict judges go test -json output: failing tests by name, the
 // test gate's feedback for them, within the feedback bound.
 func (c *CI) goTestVerdict(v *ciVerdict, display string, rep *testreport.Report, res *sandbox.Result, out string) *ciVerdict {
-	checkExit(rep, res, out)
+	testgate.CheckExit(rep, res, out)
 	if res.Dropped > 0 {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("test output exceeded %d MiB; cannot verify", testOutputBytes>>20))
+		rep.Problems = append(rep.Problems, fmt.Sprintf("test output exceeded %d MiB; cannot verify", testgate.OutputBytes>>20))
 	}
 	if rep.Failed == 0 && len(rep.Problems) == 0 && v.State == ciSuccess {
 		return v
@@ -125,11 +126,11 @@ func (c *CI) goTestVerdict(v *ciVerdict, display string, rep *testreport.Report,
 	if len(v.Failed) == 0 {
 		v.Failed = []string{display}
 	}
-	per := ciFeedbackBytes / max(1, min(len(rep.Failures), shownFailures))
+	per := ciFeedbackBytes / max(1, min(len(rep.Failures), testgate.ShownFailures))
 	for i := range rep.Failures {
 		rep.Failures[i].Output = logTail(rep.Failures[i].Output, c.cfg.LogLines, per)
 	}
-	body := failureFeedback(rep)
+	body := testgate.FailureFeedback(rep)
 	if len(body) > ciFeedbackBytes {
 		body = body[:ciFeedbackBytes] + "\n[…cut]"
 	}

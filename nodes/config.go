@@ -1,17 +1,11 @@
 package nodes
 
 import (
-	"net/mail"
-	"path"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
-	"github.com/sandgate/sandgate/nodes/internal/command"
-	"github.com/sandgate/sandgate/nodes/internal/gate"
-	"github.com/sandgate/sandgate/nodes/internal/gitstore"
-	"github.com/sandgate/sandgate/sandbox"
 )
 
 // The configuration of each built-in node type, declared once: the tags
@@ -21,134 +15,6 @@ import (
 // before anything runs) and again in guard before a factory builds the
 // node, so a configuration is refused at its field, with a caret, and never
 // accepted by validation only to be refused by the factory.
-
-// ShellConfig configures shell nodes.
-type ShellConfig struct {
-	Run blueprint.Command `sg:"run,required,notemplate" doc:"command line run by sh -c in the workspace (no templates), or {argv: [program, arg...]} run without a shell, whose items may name patterned inputs"`
-}
-
-// LintConfig configures lint nodes.
-type LintConfig struct {
-	Run []blueprint.Command `sg:"run,required,notemplate" doc:"one or more linter commands, each a shell command line (no templates) or {argv: [program, arg...]}"`
-}
-
-// TestConfig configures test nodes.
-type TestConfig struct {
-	Run                blueprint.Command `sg:"run,required,notemplate" doc:"test command: a shell command line (no templates) or {argv: [program, arg...]} run without a shell, whose items may name patterned inputs"`
-	Format             string            `sg:"format,enum=auto|go-json|junit|tap,default=auto" doc:"report format"`
-	Report             string            `sg:"report,notemplate" doc:"JUnit XML file the command writes under /tmp (a gate may not write in the workspace); removed before each run, so the command must write it anew"`
-	RerunFailed        int               `sg:"rerun_failed" doc:"re-run failures up to N times to tell flaky from broken"`
-	Hidden             string            `sg:"hidden,notemplate" doc:"directory of held-out tests, run in a throwaway box built from the change; never placed in the run's workspace"`
-	HiddenFeedback     string            `sg:"hidden_feedback,enum=count|names,default=count" doc:"what the agent learns when held-out tests fail: count or names"`
-	AllowNoTests       []string          `sg:"allow_no_tests,notemplate" doc:"Go packages (import paths, or a prefix ending in /...) allowed to have test files yet run no test; any other such package fails the gate"`
-	AllowTestDetection bool              `sg:"allow_test_detection" doc:"let the change's non-test Go files detect the test binary (testing.Testing or testing.Init, test.* flag names, a .test binary name, writes to os.Args); by default such code fails the gate, as it could behave differently under test"`
-	Canary             string            `sg:"canary,enum=on|off,default=on" doc:"compile an always-failing test with a random name into every tested package (go test -overlay; the workspace is untouched): a report in which it does not fail was forged by the test binary. off for packages whose TestMain fails the package after passing tests (goleak.VerifyTestMain): with the canary failing, such post-checks do not run"`
-}
-
-// Validate refuses rerun_failed where the harness cannot re-run single
-// tests (it re-runs failures with go test's -run), an unreadable hidden
-// directory, and a report the gate would write in the workspace.
-func (c *TestConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
-	if c.RerunFailed > 0 && c.Format != "go-json" && !command.Of(c.Run).IsGoTest() {
-		return []blueprint.Diagnostic{n.ErrorAt("rerun_failed", -1, "rerun_failed needs go test -json (format: go-json): failures are re-run with go test -run")}
-	}
-	if c.Hidden != "" {
-		if _, err := gate.HiddenFiles(c.Hidden); err != nil {
-			return []blueprint.Diagnostic{n.ErrorAt("hidden", -1, "%v", err)}
-		}
-	}
-	if c.Report == "" {
-		return nil
-	}
-	if c.RerunFailed > 0 {
-		return []blueprint.Diagnostic{n.ErrorAt("rerun_failed", -1, "rerun_failed reads go test -json output and cannot be combined with report: %s", c.Report)}
-	}
-	if _, ok := reportPath(c.Report); !ok {
-		return []blueprint.Diagnostic{n.ErrorAt("report", -1, "%q must be a file under %s/: a gate may not write in the workspace it judges", c.Report, sandbox.TmpDir)}
-	}
-	return nil
-}
-
-// reportPath is a report's cleaned path, and whether it is a file in the
-// box's scratch directory.
-func reportPath(report string) (string, bool) {
-	r := path.Clean(report)
-	return r, strings.HasPrefix(r, sandbox.TmpDir+"/")
-}
-
-// DiffCapConfig configures diff_cap nodes. The caps are pointers so a cap
-// written as zero is told from one left out.
-type DiffCapConfig struct {
-	MaxLines *int     `sg:"max_lines" doc:"lines added plus deleted"`
-	MaxFiles *int     `sg:"max_files" doc:"files changed, binary files included"`
-	MaxBytes *int     `sg:"max_bytes" doc:"bytes of added or modified files (apparent size) plus deleted files' size"`
-	Exclude  []string `sg:"exclude,notemplate" doc:"globs not counted (lock files, generated code)"`
-}
-
-// Validate refuses a diff_cap without a positive cap: it would pass any
-// change.
-func (c *DiffCapConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
-	caps := []struct {
-		key string
-		v   *int
-	}{{"max_lines", c.MaxLines}, {"max_files", c.MaxFiles}, {"max_bytes", c.MaxBytes}}
-	for _, f := range caps {
-		if f.v != nil && *f.v > 0 {
-			return nil
-		}
-	}
-	for _, f := range caps {
-		if f.v != nil {
-			return []blueprint.Diagnostic{n.ErrorAt(f.key, -1, "diff_cap needs a positive max_lines, max_files or max_bytes: a zero cap checks nothing")}
-		}
-	}
-	return []blueprint.Diagnostic{n.ErrorAt("", -1, "diff_cap needs max_lines, max_files or max_bytes: without a cap it passes any change")}
-}
-
-// ProtectConfig configures protect nodes.
-type ProtectConfig struct {
-	Paths  []string `sg:"paths,required,notemplate" doc:"globs the agent must not change"`
-	Action string   `sg:"action,enum=fail|revert,default=fail" doc:"fail or revert the changes"`
-}
-
-// ParityConfig configures parity nodes.
-type ParityConfig struct {
-	Tools map[string]string `sg:"tools,notemplate" doc:"tool name to required version prefix, beside go.mod and .tool-versions"`
-}
-
-// ApplyPatchConfig configures apply_patch nodes.
-type ApplyPatchConfig struct {
-	Patch   string `sg:"patch,required" doc:"the diff, usually a template over inputs or outputs"`
-	Preview bool   `sg:"preview" doc:"write the diff for review instead of applying it"`
-}
-
-// GitCommitConfig configures git_commit nodes.
-type GitCommitConfig struct {
-	Message string `sg:"message" doc:"commit message"`
-	Branch  string `sg:"branch" doc:"branch name (default sandgate/<run-id>)"`
-	Author  string `sg:"author,default=sandgate <sandgate@localhost>" doc:"Name <email>"`
-}
-
-// Validate refuses an author that is not "Name <email>" and a branch name
-// git would refuse, before any agent work is spent.
-func (c *GitCommitConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
-	var ds []blueprint.Diagnostic
-	if _, err := mail.ParseAddress(c.Author); err != nil {
-		ds = append(ds, n.ErrorAt("author", -1, "want \"Name <email>\", got %q: %v", c.Author, err))
-	}
-	// A templated branch is checked once rendered, when the node runs.
-	if b := c.Branch; b != "" && !strings.Contains(b, "${{") && !gitstore.ValidBranch(b) {
-		ds = append(ds, n.ErrorAt("branch", -1, "invalid branch name %q", b))
-	}
-	return ds
-}
-
-// GitPushConfig configures git_push nodes.
-type GitPushConfig struct {
-	Remote         string `sg:"remote,required,endpoint,keyoptional,trusted=https://github.com" doc:"remote URL or path (used by the harness's git client, never a shell); with token_env, an https://github.com URL or one under a prefix the operator allows (--allow-endpoint)"`
-	TokenEnv       string `sg:"token_env,notemplate,credential" doc:"environment variable holding an HTTP token, sent only to the remote's host and only for an http(s) remote on https://github.com or under an --allow-endpoint prefix"`
-	DeleteOnReject bool   `sg:"delete_on_reject" doc:"when the change is rejected in the local review queue (sandgate review reject), delete the pushed branch on the remote, only if it still points at the pushed commit"`
-}
 
 // ReviewConfig configures review nodes. Dir has no static default: it is
 // the registry's Options.ReviewDir, else .sandgate/reviews.
@@ -245,12 +111,3 @@ func validRepo(s string) bool {
 }
 
 var repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-
-// deref is *p, or zero for nil.
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}

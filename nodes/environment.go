@@ -6,6 +6,8 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/nodes/internal/gate"
+	"github.com/sandgate/sandgate/nodes/internal/promote"
+	"github.com/sandgate/sandgate/nodes/internal/testgate"
 	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -47,12 +49,12 @@ func Environment(o EnvOptions) runtime.Prepare {
 		if err != nil {
 			return nil, err
 		}
-		env, err := w.Boot(ctx, o, bp, func(snapshot string) error { return checkHidden(bp, snapshot) })
+		env, err := w.Boot(ctx, o, bp, func(snapshot string) error { return testgate.CheckHidden(bp, snapshot) })
 		if err != nil {
 			return nil, err
 		}
 		gate.ServiceLedger.Set(&env.Services, verdicts)
-		ServicePushes.Set(&env.Services, NewPushes(runDir))
+		promote.ServicePushes.Set(&env.Services, promote.NewPushes(runDir))
 		agent.ServiceExecutor.Set(&env.Services, w.Executor())
 		if sock := w.ProxySocket(); sock != "" {
 			agent.ServiceProxy.Set(&env.Services, sock)

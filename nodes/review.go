@@ -16,6 +16,8 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/atomicfile"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
+	"github.com/sandgate/sandgate/nodes/internal/promote"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -34,6 +36,15 @@ type Review struct {
 }
 
 var _ runtime.Node = (*Review)(nil)
+
+// reviewType declares review nodes, whose local queue defaults to dir and
+// whose token goes only to GitHub or an allowed API base. They run with
+// the box held exclusively, as every promotion node does.
+func reviewType(dir string, allowed []string) runtime.Type {
+	return runtime.Type{Spec: blueprint.Configured[ReviewConfig](blueprint.NodeType{Name: "review", Stage: "promote", Doc: "hands the verified change to people: a local queue or a pull request",
+		Outputs: map[string]blueprint.Kind{"url": blueprint.KindString, "id": blueprint.KindString, "decision": blueprint.KindString, "comments": blueprint.KindInt}}),
+		New: gate.Quietly(func(spec *blueprint.Node) (runtime.Node, error) { return newReview(spec, allowed, dir) }, false)}
+}
 
 // newReview builds a review node whose local queue, unless the blueprint
 // names one, is dir, else .sandgate/reviews.
@@ -68,7 +79,7 @@ type handed struct {
 
 // Run implements runtime.Node.
 func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	pr, refused, err := startPromotion(in, true)
+	pr, refused, err := promote.Start(in, true)
 	if pr == nil {
 		return refused, err
 	}
@@ -88,13 +99,13 @@ func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 
 // handOver queues the entry or opens the pull request, or updates the
 // run's existing one, and records the wait's start in the run directory.
-func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promotable) (*handed, error) {
-	w, c := pr.w, pr.commit
-	pushes, err := pushLedgerOf(in)
+func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promote.Promotable) (*handed, error) {
+	w, c := pr.Workspace, pr.Commit
+	pushes, err := promote.PushesOf(in)
 	if err != nil {
 		return nil, err
 	}
-	patch, err := w.PatchText(ctx, pr.p, plumbing.NewHash(c.Tree))
+	patch, err := w.PatchText(ctx, pr.Repo, plumbing.NewHash(c.Tree))
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +123,7 @@ func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promotable
 	verify, _ := os.ReadFile(filepath.Join(w.RunDir, "verify.json"))
 	body := reviewBody(w, c, title, verify)
 	entry := ReviewEntry{ID: w.RunID, Title: title, Branch: c.Branch, Commit: c.Commit, Base: w.Base,
-		RunDir: w.RunDir, Status: StatusPending, Created: time.Now().UTC(), DeleteOnReject: pushes.deleteOnReject(),
+		RunDir: w.RunDir, Status: StatusPending, Created: time.Now().UTC(), DeleteOnReject: pushes.DeleteOnReject(),
 		AgentSummary: agentSummary(w.RunDir), Ignored: c.Ignored, IgnoredCount: c.IgnoredCount}
 	if r.wait > 0 {
 		entry.Waiting, entry.WaitSince, entry.WaitUntil = r.queue == "local", h.since, h.until
@@ -152,7 +163,7 @@ func (r *Review) approveAction(w *Workspace) (*ApproveAction, error) {
 	}
 	a := *r.onApprove
 	// push.json, not memory: a resumed run still knows where it pushed.
-	last, err := lastPush(w.RunDir)
+	last, err := promote.LastPush(w.RunDir)
 	pushed := err == nil
 	switch {
 	case a.Remote == "" && !pushed:
@@ -206,7 +217,7 @@ func runSpent(runDir string) (tokens int, usd float64) {
 	return tokens, usd
 }
 
-func reviewBody(w *Workspace, c *committed, title string, verify []byte) string {
+func reviewBody(w *Workspace, c *promote.Committed, title string, verify []byte) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\nProposed by sandgate run `%s` on branch `%s` (commit `%s`, base `%s`).\n\n", title, w.RunID, c.Branch, c.Commit[:12], w.Base[:12])
 	fmt.Fprintf(&b, "### Verification verdict\n\n```json\n%s\n```\n\n", strings.TrimSpace(string(verify)))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/nodes/internal/github"
+	"github.com/sandgate/sandgate/nodes/internal/promote"
 )
 
 // ghPull is the part of GitHub's pull request payload the node reads.
@@ -28,7 +29,7 @@ func (r *Review) gitHub() *github.Client {
 // it ready for review; or, when this run already opened one (known, from
 // the run directory) or GitHub says one exists for the branch (a retried
 // creation), finds that one and updates its title and body.
-func (r *Review) pullRequest(ctx context.Context, c *committed, title, body string, known int) (*PullRequest, error) {
+func (r *Review) pullRequest(ctx context.Context, c *promote.Committed, title, body string, known int) (*PullRequest, error) {
 	gh := r.gitHub()
 	if known > 0 {
 		if pr, err := r.findPullRequest(ctx, gh, c.Branch); err != nil || pr != nil {

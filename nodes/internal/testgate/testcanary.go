@@ -1,4 +1,4 @@
-package nodes
+package testgate
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/testreport"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -61,7 +62,7 @@ func plainGoTest(c command.Command, args []string) bool {
 // of the view that declares tests and returns the command that compiles
 // them in. args is returned unchanged when canaries cannot apply: not a
 // plain go test, or tests selected by name (the canary would not run).
-func (t *Test) withCanaries(ctx context.Context, w *Workspace, v *changeView, args []string) ([]string, []testCanary, error) {
+func (t *Test) withCanaries(ctx context.Context, w *workspace.Workspace, v *changeView, args []string) ([]string, []testCanary, error) {
 	cmd := t.run.Display(args)
 	if !t.canary || t.report != "" || (t.format != "auto" && t.format != "go-json") || !plainGoTest(t.run, args) || selectsTests.MatchString(cmd) || failFast.MatchString(cmd) {
 		return args, nil, nil

@@ -1,4 +1,4 @@
-package nodes
+package checks
 
 import (
 	"bytes"
@@ -132,7 +132,7 @@ const pathGuard = `for p in "$@"; do case "$(readlink -m -- "$p")" in /work/*) ;
 
 // applyFile applies one file's hunks inside the box; a conflict returns a
 // failing result naming the hunk.
-func applyFile(ctx context.Context, w *Workspace, f *gitdiff.File) (*runtime.Result, error) {
+func applyFile(ctx context.Context, w *workspace.Workspace, f *gitdiff.File) (*runtime.Result, error) {
 	oldP, newP := sandbox.WorkDir+"/"+path.Clean(f.OldName), sandbox.WorkDir+"/"+path.Clean(f.NewName)
 	var src []byte
 	if !f.IsNew {

@@ -1,4 +1,4 @@
-package nodes
+package checks
 
 import (
 	"context"
@@ -112,7 +112,7 @@ func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 // they do not count; ignored reports how many there were. Over the
 // harness's cap nothing is read (the sizes alone fail the gate), and that
 // cap counts every file the box changed, as promotion does.
-func (d *DiffCap) measure(ctx context.Context, w *Workspace, changes []sandbox.Change) ([]gitstore.FileSize, int, error) {
+func (d *DiffCap) measure(ctx context.Context, w *workspace.Workspace, changes []sandbox.Change) ([]gitstore.FileSize, int, error) {
 	p, err := w.Promotion()
 	if err != nil {
 		return nil, 0, err

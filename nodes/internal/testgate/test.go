@@ -1,4 +1,4 @@
-package nodes
+package testgate
 
 import (
 	"context"
@@ -23,15 +23,15 @@ import (
 )
 
 const (
-	// testOutputBytes is how much output the test node captures, far above
+	// OutputBytes is how much output the test node captures, far above
 	// the box's default cap: every byte of it is parsed, so counts are
 	// exact and a failure late in a long stream is seen. More than this
 	// fails the gate; it never passes on part of the evidence.
-	testOutputBytes = 64 << 20
+	OutputBytes = 64 << 20
 	// storedOutputBytes caps the log kept in the attempt directory.
 	storedOutputBytes = 1 << 20
-	// shownFailures is how many failures and problems feedback names.
-	shownFailures = 10
+	// ShownFailures is how many failures and problems feedback names.
+	ShownFailures = 10
 )
 
 // Test runs tests and judges them by the runner's structured report: zero
@@ -135,14 +135,14 @@ func (t *Test) harnessChecks(v *changeView, changes []sandbox.Change, rep *testr
 
 // exec runs a test command with the test node's larger output cap; the
 // cap travels in the request to the box, out of reach of the tests.
-func (t *Test) exec(ctx context.Context, w *Workspace, in *runtime.Input, cmd []string) (*sandbox.Result, error) {
-	return w.Command(ctx, sandbox.Command{Args: cmd, Timeout: in.Spec.Timeout, OutputBytes: testOutputBytes})
+func (t *Test) exec(ctx context.Context, w *workspace.Workspace, in *runtime.Input, cmd []string) (*sandbox.Result, error) {
+	return w.Command(ctx, sandbox.Command{Args: cmd, Timeout: in.Spec.Timeout, OutputBytes: OutputBytes})
 }
 
 // runOnce runs cmd and reads its report. first marks the gate's own run,
 // whose Go packages must each have run a test (re-runs select a few tests
 // on purpose); canaries are the always-failing tests compiled into it.
-func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd []string, log string, canaries []testCanary, first bool) (*testreport.Report, string, error) {
+func (t *Test) runOnce(ctx context.Context, w *workspace.Workspace, in *runtime.Input, cmd []string, log string, canaries []testCanary, first bool) (*testreport.Report, string, error) {
 	if t.report != "" {
 		return t.runWithReport(ctx, w, in, cmd, log)
 	}
@@ -150,14 +150,14 @@ func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd
 	if err != nil {
 		return nil, "", err
 	}
-	saveExcerpt(in, log, res)
+	SaveExcerpt(in, log, res)
 	out := string(res.Output)
 	rep, perr := testreport.Detect(t.format, out)
 	if res.Dropped > 0 {
 		if perr != nil {
 			rep = &testreport.Report{Format: t.format}
 		}
-		rep.Problems = append(rep.Problems, fmt.Sprintf("test output exceeded %d MiB (%d more bytes were dropped); cannot verify", testOutputBytes>>20, res.Dropped))
+		rep.Problems = append(rep.Problems, fmt.Sprintf("test output exceeded %d MiB (%d more bytes were dropped); cannot verify", OutputBytes>>20, res.Dropped))
 		return rep, out, nil
 	}
 	if perr != nil {
@@ -171,7 +171,7 @@ func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd
 		}
 		rep.CheckPackages(t.allowNoTests)
 	}
-	checkExit(rep, res, out)
+	CheckExit(rep, res, out)
 	if res.DiskFull {
 		rep.Problems = append(rep.Problems, res.DiskNote)
 	}
@@ -182,7 +182,7 @@ func (t *Test) runOnce(ctx context.Context, w *Workspace, in *runtime.Input, cmd
 // the command wrote, through the harness's own view of the workspace. A
 // report left there before the run, or one that is not a regular file,
 // is not evidence.
-func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Input, cmd []string, log string) (*testreport.Report, string, error) {
+func (t *Test) runWithReport(ctx context.Context, w *workspace.Workspace, in *runtime.Input, cmd []string, log string) (*testreport.Report, string, error) {
 	rm, err := w.Command(ctx, sandbox.Command{Args: []string{"rm", "-f", "--", t.report}, Timeout: time.Minute})
 	if err != nil {
 		return nil, "", err
@@ -195,7 +195,7 @@ func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Inpu
 	if err != nil {
 		return nil, "", err
 	}
-	saveExcerpt(in, log, res)
+	SaveExcerpt(in, log, res)
 	out := string(res.Output)
 	data, err := readReport(ctx, w, t.report, since)
 	if err != nil {
@@ -205,7 +205,7 @@ func (t *Test) runWithReport(ctx context.Context, w *Workspace, in *runtime.Inpu
 	if err != nil {
 		return reportProblem(fmt.Sprintf("report %s: %v", t.report, err)), out, nil
 	}
-	checkExit(rep, res, out)
+	CheckExit(rep, res, out)
 	return rep, out, nil
 }
 
@@ -213,18 +213,18 @@ func reportProblem(msg string) *testreport.Report {
 	return &testreport.Report{Format: "junit", Problems: []string{msg}}
 }
 
-// checkExit fails a run whose command failed although its report shows no
+// CheckExit fails a run whose command failed although its report shows no
 // failure: the exit code is evidence too.
-func checkExit(rep *testreport.Report, res *sandbox.Result, out string) {
+func CheckExit(rep *testreport.Report, res *sandbox.Result, out string) {
 	if res.ExitCode != 0 && rep.Failed == 0 && len(rep.Problems) == 0 {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("the test command exited with %d%s although no test failed:\n%s", res.ExitCode, feedback.TimedOut(res.TimedOut), feedback.Tail(out, 2048)))
 	}
 }
 
-// saveExcerpt keeps at most storedOutputBytes of a command's output in the
+// SaveExcerpt keeps at most storedOutputBytes of a command's output in the
 // attempt directory: the head and the tail, where runners print failures
 // and summaries. The parse saw all of it.
-func saveExcerpt(in *runtime.Input, name string, r *sandbox.Result) {
+func SaveExcerpt(in *runtime.Input, name string, r *sandbox.Result) {
 	dir, err := in.MkDir()
 	if err != nil {
 		return
@@ -249,7 +249,7 @@ func saveExcerpt(in *runtime.Input, name string, r *sandbox.Result) {
 // rerunFailures runs only the failing tests again; a test that now
 // reports a pass (in the same package) is flaky, the rest are broken. A
 // re-run that is not clean (unreadable, cut off, a problem) clears nothing.
-func (t *Test) rerunFailures(ctx context.Context, w *Workspace, in *runtime.Input, args []string, rep *testreport.Report) (*testreport.Report, []string, error) {
+func (t *Test) rerunFailures(ctx context.Context, w *workspace.Workspace, in *runtime.Input, args []string, rep *testreport.Report) (*testreport.Report, []string, error) {
 	still := map[string]bool{}
 	for _, k := range rep.TopLevelFailures() {
 		still[k] = true
@@ -308,7 +308,7 @@ func rerunPattern(still map[string]bool) string {
 	return "^(" + strings.Join(names, "|") + ")$"
 }
 
-func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Time, rep *testreport.Report, raw string, flaky []string) (*runtime.Result, error) {
+func (t *Test) verdict(in *runtime.Input, w *workspace.Workspace, fp string, start time.Time, rep *testreport.Report, raw string, flaky []string) (*runtime.Result, error) {
 	res := &runtime.Result{Outputs: map[string]any{"passed": 0, "failed": 0, "skipped": 0, "failures": []string{}, "flaky": flaky}}
 	g := verdict.GateResult{Tests: &verdict.TestCounts{}}
 	switch {
@@ -331,7 +331,7 @@ func (t *Test) verdict(in *runtime.Input, w *Workspace, fp string, start time.Ti
 			if len(rep.Problems) > 0 {
 				g.Reason += ": " + firstLine(rep.Problems[0])
 			}
-			res.Feedback = failureFeedback(rep)
+			res.Feedback = FailureFeedback(rep)
 		}
 	}
 	if len(flaky) > 0 {
@@ -345,19 +345,19 @@ func firstLine(s string) string {
 	return strings.TrimSuffix(line, ":")
 }
 
-func failureFeedback(rep *testreport.Report) string {
+func FailureFeedback(rep *testreport.Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tests failed: %d passed, %d failed.\n", rep.Passed, rep.Failed)
 	for i, p := range rep.Problems {
-		if i == shownFailures {
-			fmt.Fprintf(&b, "\n… and %d more problems\n", len(rep.Problems)-shownFailures)
+		if i == ShownFailures {
+			fmt.Fprintf(&b, "\n… and %d more problems\n", len(rep.Problems)-ShownFailures)
 			break
 		}
 		fmt.Fprintf(&b, "\n%s\n", p)
 	}
 	for i, f := range rep.Failures {
-		if i == shownFailures {
-			fmt.Fprintf(&b, "\n… and %d more failing tests\n", len(rep.Failures)-shownFailures)
+		if i == ShownFailures {
+			fmt.Fprintf(&b, "\n… and %d more failing tests\n", len(rep.Failures)-ShownFailures)
 			break
 		}
 		name := f.Name

@@ -1,4 +1,4 @@
-package nodes
+package promote
 
 import (
 	"encoding/json"
@@ -30,8 +30,8 @@ var ServicePushes = runtime.NewServiceKey[*Pushes]("sandgate.pushes")
 // NewPushes is the push ledger of the run in runDir.
 func NewPushes(runDir string) *Pushes { return &Pushes{runDir: runDir} }
 
-// pushLedgerOf fetches the run's push ledger from a node's input.
-func pushLedgerOf(in *runtime.Input) (*Pushes, error) {
+// PushesOf fetches the run's push ledger from a node's input.
+func PushesOf(in *runtime.Input) (*Pushes, error) {
 	p, ok := ServicePushes.Get(in)
 	if !ok || p == nil {
 		return nil, errors.New("no push ledger: the runtime was built without nodes.Environment")
@@ -55,8 +55,8 @@ func (l *Pushes) record(p gitremote.PushedBranch) error {
 	return atomicfile.Write(filepath.Join(l.runDir, "push.json"), b)
 }
 
-// lastPush is the latest push of the run in runDir, from push.json.
-func lastPush(runDir string) (*gitremote.PushedBranch, error) {
+// LastPush is the latest push of the run in runDir, from push.json.
+func LastPush(runDir string) (*gitremote.PushedBranch, error) {
 	b, err := os.ReadFile(filepath.Join(runDir, "push.json"))
 	if err != nil {
 		return nil, errors.New("nothing was pushed yet: run a git_push node first")
@@ -75,8 +75,8 @@ func (l *Pushes) note(p gitremote.PushedBranch, deleteOnReject bool) {
 	l.pushed = append(l.pushed, notedPush{p, deleteOnReject})
 }
 
-// deleteOnReject are the branches to delete when the change is rejected.
-func (l *Pushes) deleteOnReject() []gitremote.PushedBranch {
+// DeleteOnReject are the branches to delete when the change is rejected.
+func (l *Pushes) DeleteOnReject() []gitremote.PushedBranch {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []gitremote.PushedBranch

@@ -1,4 +1,4 @@
-package nodes
+package promote
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/sandgate/sandgate/runtime"
 )
 
-// GitPush pushes the committed branch from the harness, with credentials
+// GitPush pushes the Committed branch from the harness, with credentials
 // that never enter the sandbox. Pushing the same commit again is a no-op.
 //
 // It runs the git CLI rather than go-git: go-git's push from the promotion
@@ -47,11 +47,11 @@ func newGitPush(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
 
 // Run implements runtime.Node.
 func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	pr, refused, err := startPromotion(in, true)
+	pr, refused, err := Start(in, true)
 	if pr == nil {
 		return refused, err
 	}
-	c, p := pr.commit, pr.p
+	c, p := pr.Commit, pr.Repo
 	remoteURL, err := in.Render("remote")
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	}
 	rec := gitremote.PushedBranch{Remote: remoteURL, Ref: ref, Commit: c.Commit, TokenEnv: g.tokenEnv}
 	// A ci node judges exactly this commit, also after a crash.
-	pushes, err := pushLedgerOf(in)
+	pushes, err := PushesOf(in)
 	if err != nil {
 		return nil, err
 	}

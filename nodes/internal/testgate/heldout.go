@@ -1,4 +1,4 @@
-package nodes
+package testgate
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/gate"
 )
 
-// checkHidden refuses, before anything runs, a held-out test that has the
+// CheckHidden refuses, before anything runs, a held-out test that has the
 // path of a file in the repository: placing it would replace that file.
-func checkHidden(bp *blueprint.Blueprint, snapshot string) error {
+func CheckHidden(bp *blueprint.Blueprint, snapshot string) error {
 	for _, id := range bp.Order {
 		n := bp.Nodes[id]
 		if n.Type != "test" {

@@ -1,4 +1,4 @@
-package nodes
+package checks
 
 import (
 	"context"
@@ -72,7 +72,7 @@ func (p *Protect) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 }
 
 // revert restores paths to their base content inside the box.
-func revert(ctx context.Context, w *Workspace, paths []string) error {
+func revert(ctx context.Context, w *workspace.Workspace, paths []string) error {
 	for _, p := range paths {
 		orig := filepath.Join(w.Snapshot, filepath.FromSlash(p))
 		st, err := os.Lstat(orig)

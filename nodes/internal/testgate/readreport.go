@@ -1,4 +1,4 @@
-package nodes
+package testgate
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -20,7 +21,7 @@ const maxReportBytes = 64 << 20
 // while the gate holds the box alone and no process of the test command is
 // left (its PID namespace died with it), so nothing can swap the file
 // between the two. It must be a regular file written at or after since.
-func readReport(ctx context.Context, w *Workspace, path string, since time.Time) ([]byte, error) {
+func readReport(ctx context.Context, w *workspace.Workspace, path string, since time.Time) ([]byte, error) {
 	st, err := w.Command(ctx, sandbox.Command{Args: []string{"stat", "-c", "%F|%Y|%s", "--", path}, Timeout: time.Minute})
 	if err != nil {
 		return nil, err

@@ -1,10 +1,8 @@
-package nodes_test
+package checks
 
 import (
 	"reflect"
 	"testing"
-
-	"github.com/sandgate/sandgate/nodes"
 )
 
 func TestParseDiagnostics(t *testing.T) {
@@ -23,7 +21,7 @@ func TestParseDiagnostics(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
-			for _, d := range nodes.ParseDiagnostics(c.out) {
+			for _, d := range parseDiagnostics(c.out) {
 				got = append(got, d.String())
 			}
 			if !reflect.DeepEqual(got, c.want) {
@@ -36,6 +34,6 @@ func TestParseDiagnostics(t *testing.T) {
 func FuzzParseDiagnostics(f *testing.F) {
 	f.Add("{\"Action\":\"fail\",\"Package\":\"p\",\"Test\":\"T\"}\n1..2\nok 1\n<testsuite/>")
 	f.Fuzz(func(t *testing.T, s string) {
-		nodes.ParseDiagnostics(s)
+		parseDiagnostics(s)
 	})
 }

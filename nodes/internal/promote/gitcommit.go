@@ -1,4 +1,4 @@
-package nodes
+package promote
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/atomicfile"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
+	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/secrets"
@@ -52,9 +53,9 @@ func newGitCommit(spec *blueprint.Node) (runtime.Node, error) {
 // commit.json name; the full list is the attempt's ignored.txt.
 const maxIgnoredListed = 100
 
-// committed records the branch and commit a run produced; push and review
+// Committed records the branch and commit a run produced; push and review
 // read it, and it survives a crash.
-type committed struct {
+type Committed struct {
 	Branch string `json:"branch"`
 	Commit string `json:"commit"`
 	Tree   string `json:"tree"`
@@ -71,12 +72,12 @@ type committed struct {
 	IgnoredCount int      `json:"ignored_count,omitempty"`
 }
 
-func lastCommit(runDir string) (*committed, error) {
+func LastCommit(runDir string) (*Committed, error) {
 	b, err := os.ReadFile(filepath.Join(runDir, "commit.json"))
 	if err != nil {
 		return nil, fmt.Errorf("no commit yet: run a git_commit node first")
 	}
-	var c committed
+	var c Committed
 	return &c, json.Unmarshal(b, &c)
 }
 
@@ -85,11 +86,11 @@ func lastCommit(runDir string) (*committed, error) {
 // previous commit on the branch, so pushing it fast-forwards the branch
 // and the history tells what each attempt changed.
 func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
-	pr, refused, err := startPromotion(in, false)
+	pr, refused, err := Start(in, false)
 	if pr == nil {
 		return refused, err
 	}
-	w, changes := pr.w, pr.changes
+	w, changes := pr.Workspace, pr.Changes
 	msg, err := in.Render("message")
 	if err != nil {
 		return nil, err
@@ -110,7 +111,7 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 		return nil, err
 	}
 	if err := holdsCredential(w.Redactor(), kept, ignored, msg); err != nil {
-		return refuse(err), nil
+		return Refuse(err), nil
 	}
 	if err := writeIgnored(in, ignored); err != nil {
 		return nil, err
@@ -131,9 +132,9 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 // there if any, and records it. When that previous commit already holds
 // the same tree (a resumed run committing again) it is kept, so a push
 // stays a no-op.
-func (g *GitCommit) commitOn(w *Workspace, p *gitstore.Repo, branch string, changes, kept []sandbox.Change, ignored []string, msg string) (*commitRecord, error) {
+func (g *GitCommit) commitOn(w *workspace.Workspace, p *gitstore.Repo, branch string, changes, kept []sandbox.Change, ignored []string, msg string) (*commitRecord, error) {
 	parent, attempt := p.Base(), 1
-	prev, err := lastCommit(w.RunDir)
+	prev, err := LastCommit(w.RunDir)
 	if err == nil && prev.Branch == branch {
 		parent, attempt = plumbing.NewHash(prev.Commit), prev.Attempt+1
 	}
@@ -144,17 +145,17 @@ func (g *GitCommit) commitOn(w *Workspace, p *gitstore.Repo, branch string, chan
 		return nil, err
 	}
 	if prev != nil && prev.Branch == branch && prev.Tree == c.TreeHash.String() {
-		return &commitRecord{committed: *prev, allIgnored: c.Ignored}, nil
+		return &commitRecord{Committed: *prev, allIgnored: c.Ignored}, nil
 	}
-	rec := &commitRecord{committed: committed{Branch: branch, Commit: c.Hash.String(), Tree: c.TreeHash.String(),
+	rec := &commitRecord{Committed: Committed{Branch: branch, Commit: c.Hash.String(), Tree: c.TreeHash.String(),
 		Parent: parent.String(), Attempt: attempt, Title: strings.SplitN(msg, "\n", 2)[0],
 		Ignored: c.Ignored[:min(len(c.Ignored), maxIgnoredListed)], IgnoredCount: len(c.Ignored)}, allIgnored: c.Ignored}
-	return rec, recordCommit(w, p, rec.committed)
+	return rec, recordCommit(w, p, rec.Committed)
 }
 
 // commitRecord is a recorded commit and the full list of ignored paths.
 type commitRecord struct {
-	committed
+	Committed
 	allIgnored []string
 }
 
@@ -204,7 +205,7 @@ func writeIgnored(in *runtime.Input, ignored []string) error {
 
 // branchFor is the branch the commit goes on: the rendered template, the
 // configured name, or sandgate/<run id>.
-func (g *GitCommit) branchFor(in *runtime.Input, w *Workspace) (string, error) {
+func (g *GitCommit) branchFor(in *runtime.Input, w *workspace.Workspace) (string, error) {
 	branch := g.branch
 	if t, ok := in.Spec.Templates["branch"]; ok {
 		var err error
@@ -224,7 +225,7 @@ func (g *GitCommit) branchFor(in *runtime.Input, w *Workspace) (string, error) {
 // recordCommit points the branch at the commit in the promotion
 // repository and writes commit.json, which push and review read and which
 // survives a crash.
-func recordCommit(w *Workspace, p *gitstore.Repo, rec committed) error {
+func recordCommit(w *workspace.Workspace, p *gitstore.Repo, rec Committed) error {
 	if err := p.SetBranch(rec.Branch, rec.Commit); err != nil {
 		return err
 	}
