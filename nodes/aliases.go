@@ -3,6 +3,9 @@ package nodes
 import (
 	"context"
 
+	"github.com/sandgate/sandgate/nodes/internal/review"
+	"github.com/sandgate/sandgate/nodes/reviewqueue"
+
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/nodes/verdict"
@@ -43,8 +46,46 @@ func ParseJUnit(data []byte) (*TestReport, error) { return testreport.ParseJUnit
 // ParseTAP is testreport.ParseTAP.
 func ParseTAP(out string) (*TestReport, error) { return testreport.ParseTAP(out) }
 
-// PushedBranch is a branch git_push made on a remote (gitremote.PushedBranch).
-type PushedBranch = gitremote.PushedBranch
+type (
+	// ReviewQueue is reviewqueue.Queue.
+	ReviewQueue = reviewqueue.Queue
+	// ReviewEntry is reviewqueue.Entry.
+	ReviewEntry = reviewqueue.Entry
+	// ReviewAttempt is reviewqueue.Attempt.
+	ReviewAttempt = reviewqueue.Attempt
+	// ReviewDetail is reviewqueue.Detail.
+	ReviewDetail = reviewqueue.Detail
+	// ApproveAction is reviewqueue.ApproveAction.
+	ApproveAction = reviewqueue.ApproveAction
+	// PullRequest is reviewqueue.PullRequest.
+	PullRequest = reviewqueue.PullRequest
+	// ChangedFile is reviewqueue.ChangedFile.
+	ChangedFile = reviewqueue.ChangedFile
+	// PushedBranch is a branch git_push made on a remote
+	// (reviewqueue.PushedBranch).
+	PushedBranch = reviewqueue.PushedBranch
+)
+
+// Review queue entry states (reviewqueue.StatusPending and so on).
+const (
+	StatusPending  = reviewqueue.StatusPending
+	StatusApproved = reviewqueue.StatusApproved
+	StatusRejected = reviewqueue.StatusRejected
+)
+
+// The review queue's errors (reviewqueue.ErrBadID and so on).
+var (
+	ErrBadReviewID   = reviewqueue.ErrBadID
+	ErrNoReview      = reviewqueue.ErrNoEntry
+	ErrReviewDecided = reviewqueue.ErrDecided
+)
+
+// Decisions a waiting review node reports (outputs.<node>.decision).
+const (
+	DecisionApproved         = review.DecisionApproved
+	DecisionChangesRequested = review.DecisionChangesRequested
+	DecisionTimedOut         = review.DecisionTimedOut
+)
 
 // DeleteBranch deletes a pushed branch on its remote (see
 // gitremote.DeleteBranch).

@@ -4,7 +4,9 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/nodes/internal/checks"
+	"github.com/sandgate/sandgate/nodes/internal/ci"
 	"github.com/sandgate/sandgate/nodes/internal/promote"
+	"github.com/sandgate/sandgate/nodes/internal/review"
 	"github.com/sandgate/sandgate/nodes/internal/testgate"
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -25,8 +27,8 @@ func builtins(a agent.Options, allowed []string, reviewDir string) []runtime.Typ
 		checks.ApplyPatchType(),
 		promote.CommitType(),
 		promote.PushType(allowed),
-		ciType(allowed),
-		reviewType(reviewDir, allowed),
+		ci.Type(allowed),
+		review.Type(reviewDir, allowed),
 	}
 }
 

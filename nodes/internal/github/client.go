@@ -131,6 +131,15 @@ func (c *Client) Do(ctx context.Context, method, path string, payload any) (*Rep
 	return &Reply{Status: resp.StatusCode, Body: data, Header: resp.Header}, nil
 }
 
+// Send is Do for callers that read only the answer's status and body.
+func (c *Client) Send(ctx context.Context, method, path string, payload any) (int, []byte, error) {
+	r, err := c.Do(ctx, method, path, payload)
+	if err != nil {
+		return 0, nil, err
+	}
+	return r.Status, r.Body, nil
+}
+
 func (c *Client) refused(err error) error {
 	if c.Name == "" {
 		return err
