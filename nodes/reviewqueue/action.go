@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sandgate/sandgate/nodes/internal/gitstore"
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 )
 
 // ApproveAction is what approving a queue entry does, taken from the
@@ -93,7 +93,7 @@ func ParseOnApprove(queue string, m map[string]string) (*ApproveAction, error) {
 		return a, err
 	}
 	a.MergeInto, a.Remote = m["merge_into"], m["remote"]
-	if a.MergeInto == "" || !gitstore.ValidBranch(a.MergeInto) {
+	if a.MergeInto == "" || !gitremote.ValidBranch(a.MergeInto) {
 		return nil, fmt.Errorf("merge_into: want the branch to land the change on, got %q", a.MergeInto)
 	}
 	if strings.HasPrefix(a.Remote, "-") {

@@ -9,6 +9,7 @@
 // the branches a git_push node marked delete_on_reject.
 //
 // It imports nodes/verdict, the runtime (to read a run's journal) and the
-// internal github, gitremote and gitstore packages; it must never import a
-// node package, the workspace or the nodes facade.
+// internal github, gitremote, feedback and atomicfile packages, none of
+// which needs the sandbox; it must never import the sandbox, the
+// workspace, a node package or the nodes facade.
 package reviewqueue

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
-	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 )
 
 // land puts the approved commit on its target branch on the remote, from
@@ -21,7 +20,7 @@ import (
 // never drops someone else's commit.
 func (q *Queue) land(ctx context.Context, e *Entry, note, by string) (string, error) {
 	a := e.OnApprove
-	if a.Remote == "" || strings.HasPrefix(a.Remote, "-") || !gitstore.ValidBranch(a.MergeInto) || !objectID(e.Commit) {
+	if a.Remote == "" || strings.HasPrefix(a.Remote, "-") || !gitremote.ValidBranch(a.MergeInto) || !objectID(e.Commit) {
 		return "", fmt.Errorf("on_approve: nothing to land: remote %q, merge_into %q, commit %q", gitremote.RedactURL(a.Remote), a.MergeInto, e.Commit)
 	}
 	var tok string
@@ -51,7 +50,7 @@ func (q *Queue) land(ctx context.Context, e *Entry, note, by string) (string, er
 	case "ff":
 		if _, err := g.run("merge-base", "--is-ancestor", old, e.Commit); err != nil {
 			return "", fmt.Errorf("cannot fast-forward %s on %s to %s: %s is at %s, which the reviewed change (based on %s) does not contain; the branch moved since the run, so approve with on_approve method: merge, or run again on the new %s",
-				a.MergeInto, gitremote.RedactURL(a.Remote), gitstore.Short(e.Commit), a.MergeInto, gitstore.Short(old), gitstore.Short(e.Base), a.MergeInto)
+				a.MergeInto, gitremote.RedactURL(a.Remote), gitremote.Short(e.Commit), a.MergeInto, gitremote.Short(old), gitremote.Short(e.Base), a.MergeInto)
 		}
 	case "merge":
 		if tip, err = g.merge(old, e, approvedBy(by, note)); err != nil {
@@ -68,7 +67,7 @@ func (q *Queue) land(ctx context.Context, e *Entry, note, by string) (string, er
 		if _, summary, found := gitremote.PorcelainRef(out, target); found {
 			why = strings.TrimSuffix(summary+"; "+why, "; ")
 		}
-		return "", fmt.Errorf("push %s to %s on %s (it may have moved meanwhile; approve again): %s", gitstore.Short(tip), a.MergeInto, gitremote.RedactURL(a.Remote), g.redact(why))
+		return "", fmt.Errorf("push %s to %s on %s (it may have moved meanwhile; approve again): %s", gitremote.Short(tip), a.MergeInto, gitremote.RedactURL(a.Remote), g.redact(why))
 	}
 	return tip, nil
 }
@@ -128,14 +127,14 @@ func (g *scratchGit) fetchTarget(target string, e *Entry) (string, error) {
 	if _, err := g.run("rev-list", "--quiet", "--objects", e.Commit, "--not", "refs/sandgate/target"); err != nil {
 		promote := filepath.Join(e.RunDir, "promote.git", "objects")
 		if fi, serr := os.Stat(promote); serr != nil || !fi.IsDir() {
-			return "", fmt.Errorf("the reviewed commit %s is neither on %s (branch %s) nor in the run's repository %s", gitstore.Short(e.Commit), gitremote.RedactURL(remote), e.Branch, promote)
+			return "", fmt.Errorf("the reviewed commit %s is neither on %s (branch %s) nor in the run's repository %s", gitremote.Short(e.Commit), gitremote.RedactURL(remote), e.Branch, promote)
 		}
 		alt := filepath.Join(g.s.GitDir, "objects", "info", "alternates")
 		if err := os.WriteFile(alt, []byte(promote+"\n"), 0o644); err != nil {
 			return "", err
 		}
 		if out, err := g.run("rev-list", "--quiet", "--objects", e.Commit, "--not", "refs/sandgate/target"); err != nil {
-			return "", fmt.Errorf("the reviewed commit %s is incomplete in the run's repository %s (was its snapshot pruned?): %s", gitstore.Short(e.Commit), promote, out)
+			return "", fmt.Errorf("the reviewed commit %s is incomplete in the run's repository %s (was its snapshot pruned?): %s", gitremote.Short(e.Commit), promote, out)
 		}
 	}
 	return strings.TrimSpace(old), nil
@@ -148,10 +147,10 @@ func (g *scratchGit) merge(old string, e *Entry, trailer string) (string, error)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var ee interface{ ExitCode() int }
 	if errors.As(err, &ee) && ee.ExitCode() == 1 && len(lines) > 1 {
-		return "", fmt.Errorf("merging %s into %s conflicts in %s; nothing was pushed", gitstore.Short(e.Commit), e.OnApprove.MergeInto, strings.Join(lines[1:], ", "))
+		return "", fmt.Errorf("merging %s into %s conflicts in %s; nothing was pushed", gitremote.Short(e.Commit), e.OnApprove.MergeInto, strings.Join(lines[1:], ", "))
 	}
 	if err != nil {
-		return "", fmt.Errorf("merge %s into %s: %w: %s", gitstore.Short(e.Commit), e.OnApprove.MergeInto, err, out)
+		return "", fmt.Errorf("merge %s into %s: %w: %s", gitremote.Short(e.Commit), e.OnApprove.MergeInto, err, out)
 	}
 	msg := fmt.Sprintf("Merge branch '%s' into %s\n\n%s\n\n%s", e.Branch, e.OnApprove.MergeInto, e.Title, trailer)
 	cmd := []string{"-c", "user.name=sandgate", "-c", "user.email=sandgate@localhost", "commit-tree", lines[0], "-p", old, "-p", e.Commit, "-m", msg}

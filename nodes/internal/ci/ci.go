@@ -14,7 +14,6 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
-	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/internal/promote"
 	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
@@ -112,7 +111,7 @@ func (c *CI) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error
 		v, err = c.github(ctx, in, push, budget)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("ci (%s) on %s: %w", c.cfg.Provider, gitstore.Short(push.Commit), err)
+		return nil, fmt.Errorf("ci (%s) on %s: %w", c.cfg.Provider, gitremote.Short(push.Commit), err)
 	}
 	return v.result(in, push, c.what()), nil
 }
@@ -127,7 +126,7 @@ func (c *CI) target(ctx context.Context, in *runtime.Input, w *workspace.Workspa
 	if err != nil {
 		return nil, err
 	}
-	if !gitstore.ValidBranch(branch) {
+	if !gitremote.ValidBranch(branch) {
 		return nil, fmt.Errorf("branch %q is not a branch name", branch)
 	}
 	return baseTarget(w, branch)
@@ -160,7 +159,7 @@ func (c *CI) field(in *runtime.Input, key, decoded string) (string, error) {
 // it is refused: a ci node after the push judges the pushed commit.
 func baseTarget(w *workspace.Workspace, branch string) (*gitremote.PushedBranch, error) {
 	if _, err := os.Stat(filepath.Join(w.RunDir, "commit.json")); err == nil {
-		return nil, fmt.Errorf("the run has committed on top of its base commit %s, so a verdict on the base would be stale: judge the pushed commit (commit: pushed)", gitstore.Short(w.Base))
+		return nil, fmt.Errorf("the run has committed on top of its base commit %s, so a verdict on the base would be stale: judge the pushed commit (commit: pushed)", gitremote.Short(w.Base))
 	}
 	// Clean-checkout CI snapshots the commit from the promotion
 	// repository, which holds the base from the start.
@@ -199,7 +198,7 @@ func pushedTarget(ctx context.Context, w *workspace.Workspace) (*gitremote.Pushe
 		return nil, err
 	}
 	if c.Commit != push.Commit {
-		return nil, fmt.Errorf("the run's latest commit %s was not pushed (the last push sent %s): push it before ci, which judges only what was pushed", gitstore.Short(c.Commit), gitstore.Short(push.Commit))
+		return nil, fmt.Errorf("the run's latest commit %s was not pushed (the last push sent %s): push it before ci, which judges only what was pushed", gitremote.Short(c.Commit), gitremote.Short(push.Commit))
 	}
 	changes, err := w.Changes()
 	if err != nil {
@@ -210,7 +209,7 @@ func pushedTarget(ctx context.Context, w *workspace.Workspace) (*gitremote.Pushe
 		return nil, err
 	}
 	if cand.TreeHash.String() != c.Tree {
-		return nil, fmt.Errorf("the workspace changed after commit %s was pushed: commit and push again, so CI judges the change as it is", gitstore.Short(c.Commit))
+		return nil, fmt.Errorf("the workspace changed after commit %s was pushed: commit and push again, so CI judges the change as it is", gitremote.Short(c.Commit))
 	}
 	return push, nil
 }
@@ -228,11 +227,11 @@ func (v *ciVerdict) result(in *runtime.Input, push *gitremote.PushedBranch, what
 		return res
 	}
 	res.Outcome = runtime.OutcomeFail
-	res.Reason = fmt.Sprintf("CI %s on %s", strings.ReplaceAll(v.State, "_", " "), gitstore.Short(push.Commit))
+	res.Reason = fmt.Sprintf("CI %s on %s", strings.ReplaceAll(v.State, "_", " "), gitremote.Short(push.Commit))
 	if len(failed) > 0 {
 		res.Reason += ": " + strings.Join(failed, ", ")
 	}
-	head := fmt.Sprintf("CI on %s %s (%s): %s.", what, gitstore.Short(push.Commit), strings.TrimPrefix(push.Ref, "refs/heads/"), v.State)
+	head := fmt.Sprintf("CI on %s %s (%s): %s.", what, gitremote.Short(push.Commit), strings.TrimPrefix(push.Ref, "refs/heads/"), v.State)
 	if len(failed) > 0 {
 		head += "\nFailing: " + strings.Join(failed, ", ") + "."
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
-	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/internal/testgate"
 	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/nodes/workspace"
@@ -62,7 +61,7 @@ func commitBox(ctx context.Context, w *workspace.Workspace, commit string) (*san
 	}
 	lease, err := sandbox.LeaseSnapshot(ctx, filepath.Join(w.RunDir, "promote.git"), commit, w.CacheDir())
 	if err != nil {
-		return nil, nil, fmt.Errorf("clean-checkout ci: snapshot of %s: %w", gitstore.Short(commit), err)
+		return nil, nil, fmt.Errorf("clean-checkout ci: snapshot of %s: %w", gitremote.Short(commit), err)
 	}
 	if lease.Commit != commit {
 		lease.Release()

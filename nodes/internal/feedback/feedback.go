@@ -1,6 +1,7 @@
 package feedback
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
@@ -89,4 +90,15 @@ func PlainTexts(ss []string) []string {
 		out[i] = PlainText(s)
 	}
 	return out
+}
+
+// Capped keeps the first 64 KiB written to it: a remote cannot make the
+// harness hold an unbounded error message.
+type Capped struct{ bytes.Buffer }
+
+func (c *Capped) Write(p []byte) (int, error) {
+	if room := 64<<10 - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }

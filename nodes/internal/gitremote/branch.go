@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/sandgate/sandgate/blueprint"
 )
 
@@ -91,4 +92,17 @@ const TrustedRemote = "https://github.com"
 // TrustedRemote or a prefix the operator allowed (--allow-endpoint).
 func CheckRemote(remote string, allowed []string) error {
 	return blueprint.CheckEndpoint(blueprint.Field{Endpoint: true, Trusted: []string{TrustedRemote}}, remote, allowed)
+}
+
+// ValidBranch reports whether git would accept name as a branch.
+func ValidBranch(name string) bool {
+	return plumbing.NewBranchReferenceName(name).IsBranch() && !strings.ContainsAny(name, " ~^:?*[\\") && !strings.Contains(name, "..")
+}
+
+// Short is a commit hash's first 12 characters.
+func Short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
 }

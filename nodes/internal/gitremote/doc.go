@@ -5,7 +5,9 @@
 // helpers) and a push token answered only to the remote's own host.
 // A push never forces; a deletion leases the pushed commit.
 //
-// It imports blueprint (for the endpoint rule) and
-// nodes/internal/gitstore; it must never import a node package, the
-// workspace or the runtime.
+// It also knows git's names: which branch names git accepts, and a
+// commit's short form. It imports blueprint (for the endpoint rule) and
+// nodes/internal/feedback; it must never import the sandbox, the
+// workspace, the runtime or a node package, so that the review queue can
+// use it without them.
 package gitremote

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sandgate/sandgate/nodes/internal/gitstore"
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 )
 
 // Spec is one push of a commit from a repository (GitDir) to a remote,
@@ -42,7 +42,7 @@ func Push(ctx context.Context, s Spec) (bool, error) {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// A killed group's grandchildren may hold the pipes a moment longer.
 	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr gitstore.Capped
+	var stdout, stderr feedback.Capped
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {

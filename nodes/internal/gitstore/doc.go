@@ -7,7 +7,7 @@
 // measured against the base blobs, and the paths and .gitmodules git
 // itself would refuse to promote.
 //
-// It imports only the sandbox (for the change), nodes/internal/wspath and
-// nodes/internal/atomicfile; it knows nothing of nodes, runs or verdicts,
+// It imports only the sandbox (for the change) and the leaf
+// nodes/internal/wspath, atomicfile and feedback; it knows nothing of nodes, runs or verdicts,
 // and must never import the runtime, the workspace or a node package.
 package gitstore

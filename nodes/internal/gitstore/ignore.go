@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -233,7 +234,7 @@ func checkIgnore(ctx context.Context, gitDir, root string, paths []string) (map[
 	}
 	cmd.Stdin = &in
 	var out bytes.Buffer
-	var stderr Capped
+	var stderr feedback.Capped
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError

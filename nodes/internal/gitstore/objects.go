@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 )
 
 // objectStore reads and writes the promotion repository's objects at a
@@ -78,7 +79,7 @@ func (s *objectStore) start() error {
 	if err != nil {
 		return err
 	}
-	var stderr Capped
+	var stderr feedback.Capped
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start git cat-file: %w", err)
@@ -323,7 +324,7 @@ func gitText(ctx context.Context, gitDir string, args ...string) (string, error)
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir=" + gitDir}, args...)...)
 	cmd.Env = gitEnv()
 	var out bytes.Buffer
-	var stderr Capped
+	var stderr feedback.Capped
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
-	"github.com/sandgate/sandgate/nodes/internal/gitstore"
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 )
 
 // The configuration of each built-in node type, declared once: the tags
@@ -31,7 +31,7 @@ func (c *GitCommitConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
 		ds = append(ds, n.ErrorAt("author", -1, "want \"Name <email>\", got %q: %v", c.Author, err))
 	}
 	// A templated branch is checked once rendered, when the node runs.
-	if b := c.Branch; b != "" && !strings.Contains(b, "${{") && !gitstore.ValidBranch(b) {
+	if b := c.Branch; b != "" && !strings.Contains(b, "${{") && !gitremote.ValidBranch(b) {
 		ds = append(ds, n.ErrorAt("branch", -1, "invalid branch name %q", b))
 	}
 	return ds

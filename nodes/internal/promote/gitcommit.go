@@ -16,6 +16,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/atomicfile"
+	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
@@ -216,7 +217,7 @@ func (g *GitCommit) branchFor(in *runtime.Input, w *workspace.Workspace) (string
 	if branch == "" {
 		branch = "sandgate/" + w.RunID
 	}
-	if !gitstore.ValidBranch(branch) {
+	if !gitremote.ValidBranch(branch) {
 		return "", fmt.Errorf("invalid branch name %q", branch)
 	}
 	return branch, nil
