@@ -26,7 +26,7 @@ import (
 
 // GitCommit commits the verified change on the run's branch of its
 // promotion repository, as `git add -A` would stage it: new files the
-// tree's .gitignore files ignore stay behind (see gitignore.go) and are
+// tree's .gitignore files ignore stay behind (see gitstore.Repo.Promoted) and are
 // listed in the outputs and commit.json. It refuses unless the latest
 // verdict passed.
 type GitCommit struct {
