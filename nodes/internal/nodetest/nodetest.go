@@ -1,6 +1,7 @@
 package nodetest
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -398,4 +399,32 @@ func GateAttemptFile(t *testing.T, sum *runtime.Summary, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// FileHolds reports whether the file at p holds s anywhere. It reads the
+// file a chunk at a time: a run directory can hold the box's sparse disk
+// image (4 GiB by default), which os.ReadFile would allocate whole, and
+// a string conversion of it once more (this made a race test binary reach
+// 17 GB). A file that cannot be read holds nothing.
+func FileHolds(p, s string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	want, keep := []byte(s), max(len(s)-1, 0)
+	buf, chunk := make([]byte, 0, 1<<20+keep), make([]byte, 1<<20)
+	for {
+		n, err := f.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		if bytes.Contains(buf, want) {
+			return true
+		}
+		if len(buf) > keep {
+			buf = append(buf[:0], buf[len(buf)-keep:]...)
+		}
+		if err != nil {
+			return false
+		}
+	}
 }
