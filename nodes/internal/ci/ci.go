@@ -217,7 +217,7 @@ func pushedTarget(ctx context.Context, w *workspace.Workspace) (*gitremote.Pushe
 // result turns a verdict into the node's result: pass only on success.
 func (v *ciVerdict) result(in *runtime.Input, push *gitremote.PushedBranch, what string) *runtime.Result {
 	// Check names and URLs come from CI, where the agent's change can
-	// name jobs: printable text only (see plainText).
+	// name jobs: printable text only (see feedback.PlainText).
 	failed := feedback.PlainTexts(v.Failed)
 	sort.Strings(failed)
 	url := feedback.PlainText(v.URL)

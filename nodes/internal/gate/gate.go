@@ -41,7 +41,7 @@ type quietNode struct {
 	inner runtime.Node
 	gate  bool
 	// publish records the inner node's result as its verdict: a gate type
-	// that is not built in (see decorateGates). Built-in gates record
+	// that is not built in (see Decorator). Built-in gates record
 	// their own, richer verdicts.
 	publish bool
 }

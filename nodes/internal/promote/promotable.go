@@ -25,7 +25,7 @@ type Promotable struct {
 
 // Start is the check every promotion node (git_commit, git_push,
 // review) makes before acting: the latest verdict passed on the change as
-// it is now and the change may leave the run (checkPromotable). With
+// it is now and the change may leave the run (CheckPromotable). With
 // needCommit it also requires the recorded commit to hold exactly that
 // change, so push and review never send something no gate judged.
 //
@@ -60,7 +60,7 @@ func (pr *Promotable) check(needCommit bool) error {
 	if pr.Commit, err = LastCommit(pr.Workspace.RunDir); err != nil {
 		return err
 	}
-	// The candidate commit runs checkPromotable itself (promotion.commit).
+	// The candidate commit runs CheckPromotable itself (gitstore.Repo.CommitSplit).
 	p, cand, err := pr.Workspace.CandidateOf(changes)
 	if err != nil {
 		return err

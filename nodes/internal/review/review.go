@@ -73,7 +73,7 @@ type handed struct {
 	since, until time.Time
 	outputs      map[string]any
 	// clean makes the reviewers' text printable and free of the
-	// harness's credentials, before any cut (see plainText).
+	// harness's credentials, before any cut (see feedback.PlainText).
 	clean func(string) string
 }
 
