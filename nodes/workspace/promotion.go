@@ -1,5 +1,10 @@
 package workspace
 
+// Promotion, Candidate, CandidateOf and PatchText hand the built-in nodes
+// the run's promotion repository (nodes/internal/gitstore), which is
+// theirs alone; an embedder's node reads the change through Changes,
+// Diff and Patch.
+
 import (
 	"context"
 	"path/filepath"
