@@ -124,7 +124,7 @@ func mountWorkspace(s *setup, root string) (string, error) {
 		return "", err
 	}
 	if s.Lower != "" {
-		opts, done, err := overlayOptions(s.Lower, s.Upper, s.OvlWork)
+		opts, done, err := overlayOptions([]string{s.Lower}, s.Upper, s.OvlWork)
 		if err != nil {
 			return "", err
 		}
@@ -337,28 +337,30 @@ func cmdOwner(nestedUser bool) (uid, gid int) {
 // openCache lets commands write into a copy-on-write cache whose host
 // directories belong to the harness: the overlay takes a merged
 // directory's owner from the upper layer, so the upper gets the cache's
-// top directory and its first level (a Go build cache's 00…ff) owned by
-// the commands. Deeper directories (a module cache's read-only trees)
-// stay as the host has them.
-func openCache(lower, upper string, nestedUser bool) error {
+// top directory and its first level (a Go build cache's 00…ff, from any
+// of the lower layers) owned by the commands. Deeper directories (a
+// module cache's read-only trees) stay as the host has them.
+func openCache(lowers []string, upper string, nestedUser bool) error {
 	uid, gid := cmdOwner(nestedUser)
 	if nestedUser {
 		return nil // commands are the cache's owner already
 	}
-	entries, err := os.ReadDir(lower)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		p := filepath.Join(upper, e.Name())
-		if err := os.Mkdir(p, 0o755); err != nil && !os.IsExist(err) {
+	for _, lower := range lowers {
+		entries, err := os.ReadDir(lower)
+		if err != nil {
 			return err
 		}
-		if err := os.Lchown(p, uid, gid); err != nil {
-			return err
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			p := filepath.Join(upper, e.Name())
+			if err := os.Mkdir(p, 0o755); err != nil && !os.IsExist(err) {
+				return err
+			}
+			if err := os.Lchown(p, uid, gid); err != nil {
+				return err
+			}
 		}
 	}
 	return os.Lchown(upper, uid, gid)
@@ -372,7 +374,8 @@ func mountCache(root, stateDir string, i int, c Cache, nestedUser bool) error {
 			return err
 		}
 	}
-	if err := openCache(c.Host, upper, nestedUser); err != nil {
+	lowers := append([]string{c.Host}, c.Lower...)
+	if err := openCache(lowers, upper, nestedUser); err != nil {
 		return fmt.Errorf("cache %s: %w", c.Box, err)
 	}
 	dst := filepath.Join(root, c.Box)
@@ -386,7 +389,7 @@ func mountCache(root, stateDir string, i int, c Cache, nestedUser bool) error {
 			return err
 		}
 	}
-	opts, done, err := overlayOptions(c.Host, upper, work)
+	opts, done, err := overlayOptions(lowers, upper, work)
 	if err != nil {
 		return err
 	}
@@ -402,15 +405,15 @@ func mountCache(root, stateDir string, i int, c Cache, nestedUser bool) error {
 // backslash; such a path (a run directory or cache somebody named so) is
 // given by an O_PATH descriptor's /proc/self/fd link instead, which the
 // kernel resolves to the directory itself. done closes the descriptors
-// once the mount is made.
-func overlayOptions(lower, upper, work string) (opts string, done func(), err error) {
+// once the mount is made. lowers are the read-only layers, topmost first.
+func overlayOptions(lowers []string, upper, work string) (opts string, done func(), err error) {
 	var fds []int
 	done = func() {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
 	}
-	paths := []string{lower, upper, work}
+	paths := append(append([]string(nil), lowers...), upper, work)
 	for i, p := range paths {
 		if !strings.ContainsAny(p, ",:\\") {
 			continue
@@ -423,5 +426,6 @@ func overlayOptions(lower, upper, work string) (opts string, done func(), err er
 		fds = append(fds, fd)
 		paths[i] = fmt.Sprintf("/proc/self/fd/%d", fd)
 	}
-	return fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", paths[0], paths[1], paths[2]), done, nil
+	n := len(lowers)
+	return fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", strings.Join(paths[:n], ":"), paths[n], paths[n+1]), done, nil
 }
