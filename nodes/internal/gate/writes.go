@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/sandgate/sandgate/nodes/workspace"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // stamp is what the kernel says about one workspace entry. The inode
@@ -18,14 +19,10 @@ type stamp struct {
 	mode      fs.FileMode
 }
 
-// stamps records every entry the run has written: the overlay's upper
-// layer, or the whole copy when the workspace is one. Paths under .git are
-// left out, as Changes leaves them out.
-func stamps(w *workspace.Workspace) (map[string]stamp, error) {
-	root := w.Box.Upper()
-	if root == "" {
-		root = w.Box.Merged()
-	}
+// stamps records every entry of a workspace's written layer: an
+// overlay's upper layer, or the whole copy when the workspace is one.
+// Paths under .git are left out, as Changes leaves them out.
+func stamps(root string) (map[string]stamp, error) {
 	out := map[string]stamp{}
 	if root == "" {
 		return out, nil
@@ -53,19 +50,32 @@ func stamps(w *workspace.Workspace) (map[string]stamp, error) {
 	return out, err
 }
 
+// written is the run box's written layer.
+func written(w *workspace.Workspace) string {
+	if up := w.Box.Upper(); up != "" {
+		return up
+	}
+	return w.Box.Merged()
+}
+
 // wsState is the workspace as a gate found it.
 type wsState struct {
-	fp     string
-	stamps map[string]stamp
+	fp      string
+	stamps  map[string]stamp
+	changes []sandbox.Change
 }
 
 func observe(w *workspace.Workspace) (wsState, error) {
-	st, err := stamps(w)
+	st, err := stamps(written(w))
 	if err != nil {
 		return wsState{}, fmt.Errorf("read the workspace's state: %w", err)
 	}
-	fp, err := w.Fingerprint()
-	return wsState{fp: fp, stamps: st}, err
+	changes, err := w.Changes()
+	if err != nil {
+		return wsState{}, err
+	}
+	fp, err := w.FingerprintOf(changes)
+	return wsState{fp: fp, stamps: st, changes: changes}, err
 }
 
 // changedSince lists the entries written since before; directories end
