@@ -24,9 +24,10 @@ import (
 // ignored files left out), captured while the gate holds the run's box,
 // and laid out from the promotion repository's objects over the base
 // snapshot in a box started fresh for this one verdict. Its caches are
-// copy-on-write layers no agent command wrote (the user's caches and the
-// harness's own build cache, see nodes/internal/gocache), its upper
-// layers and disk are new, and it is thrown away when the gate ends. The
+// copy-on-write layers over the user's caches, which no agent command
+// wrote (a box's commands only ever write their own upper layer); its
+// upper layers and disk are new, and it is thrown away when the gate
+// ends, so what a gate compiles is compiled again by the next one. The
 // verdict records the tree, and git_commit commits no other.
 //
 // The box starts on the gate's first command: a gate that only reads the
