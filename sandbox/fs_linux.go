@@ -65,6 +65,12 @@ func buildBox(s *setup) ([]string, error) {
 		return nil, err
 	}
 	layers = append(layers, ws)
+	if s.Objects != "" {
+		if err := mountObjects(s.Objects, filepath.Join(root, WorkDir)); err != nil {
+			return nil, err
+		}
+		layers = append(layers, "git objects from the shared object store, read-only")
+	}
 	if err := mountScratch(root, disk, s.NestedUser); err != nil {
 		return nil, err
 	}

@@ -68,9 +68,15 @@ func handOver(dir string) error {
 		return nil // handed over before (a cached snapshot)
 	}
 	// The top directory goes last: it marks the whole tree as handed over.
+	// Entries owned already are left alone: a snapshot built on another
+	// links its files, and chown would touch the shared inodes' ctime.
 	err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return err
+		}
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil && st.Uid == HostCommandID && st.Gid == HostCommandID {
+			return nil
 		}
 		return unix.Lchown(p, HostCommandID, HostCommandID)
 	})
