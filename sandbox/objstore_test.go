@@ -16,6 +16,13 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 )
 
+// snapGit runs git in a snapshot, which is handed over to the box's
+// commands' uid: git refuses another uid's repository unless told.
+func snapGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	return git(t, dir, append([]string{"-c", "safe.directory=*"}, args...)...)
+}
+
 // commitAll commits everything in repo and returns the commit.
 func commitAll(t *testing.T, repo, msg string) string {
 	t.Helper()
@@ -94,13 +101,13 @@ func TestSnapshotOfANewCommitCostsTheChange(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.Dir, "d5", "f005.txt")); err == nil {
 		t.Fatal("a file deleted by the commit is still there")
 	}
-	if got := git(t, b.Dir, "status", "--porcelain"); got != "" {
+	if got := snapGit(t, b.Dir, "status", "--porcelain"); got != "" {
 		t.Fatalf("git status in the new snapshot: %q", got)
 	}
-	if got := git(t, b.Dir, "rev-parse", "HEAD"); got != second {
+	if got := snapGit(t, b.Dir, "rev-parse", "HEAD"); got != second {
 		t.Fatalf("HEAD %s, want %s", got, second)
 	}
-	if got := git(t, b.Dir, "log", "--format=%s"); got != "second\nfirst" {
+	if got := snapGit(t, b.Dir, "log", "--format=%s"); got != "second\nfirst" {
 		t.Fatalf("history: %q", got)
 	}
 	stores, err := sandbox.ListStores(cache)
@@ -163,7 +170,7 @@ func TestSnapshotPartialClone(t *testing.T) {
 	if commit != second {
 		t.Fatalf("commit %s", commit)
 	}
-	if got := git(t, snap, "log", "--format=%s"); got != "second\nfirst" {
+	if got := snapGit(t, snap, "log", "--format=%s"); got != "second\nfirst" {
 		t.Fatalf("history: %q", got)
 	}
 	// The first commit's blobs of d3/f003.txt and d5/f005.txt never came.
@@ -206,7 +213,7 @@ func TestSnapshotShallowClone(t *testing.T) {
 	if err != nil {
 		t.Fatalf("snapshot of a shallow clone: %v", err)
 	}
-	if got := git(t, snap, "rev-list", "--count", "HEAD"); got != "2" {
+	if got := snapGit(t, snap, "rev-list", "--count", "HEAD"); got != "2" {
 		t.Fatalf("the snapshot's history has %s commits, want the clone's 2", got)
 	}
 	// Deepening the clone and snapshotting an older commit works too.
@@ -287,13 +294,13 @@ func TestDerivedSnapshot(t *testing.T) {
 	if len(stores) != 1 || stores[0].Snapshots != 2 {
 		t.Fatalf("stores %+v, want the base's alone, with both snapshots", stores)
 	}
-	if got := git(t, d.Dir, "log", "--format=%s", "-2"); got != "fix\nsecond" {
+	if got := snapGit(t, d.Dir, "log", "--format=%s", "-2"); got != "fix\nsecond" {
 		t.Fatalf("history %q", got)
 	}
 	// The promotion repository may go (the run ends): the snapshot's
 	// objects are in the store.
 	os.RemoveAll(promote)
-	git(t, d.Dir, "fsck", "--no-progress", "--connectivity-only")
+	snapGit(t, d.Dir, "fsck", "--no-progress", "--connectivity-only")
 	// A base that is not a snapshot of this cache is refused.
 	if _, err := sandbox.LeaseDerivedSnapshot(ctx, cache, repo, promote, commit); err == nil {
 		t.Fatal("a derived snapshot on a directory outside the cache")
@@ -329,7 +336,7 @@ func TestEvictionCoversStores(t *testing.T) {
 	if stores, _ := sandbox.ListStores(cache); len(stores) != 1 || !stores[0].InUse {
 		t.Fatalf("the leased snapshot's store: %+v", stores)
 	}
-	if got := git(t, held.Dir, "log", "--format=%s"); got != "second\nfirst" {
+	if got := snapGit(t, held.Dir, "log", "--format=%s"); got != "second\nfirst" {
 		t.Fatalf("the leased snapshot after eviction: %q", got)
 	}
 	held.Release()

@@ -65,18 +65,31 @@ func (b *build) run(ctx context.Context, baseDir, baseCommit string) error {
 	if err := roomFor(b.st.cache, plan.blobBytes, "the files of "+b.commit); err != nil {
 		return refused{err}
 	}
+	// made are the entries the snapshot does not share with its base:
+	// all of them (nil) without one.
+	var made []string
 	if baseDir != "" {
-		if err := linkBase(baseDir, tmp, plan.replaced); err != nil {
+		dirs, err := linkBase(baseDir, tmp, plan.replaced)
+		if err != nil {
 			return fmt.Errorf("link the unchanged files from %s: %w", baseDir, err)
 		}
+		made = append(dirs, plan.written...)
 	}
 	if _, err := ownGit(ctx, filepath.Join(tmp, ".git"), nil, "--work-tree="+tmp, "-c", "advice.detachedHead=false",
 		"checkout", "--quiet", "--detach", b.commit); err != nil {
 		return fmt.Errorf("check out %s: %w", b.commit, err)
 	}
-	own, err := ownBytes(tmp, baseDir != "", plan.written)
+	own, err := ownBytes(tmp, made)
 	if err != nil {
 		return err
+	}
+	// Handed over to the commands' uid now, so the box's start need not
+	// walk the tree: only what the snapshot does not share with a base
+	// that was handed over already.
+	if baseDir == "" || handedOver(baseDir) {
+		if err := handOverEntries(tmp, made); err != nil {
+			return err
+		}
 	}
 	dir := filepath.Join(b.root, b.commit)
 	if err := os.Rename(tmp, dir); err != nil {
@@ -154,24 +167,28 @@ func (b *build) plan(ctx context.Context, dir, baseCommit string) (*checkoutPlan
 }
 
 // linkBase hard-links the base snapshot's files into dir (its
-// directories are made anew), copies its index, and removes the files
-// the checkout will replace. The top-level subtrees are linked in
-// parallel: link(2) is all the cost, and a tree of thousands of files
-// takes a metadata operation each.
-func linkBase(base, dir string, replaced []string) error {
+// directories are made anew, and returned), copies its index, and
+// removes the files the checkout will replace. The top-level subtrees
+// are linked in parallel: link(2) is all the cost, a metadata operation
+// per file.
+func linkBase(base, dir string, replaced []string) ([]string, error) {
 	entries, err := os.ReadDir(base)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	work := make(chan string)
-	errs := make(chan error, len(entries))
+	type done struct {
+		dirs []string
+		err  error
+	}
+	work, results := make(chan string), make(chan done, len(entries))
 	var wg sync.WaitGroup
 	for range max(runtime.GOMAXPROCS(0), 2) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for top := range work {
-				errs <- linkSubtree(base, dir, top)
+				dirs, err := linkSubtree(base, dir, top)
+				results <- done{dirs, err}
 			}
 		}()
 	}
@@ -182,31 +199,35 @@ func linkBase(base, dir string, replaced []string) error {
 	}
 	close(work)
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
+	close(results)
+	var dirs []string
+	for r := range results {
+		if r.err != nil {
+			return nil, r.err
 		}
+		dirs = append(dirs, r.dirs...)
 	}
 	if err := copyFile(filepath.Join(base, ".git", "index"), filepath.Join(dir, ".git", "index"), 0o644); err != nil {
-		return err
+		return nil, err
 	}
 	r, err := os.OpenRoot(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer r.Close()
 	for _, p := range replaced {
 		if err := r.Remove(filepath.FromSlash(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return dirs, nil
 }
 
-// linkSubtree links base/top into dir/top.
-func linkSubtree(base, dir, top string) error {
-	return filepath.WalkDir(filepath.Join(base, top), func(p string, d fs.DirEntry, err error) error {
+// linkSubtree links base/top into dir/top and returns the directories
+// it made (slash paths relative to dir).
+func linkSubtree(base, dir, top string) ([]string, error) {
+	var dirs []string
+	err := filepath.WalkDir(filepath.Join(base, top), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -214,45 +235,74 @@ func linkSubtree(base, dir, top string) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() {
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			return os.Mkdir(filepath.Join(dir, rel), info.Mode().Perm())
+		if !d.IsDir() {
+			return os.Link(p, filepath.Join(dir, rel))
 		}
-		return os.Link(p, filepath.Join(dir, rel))
-	})
-}
-
-// ownBytes is the disk a new snapshot adds to the cache: its
-// directories and the files no other snapshot links. A snapshot built on
-// a base links every file but those its checkout wrote (and the .git),
-// so only its directories and those are looked at.
-func ownBytes(dir string, onBase bool, written []string) (int64, error) {
-	var n int64
-	add := func(p string, isDir bool) {
-		var st unix.Stat_t
-		if unix.Lstat(p, &st) == nil && (isDir || st.Nlink == 1) {
-			n += st.Blocks * 512
-		}
-	}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		info, err := d.Info()
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || !onBase || strings.HasPrefix(p, filepath.Join(dir, ".git")+string(filepath.Separator)) {
-			add(p, d.IsDir())
+		dirs = append(dirs, filepath.ToSlash(rel))
+		return os.Mkdir(filepath.Join(dir, rel), info.Mode().Perm())
+	})
+	return dirs, err
+}
+
+// snapshotEntries calls fn for every entry of the snapshot dir that made
+// names (slash paths; nil: the whole tree), then for its .git, then for
+// dir itself, last.
+func snapshotEntries(dir string, made []string, fn func(p string, st *unix.Stat_t) error) error {
+	visit := func(p string) error {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // written, then replaced by a directory or removed
+			}
+			return err
+		}
+		return fn(p, &st)
+	}
+	// walk visits root and everything below it but dir itself.
+	walk := func(root string) error {
+		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == dir {
+				return err
+			}
+			return visit(p)
+		})
+	}
+	if made == nil {
+		if err := walk(dir); err != nil {
+			return err
+		}
+	} else {
+		seen := map[string]bool{}
+		for _, m := range made {
+			if !seen[m] {
+				seen[m] = true
+				if err := visit(filepath.Join(dir, filepath.FromSlash(m))); err != nil {
+					return err
+				}
+			}
+		}
+		if err := walk(filepath.Join(dir, ".git")); err != nil {
+			return err
+		}
+	}
+	return visit(dir)
+}
+
+// ownBytes is the disk a new snapshot adds to the cache: its
+// directories and the files no other snapshot links (see
+// snapshotEntries for made).
+func ownBytes(dir string, made []string) (int64, error) {
+	var n int64
+	err := snapshotEntries(dir, made, func(p string, st *unix.Stat_t) error {
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR || st.Nlink == 1 {
+			n += st.Blocks * 512
 		}
 		return nil
 	})
-	if onBase {
-		for _, w := range written {
-			if st, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(w))); err == nil && !st.IsDir() {
-				add(filepath.Join(dir, filepath.FromSlash(w)), false)
-			}
-		}
-	}
 	return n, err
 }
 

@@ -85,3 +85,31 @@ func handOver(dir string) error {
 	}
 	return unix.Lchown(dir, HostCommandID, HostCommandID)
 }
+
+// handedOver reports whether a snapshot was handed over to the
+// commands' uid whole (its top directory goes last).
+func handedOver(dir string) bool {
+	if !rootHarness() {
+		return true // nothing to hand over
+	}
+	var st unix.Stat_t
+	return unix.Lstat(dir, &st) == nil && st.Uid == HostCommandID && st.Gid == HostCommandID
+}
+
+// handOverEntries hands a snapshot being built over to the commands'
+// uid: the entries made names (see snapshotEntries; nil: all of them),
+// its .git, and its top directory last, which marks it handed over.
+func handOverEntries(dir string, made []string) error {
+	if !rootHarness() {
+		return nil
+	}
+	return snapshotEntries(dir, made, func(p string, st *unix.Stat_t) error {
+		if st.Uid == HostCommandID && st.Gid == HostCommandID {
+			return nil
+		}
+		if err := unix.Lchown(p, HostCommandID, HostCommandID); err != nil {
+			return fmt.Errorf("hand the snapshot over to the commands' uid: %w", err)
+		}
+		return nil
+	})
+}
