@@ -3,11 +3,13 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // The harness's git processes. Two kinds run:
@@ -45,11 +47,16 @@ func baseGitEnv() []string {
 }
 
 // ownGitEnv is baseGitEnv without global config, borrowing objects from
-// the object directories in alt (the user's), if any.
-func ownGitEnv(alt []string) []string {
+// the object directory alt (the user's), if set.
+func ownGitEnv(alt string) []string {
 	env := append(baseGitEnv(), "GIT_CONFIG_GLOBAL=/dev/null")
-	if len(alt) > 0 {
-		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+strings.Join(alt, ":"))
+	if alt != "" {
+		// The variable is a colon-separated list; git reads an entry in
+		// double quotes C-style, so a path holding a colon stays one.
+		if strings.ContainsAny(alt, `:"\`) {
+			alt = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(alt) + `"`
+		}
+		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+alt)
 	}
 	return env
 }
@@ -61,12 +68,22 @@ type gitCmd struct {
 	args  []string
 	stdin io.Reader
 	out   io.Writer // standard output; captured when nil
+	// fileLimit, when set, caps the size of any file git writes (through
+	// prlimit(1), where util-linux has it): past it git is killed and run
+	// fails with errFileLimit.
+	fileLimit int64
 }
+
+// errFileLimit is a git process killed for writing past gitCmd.fileLimit.
+var errFileLimit = errors.New("git was stopped at the file-size limit")
 
 // run runs the command and returns its trimmed standard output (when
 // not sent to c.out).
 func (c gitCmd) run(ctx context.Context) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", c.args...)
+	if p, err := exec.LookPath("prlimit"); err == nil && c.fileLimit > 0 {
+		cmd = exec.CommandContext(ctx, p, append([]string{fmt.Sprintf("--fsize=%d", c.fileLimit), "--", "git"}, c.args...)...)
+	}
 	cmd.Dir, cmd.Env, cmd.Stdin = c.dir, c.env, c.stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &capWriter{b: &errb, max: 8 << 10}
@@ -74,13 +91,16 @@ func (c gitCmd) run(ctx context.Context) (string, error) {
 		cmd.Stdout = c.out
 	}
 	if err := cmd.Run(); err != nil {
+		if ws, ok := exitStatus(err); ok && ws.Signaled() && ws.Signal() == syscall.SIGXFSZ {
+			err = errFileLimit
+		}
 		return "", fmt.Errorf("git %s: %w: %s", strings.Join(c.args, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return strings.TrimSpace(out.String()), nil
 }
 
 // ownGit runs git in one of the harness's repositories (gitDir).
-func ownGit(ctx context.Context, gitDir string, alt []string, args ...string) (string, error) {
+func ownGit(ctx context.Context, gitDir, alt string, args ...string) (string, error) {
 	return gitCmd{env: ownGitEnv(alt), args: append([]string{"--git-dir=" + gitDir}, args...)}.run(ctx)
 }
 
@@ -95,4 +115,14 @@ func (w *capWriter) Write(p []byte) (int, error) {
 		w.b.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+// exitStatus is the wait status of a process that ran and failed.
+func exitStatus(err error) (syscall.WaitStatus, bool) {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return 0, false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ws, ok
 }

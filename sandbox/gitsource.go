@@ -1,14 +1,11 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -19,9 +16,11 @@ type gitSource struct {
 	// common is the repository's common git directory (a linked
 	// worktree's main .git), symlinks resolved: the object store's key.
 	common string
-	// objects are its object directory and every alternate it borrows
-	// from, symlinks resolved, in the order git reads them.
-	objects []string
+	// objects is its object directory, symlinks resolved. The store's
+	// git reads it as an alternate and follows its own alternates (a
+	// --shared clone's) as git does; only this directory's packs are
+	// ever copied whole.
+	objects string
 	shallow string // its shallow file, which may not exist
 	format  string // object format: sha1 or sha256
 }
@@ -69,9 +68,10 @@ func inspectSource(ctx context.Context, repo, rev, cacheDir string) (string, *gi
 	if within(cache, src.common) || within(cache, objects) {
 		return "", nil, fmt.Errorf("%s: its git directory %s is inside the snapshot cache %s: refusing to snapshot the cache itself", abs, src.common, cache)
 	}
-	if src.objects, err = alternateChain(objects); err != nil {
-		return "", nil, fmt.Errorf("%s: %w", abs, err)
+	if strings.ContainsFunc(objects, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return "", nil, fmt.Errorf("%s: object directory %q has control characters in its path", abs, objects)
 	}
+	src.objects = objects
 	return commit, src, nil
 }
 
@@ -87,74 +87,6 @@ func realCacheDir(cacheDir string) (string, error) {
 // within reports whether path is dir or below it (both clean).
 func within(dir, path string) bool {
 	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
-}
-
-// maxAlternateDepth is how deep git itself follows alternates.
-const maxAlternateDepth = 5
-
-// alternateChain lists objects and the object directories it borrows
-// from through objects/info/alternates, recursively as git reads them
-// (relative entries are relative to the directory naming them; missing
-// ones are skipped, as git skips them).
-func alternateChain(objects string) ([]string, error) {
-	seen := map[string]bool{objects: true}
-	out := []string{objects}
-	level := []string{objects}
-	for depth := 0; depth < maxAlternateDepth && len(level) > 0; depth++ {
-		var next []string
-		for _, dir := range level {
-			alts, err := readAlternates(dir)
-			if err != nil {
-				return nil, err
-			}
-			for _, a := range alts {
-				real, err := filepath.EvalSymlinks(a)
-				if err != nil || seen[real] {
-					continue
-				}
-				if st, err := os.Stat(real); err != nil || !st.IsDir() {
-					continue
-				}
-				seen[real] = true
-				out = append(out, real)
-				next = append(next, real)
-			}
-		}
-		level = next
-	}
-	return out, nil
-}
-
-// readAlternates reads dir/info/alternates: one directory a line, "#"
-// comments, C-quoted when the line starts with a double quote.
-func readAlternates(dir string) ([]string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "info", "alternates"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if line[0] == '"' {
-			unq, err := strconv.Unquote(line)
-			if err != nil {
-				return nil, fmt.Errorf("%s: bad quoted alternate %q", filepath.Join(dir, "info", "alternates"), line)
-			}
-			line = unq
-		}
-		if !filepath.IsAbs(line) {
-			line = filepath.Join(dir, line)
-		}
-		out = append(out, filepath.Clean(line))
-	}
-	return out, sc.Err()
 }
 
 // readShallow reads a shallow file's commits (none when it is missing).

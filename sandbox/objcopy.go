@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -15,52 +16,89 @@ import (
 // copyPacks copies the pack files of the source's own object directory
 // into a fresh store: real copies (copy_file_range where the filesystem
 // has it), never hard links into the user's .git, never through a
-// symlink. Cruft packs (objects git keeps only for gc's grace period)
-// stay behind, and so do the packs of the directories the repository
-// borrows from (alternates): those may be another repository's, whose
-// objects come in only as far as the commit reaches them (importRevs).
-// A pack the user's git removes meanwhile is skipped; its objects come
-// in by reachability too.
+// symlink, and only files owned by whoever owns the directory (so a
+// pack that is another user's file, hard-linked in, stays out). Cruft
+// packs (objects git keeps only for gc's grace period) stay behind, and
+// so do the packs of the directories the repository borrows from
+// (alternates): those may be another repository's, whose objects come
+// in only as far as the commit reaches them (importRevs). A pack the
+// user's git removes meanwhile is skipped; its objects come in by
+// reachability too.
 func (s *store) copyPacks(src *gitSource) error {
-	own := filepath.Join(src.objects[0], "pack")
-	if st, err := os.Lstat(own); err != nil || !st.IsDir() {
-		return nil // no packs, or a symlink: nothing is copied
+	dir, err := openPackDir(src.objects)
+	if err != nil {
+		return nil // no packs here (or not a plain directory): none copied
 	}
-	idxs, _ := filepath.Glob(filepath.Join(own, "pack-*.idx"))
+	defer dir.Close()
+	var owner unix.Stat_t
+	if err := unix.Fstat(int(dir.Fd()), &owner); err != nil {
+		return err
+	}
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
 	var bases []string
 	var total int64
-	for _, idx := range idxs {
-		base := strings.TrimSuffix(idx, ".idx")
-		if _, err := os.Lstat(base + ".mtimes"); err == nil {
+	for _, n := range names {
+		base, ok := strings.CutSuffix(n, ".idx")
+		if !ok || !strings.HasPrefix(base, "pack-") || slices.Contains(names, base+".mtimes") || !slices.Contains(names, base+".pack") {
 			continue
 		}
-		pst, err1 := os.Lstat(base + ".pack")
-		ist, err2 := os.Lstat(idx)
-		if err1 != nil || err2 != nil || !pst.Mode().IsRegular() || !ist.Mode().IsRegular() {
-			continue
-		}
-		total += pst.Size() + ist.Size()
 		bases = append(bases, base)
+		for _, ext := range []string{".pack", ".idx"} {
+			var st unix.Stat_t
+			if unix.Fstatat(int(dir.Fd()), base+ext, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				total += st.Size
+			}
+		}
 	}
 	if err := roomFor(s.cache, total, "the repository's packs"); err != nil {
 		return err
 	}
 	for _, base := range bases {
-		dst := filepath.Join(s.objects(), "pack", filepath.Base(base))
+		dst := filepath.Join(s.objects(), "pack", base)
 		// The pack before its index: git reads a pack once its index is
 		// there.
 		for _, ext := range []string{".pack", ".idx"} {
-			err := copyFile(base+ext, dst+ext, 0o444)
-			if errors.Is(err, fs.ErrNotExist) {
+			err := copyAt(dir, base+ext, owner.Uid, dst+ext)
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errForeign) {
 				_ = os.Remove(dst + ".pack")
 				break
 			}
 			if err != nil {
-				return fmt.Errorf("copy %s: %w", base+ext, err)
+				return fmt.Errorf("copy %s: %w", filepath.Join(src.objects, "pack", base+ext), err)
 			}
 		}
 	}
 	return nil
+}
+
+// errForeign is a pack file of another owner than its directory's.
+var errForeign = errors.New("not the directory owner's file")
+
+// copyAt copies the regular file name in dir, owned by uid, to dst.
+func copyAt(dir *os.File, name string, uid uint32, dst string) error {
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return errForeign // a symlink
+	}
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	in := os.NewFile(uintptr(fd), name)
+	defer in.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uid {
+		return errForeign
+	}
+	return replaceFile(dst, 0o444, func(out *os.File) error {
+		_, err := io.Copy(out, in)
+		return err
+	})
 }
 
 // copyFile copies the regular file src (never a symlink) to dst through a
@@ -71,12 +109,8 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 		return err
 	}
 	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", src)
+	if st, err := in.Stat(); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%v)", src, err)
 	}
 	return replaceFile(dst, perm, func(out *os.File) error {
 		_, err := io.Copy(out, in)

@@ -36,7 +36,7 @@ func (e errMissing) Error() string { return "object " + e.id + " is missing" }
 
 func newObjReader(ctx context.Context, gitDir, format string) (*objReader, error) {
 	cmd := exec.CommandContext(ctx, "git", "--git-dir="+gitDir, "cat-file", "--batch")
-	cmd.Env = ownGitEnv(nil)
+	cmd.Env = ownGitEnv("")
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

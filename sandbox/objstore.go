@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -112,7 +113,7 @@ func (s *store) create(ctx context.Context, repo, format string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := (gitCmd{env: ownGitEnv(nil), args: []string{"init", "--quiet", "--bare", "--template=", "--object-format=" + format, tmp}}).run(ctx); err != nil {
+	if _, err := (gitCmd{env: ownGitEnv(""), args: []string{"init", "--quiet", "--bare", "--template=", "--object-format=" + format, tmp}}).run(ctx); err != nil {
 		return err
 	}
 	cfg := "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n\tsharedRepository = 0644\n" +
@@ -176,7 +177,7 @@ func (s *store) updateMeta(change func(*storeMeta)) error {
 
 // has reports whether the store itself (no alternates) holds id.
 func (s *store) has(ctx context.Context, id string) bool {
-	_, err := ownGit(ctx, s.dir, nil, "cat-file", "-e", id)
+	_, err := ownGit(ctx, s.dir, "", "cat-file", "-e", id)
 	return err == nil
 }
 
@@ -241,13 +242,35 @@ func (s *store) importRevs(ctx context.Context, src *gitSource, want, have []str
 			in.WriteString(c + "\n")
 		}
 	}
-	_, err := gitCmd{env: ownGitEnv(src.objects), stdin: strings.NewReader(in.String()),
-		args: []string{"--git-dir=" + s.dir, "pack-objects", "--revs", "--non-empty", "--missing=allow-any", "--quiet",
-			filepath.Join(s.objects(), "pack", "pack")}}.run(ctx)
-	if err != nil {
+	if err := s.pack(ctx, src, in.String(), "--revs"); err != nil {
 		return fmt.Errorf("import %s from %s: %w", want[0], src.repo, err)
 	}
 	return nil
+}
+
+// pack runs pack-objects into the store with input in. Its output is
+// bounded by the room the cache has (a file-size limit, so a repository
+// with huge history fails the import rather than filling the host's
+// disk); what a killed pack-objects left is removed.
+func (s *store) pack(ctx context.Context, src *gitSource, in string, extra ...string) error {
+	room := CacheMax()
+	var st unix.Statfs_t
+	if unix.Statfs(s.dir, &st) == nil {
+		room = min(room, int64(st.Bavail)*int64(st.Bsize))
+	}
+	args := append(append([]string{"--git-dir=" + s.dir, "pack-objects"}, extra...), "--non-empty", "--missing=allow-any", "--quiet",
+		filepath.Join(s.objects(), "pack", "pack"))
+	_, err := gitCmd{env: ownGitEnv(src.objects), stdin: strings.NewReader(in), args: args, fileLimit: room}.run(ctx)
+	if err != nil {
+		tmps, _ := filepath.Glob(filepath.Join(s.objects(), "pack", "tmp_*"))
+		for _, t := range tmps {
+			_ = os.Remove(t)
+		}
+		if errors.Is(err, errFileLimit) {
+			return fmt.Errorf("%w: the objects to import take more than the %s the snapshot cache has room for (SANDGATE_CACHE_MAX)", err, humanSize(room))
+		}
+	}
+	return err
 }
 
 // importObjects packs the named objects from the source into the store.
@@ -273,21 +296,14 @@ func (s *store) importObjects(ctx context.Context, src *gitSource, ids []string)
 	if len(have) == 0 {
 		return nil
 	}
-	_, err = gitCmd{env: ownGitEnv(src.objects), stdin: strings.NewReader(strings.Join(have, "\n") + "\n"),
-		args: []string{"--git-dir=" + s.dir, "pack-objects", "--non-empty", "--missing=allow-any", "--quiet",
-			filepath.Join(s.objects(), "pack", "pack")}}.run(ctx)
-	return err
+	return s.pack(ctx, src, strings.Join(have, "\n")+"\n")
 }
 
 // importLoose packs the source's loose commits reachable from commit and
 // the objects they add to their packed parents. Loose objects no commit
 // reaches (dropped by the user, waiting for git gc) are never imported.
 func (s *store) importLoose(ctx context.Context, src *gitSource, commit string) error {
-	loose := false
-	for _, d := range src.objects {
-		loose = loose || hasLoose(d)
-	}
-	if !loose {
+	if !hasLoose(src.objects) {
 		return nil
 	}
 	out, err := ownGit(ctx, s.dir, src.objects, "rev-list", "--unpacked", "--parents", commit)
@@ -377,7 +393,7 @@ func (s *store) consolidate(ctx context.Context) error {
 	if len(packs) <= maxPacks {
 		return nil
 	}
-	_, err := ownGit(ctx, s.dir, nil, "repack", "--geometric=2", "-d", "-q")
+	_, err := ownGit(ctx, s.dir, "", "repack", "--geometric=2", "-d", "-q")
 	return err
 }
 

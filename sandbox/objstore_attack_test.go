@@ -5,6 +5,7 @@ package sandbox_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -95,6 +96,12 @@ func TestHostileRepositoryStaysOutOfTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Symlink(hostFile, fake+".pack")
+	// Another user's file in the pack directory (as a hard link would put
+	// it there) is no part of the repository to copy.
+	foreign := filepath.Join(objects, "pack", "pack-"+strings.Repeat("f", 40))
+	copyBytes(idx[0], foreign+".idx")
+	os.WriteFile(foreign+".pack", []byte(secret+" of another user\n"), 0o644)
+	os.Lchown(foreign+".pack", 12345, 12345)
 
 	cache := t.TempDir()
 	snap, _, err := sandbox.Snapshot(context.Background(), repo, "HEAD", cache)
@@ -188,6 +195,39 @@ func TestSnapshotRefusesAHugeTree(t *testing.T) {
 	}
 	if list, _ := sandbox.ListSnapshots(cache); len(list) != 0 {
 		t.Fatalf("a snapshot was cached: %+v", list)
+	}
+}
+
+// TestSnapshotRefusesHugeObjects: a repository whose objects exceed the
+// cache's cap is refused whether they come as packs to copy or have to
+// be packed (loose here): pack-objects is stopped at the cap, and what it
+// wrote is removed.
+func TestSnapshotRefusesHugeObjects(t *testing.T) {
+	for _, packed := range []bool{true, false} {
+		t.Run(map[bool]string{true: "packs", false: "loose"}[packed], func(t *testing.T) {
+			repo := makeRepo(t)
+			noise := make([]byte, 6<<20)
+			rand.Read(noise)
+			os.WriteFile(filepath.Join(repo, "noise.bin"), noise, 0o644)
+			commitAll(t, repo, "noise")
+			os.Remove(filepath.Join(repo, "noise.bin"))
+			commitAll(t, repo, "no noise")
+			if packed {
+				git(t, repo, "repack", "-a", "-d", "-q")
+			}
+			t.Setenv("SANDGATE_CACHE_MAX", "2MiB")
+			cache := t.TempDir()
+			_, _, err := sandbox.Snapshot(context.Background(), repo, "HEAD", cache)
+			if err == nil || !strings.Contains(err.Error(), "SANDGATE_CACHE_MAX") {
+				t.Fatalf("snapshot of a repository with 6 MiB of history under a 2 MiB cap: %v", err)
+			}
+			stores, _ := sandbox.ListStores(cache)
+			for _, s := range stores {
+				if s.Bytes > 2<<20 {
+					t.Errorf("the store kept %d bytes", s.Bytes)
+				}
+			}
+		})
 	}
 }
 

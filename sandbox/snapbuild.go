@@ -75,7 +75,7 @@ func (b *build) run(ctx context.Context, baseDir, baseCommit string) error {
 		}
 		made = append(dirs, plan.written...)
 	}
-	if _, err := ownGit(ctx, filepath.Join(tmp, ".git"), nil, "--work-tree="+tmp, "-c", "advice.detachedHead=false",
+	if _, err := ownGit(ctx, filepath.Join(tmp, ".git"), "", "--work-tree="+tmp, "-c", "advice.detachedHead=false",
 		"checkout", "--quiet", "--detach", b.commit); err != nil {
 		return fmt.Errorf("check out %s: %w", b.commit, err)
 	}
@@ -375,7 +375,7 @@ func (b *build) pickBase(ctx context.Context) string {
 	if len(cands) == 0 {
 		return ""
 	}
-	if out, err := ownGit(ctx, b.st.dir, nil, "rev-list", "--first-parent", "--max-count=128", b.commit); err == nil {
+	if out, err := ownGit(ctx, b.st.dir, "", "rev-list", "--first-parent", "--max-count=128", b.commit); err == nil {
 		for _, c := range strings.Fields(out) {
 			if _, ok := cands[c]; ok {
 				return c
