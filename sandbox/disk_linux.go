@@ -81,6 +81,7 @@ func openDisk(stateDir string, limit int64) (*disk, error) {
 		if err := d.hostHasRoom(); err != nil {
 			return nil, err
 		}
+		// A new image: no loop device can be holding it yet.
 		if err := makeImage(d.image, limit); err != nil {
 			return nil, err
 		}
@@ -90,12 +91,12 @@ func openDisk(stateDir string, limit int64) (*disk, error) {
 		// A resumed run keeps the disk it was made with: its content is
 		// the run's state, and shrinking it could lose some.
 		d.limit = st.Size()
-	}
-	if err := d.hostHasRoom(); err != nil {
-		return nil, err
-	}
-	if err := waitImageFree(d.image, imageFreeTimeout); err != nil {
-		return nil, err
+		if err := d.hostHasRoom(); err != nil {
+			return nil, err
+		}
+		if err := waitImageFree(d.image, imageFreeTimeout); err != nil {
+			return nil, err
+		}
 	}
 	loop, err := attachLoop(d.image)
 	if err != nil {
@@ -155,15 +156,15 @@ func makeImage(path string, size int64) error {
 		}
 		_ = os.Remove(tmp)
 	}
-	if err := formatImage(tmp, size); err != nil {
+	if err := formatImage(tmp, size, ""); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
 }
 
 // formatImage creates path as a sparse file of size bytes and formats
-// it as ext4.
-func formatImage(path string, size int64) error {
+// it as ext4, holding a copy of the directory tree root when set.
+func formatImage(path string, size int64, root string) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
@@ -181,7 +182,11 @@ func formatImage(path string, size int64) error {
 	}
 	// No reserved blocks: the box gets the whole limit. Lazy init keeps
 	// the image sparse and mkfs fast.
-	out, err := exec.Command(mkfs, "-q", "-F", "-m", "0", "-E", mkfsExtended, path).CombinedOutput()
+	args := []string{"-q", "-F", "-m", "0", "-E", mkfsExtended}
+	if root != "" {
+		args = append(args, "-d", root)
+	}
+	out, err := exec.Command(mkfs, append(args, path)...).CombinedOutput()
 	if err != nil {
 		os.Remove(path)
 		return fmt.Errorf("%w: format the disk image: %w: %s", ErrUnavailable, err, strings.TrimSpace(string(out)))
@@ -310,18 +315,30 @@ func (d *disk) path(rel ...string) string {
 	return filepath.Join(append([]string{fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), d.mnt.Fd())}, rel...)...)
 }
 
-// layout creates the disk's directories. /tmp is world-writable with the
-// sticky bit, for whichever uid commands run as.
+// diskLayout is the disk's directories and their modes. /tmp is
+// world-writable with the sticky bit, for whichever uid commands run as.
+var diskLayout = []struct {
+	name string
+	mode fs.FileMode
+}{{diskUpper, 0o755}, {diskOvlWork, 0o755}, {diskCaches, 0o755}, {diskHome, 0o755}, {diskTmp, 0o1777 | fs.ModeSticky}}
+
+// layout creates the disk's directories, unless the image came with
+// them (a template's copy does; see imageTemplate).
 func (d *disk) layout() error {
-	for _, dir := range []string{diskUpper, diskOvlWork, diskCaches, diskHome} {
-		if err := os.MkdirAll(d.path(dir), 0o755); err != nil {
+	for _, l := range diskLayout {
+		p := d.path(l.name)
+		st, err := os.Lstat(p)
+		if err == nil && st.IsDir() && st.Mode()&(fs.ModePerm|fs.ModeSticky) == l.mode {
+			continue
+		}
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return err
+		}
+		if err := os.Chmod(p, l.mode); err != nil {
 			return err
 		}
 	}
-	if err := os.MkdirAll(d.path(diskTmp), 0o1777); err != nil {
-		return err
-	}
-	return os.Chmod(d.path(diskTmp), 0o1777|fs.ModeSticky)
+	return nil
 }
 
 // free returns the bytes still free on the disk.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,9 +29,11 @@ import (
 // the kernel, so a template is used only from a directory and as a file
 // that the harness's uid owns and no one else can write.
 
-// mkfsExtended are mkfs.ext4's extended options; templates are named by
-// them, so a change formats new ones.
-const mkfsExtended = "nodiscard,lazy_itable_init=1,lazy_journal_init=1"
+// mkfsExtended are mkfs.ext4's extended options. Discarding a sparse
+// file punches holes, which read as zeros, so mkfs marks the inode
+// tables zeroed without writing them and the kernel does not zero them
+// in the background after each mount.
+const mkfsExtended = "discard,lazy_itable_init=1,lazy_journal_init=1"
 
 // imageTemplateDir is where templates are kept (a variable for tests).
 var imageTemplateDir = func() string { return filepath.Join(DefaultCacheDir(), "disk-images") }
@@ -45,21 +48,43 @@ func imageTemplate(size int64) (string, error) {
 	if err := ownedPrivate(dir, true); err != nil {
 		return "", err
 	}
-	h := sha256.Sum256([]byte(mkfsExtended))
+	// Templates are named by what makes them, so a change formats new
+	// ones.
+	h := sha256.Sum256(fmt.Append(nil, mkfsExtended, diskLayout))
 	name := filepath.Join(dir, fmt.Sprintf("ext4-%d-%s.img", size, hex.EncodeToString(h[:4])))
 	if st, err := os.Lstat(name); err == nil && st.Size() == size && ownedPrivate(name, false) == nil {
 		return name, nil
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-image-")
+	// The disk's directories are made by mkfs (-d), so a box's start
+	// does not create them and its close has less to write back.
+	tree, err := os.MkdirTemp(dir, ".tmp-layout-")
 	if err != nil {
 		return "", err
 	}
-	tmp.Close()
-	os.Remove(tmp.Name())
-	if err := formatImage(tmp.Name(), size); err != nil {
+	defer os.RemoveAll(tree)
+	for _, l := range diskLayout {
+		if err := os.Mkdir(filepath.Join(tree, l.name), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.Chmod(filepath.Join(tree, l.name), l.mode); err != nil {
+			return "", err
+		}
+	}
+	tmp := tree + ".img"
+	if err := formatImage(tmp, size, tree); err != nil {
 		return "", err
 	}
-	return name, os.Rename(tmp.Name(), name)
+	if err := os.Rename(tmp, name); err != nil {
+		return "", err
+	}
+	// Templates made another way (an older sandgate's) are not used again.
+	old, _ := filepath.Glob(filepath.Join(dir, "ext4-*.img"))
+	for _, o := range old {
+		if !strings.HasSuffix(o, "-"+hex.EncodeToString(h[:4])+".img") {
+			_ = os.Remove(o)
+		}
+	}
+	return name, nil
 }
 
 // ownedPrivate refuses a path that is a symlink, not the harness's uid's,
