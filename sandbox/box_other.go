@@ -10,6 +10,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // errNotLinux is what every box operation returns off Linux: the
@@ -108,5 +110,5 @@ func (p *Process) Done() <-chan struct{} { c := make(chan struct{}); close(c); r
 // handedOver: off Linux there is no commands' uid.
 func handedOver(string) bool { return true }
 
-// handOverEntries: off Linux there is no commands' uid.
-func handOverEntries(string, []string) error { return nil }
+// handOverEntry: off Linux there is no commands' uid.
+func handOverEntry(string, *unix.Stat_t) error { return nil }

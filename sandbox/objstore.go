@@ -273,13 +273,9 @@ func (s *store) pack(ctx context.Context, src *gitSource, in string, extra ...st
 	return err
 }
 
-// importObjects packs the named objects from the source into the store.
+// importObjects packs the named objects from the source into the
+// store; the caller holds the write lock.
 func (s *store) importObjects(ctx context.Context, src *gitSource, ids []string) error {
-	unlock, err := s.lockWrite()
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	// pack-objects fails on a named object it cannot read: ask only for
 	// those the source has.
 	out, err := gitCmd{env: ownGitEnv(src.objects), stdin: strings.NewReader(strings.Join(ids, "\n") + "\n"),
@@ -299,36 +295,17 @@ func (s *store) importObjects(ctx context.Context, src *gitSource, ids []string)
 	return s.pack(ctx, src, strings.Join(have, "\n")+"\n")
 }
 
-// importLoose packs the source's loose commits reachable from commit and
-// the objects they add to their packed parents. Loose objects no commit
-// reaches (dropped by the user, waiting for git gc) are never imported.
+// importLoose packs the source's loose commits reachable from commit
+// and the objects they add to their packed parents. Loose objects no
+// commit reaches (dropped by the user, waiting for git gc) are never
+// imported.
 func (s *store) importLoose(ctx context.Context, src *gitSource, commit string) error {
 	if !hasLoose(src.objects) {
 		return nil
 	}
-	out, err := ownGit(ctx, s.dir, src.objects, "rev-list", "--unpacked", "--parents", commit)
-	if err != nil {
+	want, have, err := looseCommits(src.objects, commit)
+	if err != nil || len(want) == 0 {
 		return err
-	}
-	in := map[string]bool{}
-	var want, parents []string
-	for _, l := range strings.Split(out, "\n") {
-		f := strings.Fields(l)
-		if len(f) == 0 {
-			continue
-		}
-		in[f[0]] = true
-		want = append(want, f[0])
-		parents = append(parents, f[1:]...)
-	}
-	if len(want) == 0 {
-		return nil
-	}
-	var have []string
-	for _, p := range parents {
-		if !in[p] {
-			have = append(have, p)
-		}
 	}
 	return s.importRevs(ctx, src, want, have)
 }

@@ -58,6 +58,14 @@ func (b *build) run(ctx context.Context, baseDir, baseCommit string) error {
 	if err := b.writeGitDir(tmp, head); err != nil {
 		return err
 	}
+	// No import may add packs between the verification and the
+	// checkout: git would read the objects again, and a pack added
+	// meanwhile could answer for an id with other content.
+	unlock, err := b.st.lockWrite()
+	if err != nil {
+		return err
+	}
+	defer func() { unlock() }()
 	plan, err := b.plan(ctx, tmp, baseCommit)
 	if err != nil {
 		return err
@@ -73,23 +81,29 @@ func (b *build) run(ctx context.Context, baseDir, baseCommit string) error {
 		if err != nil {
 			return fmt.Errorf("link the unchanged files from %s: %w", baseDir, err)
 		}
-		made = append(dirs, plan.written...)
+		made = append(append([]string{}, dirs...), plan.written...)
 	}
-	if _, err := ownGit(ctx, filepath.Join(tmp, ".git"), "", "--work-tree="+tmp, "-c", "advice.detachedHead=false",
-		"checkout", "--quiet", "--detach", b.commit); err != nil {
-		return fmt.Errorf("check out %s: %w", b.commit, err)
+	// The blobs are verified while git checks them out: the snapshot is
+	// published (renamed into place) only once both are done, so what a
+	// corrupt object wrote is removed with the rest.
+	verified := make(chan error, 1)
+	go func() { verified <- verifyBlobs(ctx, filepath.Join(tmp, ".git"), b.format, plan.blobs) }()
+	_, cerr := ownGit(ctx, filepath.Join(tmp, ".git"), "", "--work-tree="+tmp, "-c", "advice.detachedHead=false",
+		"checkout", "--quiet", "--detach", b.commit)
+	if err := <-verified; err != nil {
+		return refused{fmt.Errorf("snapshot of %s: %w", b.commit, err)}
 	}
-	own, err := ownBytes(tmp, made)
-	if err != nil {
-		return err
+	if cerr != nil {
+		return fmt.Errorf("check out %s: %w", b.commit, cerr)
 	}
+	unlock()
+	unlock = func() {}
 	// Handed over to the commands' uid now, so the box's start need not
 	// walk the tree: only what the snapshot does not share with a base
-	// that was handed over already.
-	if baseDir == "" || handedOver(baseDir) {
-		if err := handOverEntries(tmp, made); err != nil {
-			return err
-		}
+	// that was handed over already. The same pass counts its bytes.
+	own, err := settle(tmp, made, baseDir == "" || handedOver(baseDir))
+	if err != nil {
+		return err
 	}
 	dir := filepath.Join(b.root, b.commit)
 	if err := os.Rename(tmp, dir); err != nil {
@@ -102,11 +116,11 @@ func (b *build) run(ctx context.Context, baseDir, baseCommit string) error {
 		Built: time.Now().UTC(), Store: b.st.key, Base: baseCommit}); err != nil {
 		return err
 	}
-	unlock, err := b.st.lockWrite()
+	unlockMeta, err := b.st.lockWrite()
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer unlockMeta()
 	return b.st.updateMeta(func(m *storeMeta) { m.CheckoutBytes += own })
 }
 
@@ -141,7 +155,8 @@ func (b *build) writeGitDir(dir, head string) error {
 
 // plan verifies what the checkout writes, importing from the source what
 // the store lacks (a tree or blob of a partial clone's history that the
-// first import could not reach) until nothing is missing.
+// first import could not reach) until nothing is missing. The caller
+// holds the store's write lock.
 func (b *build) plan(ctx context.Context, dir, baseCommit string) (*checkoutPlan, error) {
 	var before []string
 	for {
@@ -292,14 +307,18 @@ func snapshotEntries(dir string, made []string, fn func(p string, st *unix.Stat_
 	return visit(dir)
 }
 
-// ownBytes is the disk a new snapshot adds to the cache: its
-// directories and the files no other snapshot links (see
-// snapshotEntries for made).
-func ownBytes(dir string, made []string) (int64, error) {
+// settle counts the disk a new snapshot adds to the cache (its
+// directories and the files no other snapshot links) and, with
+// handOver, hands those entries over to the commands' uid, in one pass
+// over what made names (see snapshotEntries).
+func settle(dir string, made []string, handOver bool) (int64, error) {
 	var n int64
 	err := snapshotEntries(dir, made, func(p string, st *unix.Stat_t) error {
 		if st.Mode&unix.S_IFMT == unix.S_IFDIR || st.Nlink == 1 {
 			n += st.Blocks * 512
+		}
+		if handOver {
+			return handOverEntry(p, st)
 		}
 		return nil
 	})

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
+	"strings"
 )
 
-// checkoutPlan is what a snapshot's checkout writes, every object of it
-// verified against its name.
+// checkoutPlan is what a snapshot's checkout writes: its trees verified
+// against their names, its blobs sized (and verified by verifyBlobs).
 type checkoutPlan struct {
 	// blobBytes is what the blobs the checkout writes hold.
 	blobBytes int64
@@ -21,6 +23,8 @@ type checkoutPlan struct {
 	// written are the files and directories the checkout creates: what a
 	// snapshot built on a base adds besides the directories it makes.
 	written []string
+	// blobs are the blobs the checkout writes, to verify (verifyBlobs).
+	blobs []string
 	// missing are objects the store lacks.
 	missing []string
 	// corrupt is the first object whose content does not match its name.
@@ -82,13 +86,55 @@ func planCheckout(ctx context.Context, gitDir, format, commit, baseCommit string
 		}
 		level = next
 	}
-	err = r.getMany(blobs, false, func(i int, o object) error {
-		p.note(o)
-		p.blobBytes += o.size
-		return nil
-	})
+	p.blobs = blobs
+	err = p.sizeBlobs(ctx, gitDir)
 	slices.Sort(p.missing)
 	return p, err
+}
+
+// sizeBlobs reads the blobs' types and sizes (not their content: that is
+// verifyBlobs, which can run beside the checkout), so a tree too big for
+// the cache is refused before anything is written.
+func (p *checkoutPlan) sizeBlobs(ctx context.Context, gitDir string) error {
+	if len(p.blobs) == 0 {
+		return nil
+	}
+	out, err := gitCmd{env: ownGitEnv(""), stdin: strings.NewReader(strings.Join(p.blobs, "\n") + "\n"),
+		args: []string{"--git-dir=" + gitDir, "cat-file", "--batch-check"}}.run(ctx)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) != len(p.blobs) {
+		return fmt.Errorf("git cat-file --batch-check answered %d of %d blobs", len(lines), len(p.blobs))
+	}
+	for i, l := range lines {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 2 && f[0] == p.blobs[i] && f[1] == "missing":
+			p.missing = append(p.missing, f[0])
+		case len(f) == 3 && f[0] == p.blobs[i] && f[1] == "blob":
+			n, err := strconv.ParseInt(f[2], 10, 64)
+			if err != nil || n < 0 {
+				return fmt.Errorf("git cat-file: bad size in %q", l)
+			}
+			p.blobBytes += n
+		default:
+			return fmt.Errorf("object %s: a tree names it as a file, git says %q", p.blobs[i], l)
+		}
+	}
+	return nil
+}
+
+// verifyBlobs reads the content of every blob the checkout writes and
+// checks it hashes to its name.
+func verifyBlobs(ctx context.Context, gitDir, format string, blobs []string) error {
+	r, err := newObjReader(ctx, gitDir, format)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return r.getMany(blobs, false, func(i int, o object) error { return o.err })
 }
 
 // walkLevel reads one level of tree pairs and returns the next level and

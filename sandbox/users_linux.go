@@ -96,20 +96,14 @@ func handedOver(dir string) bool {
 	return unix.Lstat(dir, &st) == nil && st.Uid == HostCommandID && st.Gid == HostCommandID
 }
 
-// handOverEntries hands a snapshot being built over to the commands'
-// uid: the entries made names (see snapshotEntries; nil: all of them),
-// its .git, and its top directory last, which marks it handed over.
-func handOverEntries(dir string, made []string) error {
-	if !rootHarness() {
+// handOverEntry hands one entry of a snapshot being built over to the
+// commands' uid (st is its lstat).
+func handOverEntry(p string, st *unix.Stat_t) error {
+	if !rootHarness() || st.Uid == HostCommandID && st.Gid == HostCommandID {
 		return nil
 	}
-	return snapshotEntries(dir, made, func(p string, st *unix.Stat_t) error {
-		if st.Uid == HostCommandID && st.Gid == HostCommandID {
-			return nil
-		}
-		if err := unix.Lchown(p, HostCommandID, HostCommandID); err != nil {
-			return fmt.Errorf("hand the snapshot over to the commands' uid: %w", err)
-		}
-		return nil
-	})
+	if err := unix.Lchown(p, HostCommandID, HostCommandID); err != nil {
+		return fmt.Errorf("hand the snapshot over to the commands' uid: %w", err)
+	}
+	return nil
 }

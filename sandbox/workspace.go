@@ -128,6 +128,8 @@ func (b *build) onBase(ctx context.Context, baseCommit string) error {
 			defer bl.Release()
 			if _, serr := os.Stat(bl.Dir); serr == nil {
 				err = b.run(ctx, bl.Dir, baseCommit)
+				if err != nil {
+				}
 				var r refused
 				if err == nil || ctx.Err() != nil || errors.As(err, &r) {
 					return err
