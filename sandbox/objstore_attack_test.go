@@ -88,6 +88,13 @@ func TestHostileRepositoryStaysOutOfTheStore(t *testing.T) {
 	objects := filepath.Join(repo, ".git", "objects")
 	os.WriteFile(filepath.Join(objects, "info", "alternates"), []byte(filepath.Join(private, ".git", "objects")+"\n"), 0o644)
 	dropped := strings.TrimSpace(gitIn(t, repo, secret+" dropped\n", "hash-object", "-w", "--stdin"))
+	// A commit amended away: its blob is loose and only the reflog
+	// reaches it.
+	os.WriteFile(filepath.Join(repo, "token.txt"), []byte(secret+" amended away\n"), 0o644)
+	commitAll(t, repo, "oops")
+	amended := git(t, repo, "rev-parse", "HEAD:token.txt")
+	git(t, repo, "rm", "-q", "token.txt")
+	git(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--amend", "--allow-empty", "-m", "init")
 	hostFile := filepath.Join(t.TempDir(), "id_ed25519")
 	os.WriteFile(hostFile, []byte(secret+" on the host\n"), 0o600)
 	idx, _ := filepath.Glob(filepath.Join(objects, "pack", "pack-*.idx"))
@@ -120,12 +127,12 @@ func TestHostileRepositoryStaysOutOfTheStore(t *testing.T) {
 		}
 		return nil
 	})
-	for what, id := range map[string]string{"another repository's blob": privateBlob, "a dropped blob": dropped} {
+	for what, id := range map[string]string{"another repository's blob": privateBlob, "a dropped blob": dropped, "an amended-away blob": amended} {
 		if exec.Command("git", "--git-dir="+stores[0].Dir, "cat-file", "-e", id).Run() == nil {
 			t.Errorf("BREACH: %s (%s) is in the store", what, id)
 		}
 	}
-	if got := snapGit(t, snap, "log", "--format=%s"); got != "init" {
+	if got := snapGit(t, snap, "log", "--format=%s"); got != "init\ninit" {
 		t.Fatalf("snapshot history %q", got)
 	}
 }
