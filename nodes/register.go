@@ -15,7 +15,11 @@ type Options struct {
 	// operator's endpoint and key).
 	Agent agent.Options
 	// AllowEnv lists credentials blueprints may pass into the box through
-	// sandbox.env (the CLI's --allow-env); give EnvOptions.AllowEnv the same.
+	// sandbox.env (the CLI's --allow-env); EnvOptions.AllowEnv must be the
+	// same list.
+	//
+	// Deprecated: set Config.AllowEnv and take Options and EnvOptions from
+	// the one Config (or use NewRuntime), so the two lists cannot differ.
 	AllowEnv []string
 	// AllowEndpoints lists URL prefixes blueprints may send credentials to
 	// (the CLI's --allow-endpoint): an agent's base_url with its

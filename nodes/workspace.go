@@ -140,6 +140,9 @@ type EnvOptions struct {
 	// through sandbox.env (the CLI's --allow-env); any other credential
 	// there stops the run before the box starts. Load the blueprint with
 	// the same names (nodes.Options.AllowEnv).
+	//
+	// Deprecated: set Config.AllowEnv and take Options and EnvOptions from
+	// the one Config (or use NewRuntime), so the two lists cannot differ.
 	AllowEnv []string
 	// OnAlert receives the egress proxy's alerts.
 	OnAlert func(sandbox.Alert)

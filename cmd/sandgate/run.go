@@ -86,30 +86,35 @@ func (rf *runFlags) redactor(creds []string) *secrets.Redactor {
 	return secrets.FromOS(creds...)
 }
 
-func (rf *runFlags) registry() *runtime.Registry {
-	return nodes.NewRegistryWith(nodes.Options{
+// config is the runtime configuration the flags make for a run on commit
+// rev of repo (rev empty: HEAD, or the run's recorded base on resume).
+func (rf *runFlags) config(repo, rev string) nodes.Config {
+	return nodes.Config{RunsDir: rf.runsDir, Repo: repo, Rev: rev,
 		Agent:    agent.Options{Model: rf.model, Record: rf.record, BaseURL: rf.baseURL, APIKeyEnv: rf.apiKeyEnv, Prices: rf.priceTab},
-		AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints, ReviewDir: rf.reviewDir})
+		AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints, ReviewDir: rf.reviewDir, AllowUnconfined: rf.allowUnsandboxed}
 }
 
-// newRuntime builds the runtime for a run on commit rev of repo (rev
-// empty: HEAD, or the run's recorded base on resume).
+// registry loads blueprints with the flags' allowances.
+func (rf *runFlags) registry() *runtime.Registry {
+	return nodes.NewRegistryWith(rf.config("", "").Options())
+}
+
+// runConfig is config with what every run of the CLI has: traces and
+// metrics (runtime/telemetry), egress alerts on stderr and, when p is not
+// nil, progress through p.
+func (rf *runFlags) runConfig(repo, rev string, p *progress, stderr io.Writer) nodes.Config {
+	c := rf.config(repo, rev)
+	if p != nil {
+		c.Observer = p
+	}
+	c.Tracing, c.Metrics = telemetry.Tracing(), telemetry.Metrics()
+	c.OnAlert = func(a sandbox.Alert) { fmt.Fprintf(stderr, "ALERT egress %s %s: %s\n", a.Method, a.Target, a.Reason) }
+	return c
+}
+
+// newRuntime builds the runtime for a run on commit rev of repo.
 func newRuntime(rf *runFlags, repo, rev string, p *progress, stderr io.Writer) *runtime.Runtime {
-	var extra []string
-	if rf.apiKeyEnv != "" {
-		extra = []string{rf.apiKeyEnv}
-	}
-	return &runtime.Runtime{
-		Registry: rf.registry(),
-		RunsDir:  rf.runsDir,
-		Observer: p,
-		Tracing:  telemetry.Tracing(),
-		Metrics:  telemetry.Metrics(),
-		Secrets:  extra,
-		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev, AllowUnconfined: rf.allowUnsandboxed, Caches: nodes.GoCaches(),
-			AllowEnv: rf.allowEnv,
-			OnAlert:  func(a sandbox.Alert) { fmt.Fprintf(stderr, "ALERT egress %s %s: %s\n", a.Method, a.Target, a.Reason) }}),
-	}
+	return nodes.NewRuntime(rf.runConfig(repo, rev, p, stderr))
 }
 
 const runHelp = `FILE|NAME --repo DIR [--input NAME=VALUE]...

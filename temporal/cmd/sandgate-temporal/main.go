@@ -123,10 +123,14 @@ func cmdWorker(args []string, stderr io.Writer) int {
 		return temporal.ExitUsage
 	}
 	defer cl.Close()
-	reg := nodes.NewRegistryWith(nodes.Options{Agent: agent.Options{Model: *model}})
-	h := &temporal.Host{Name: *hostID, MaxRuns: *maxRuns, Runtime: &runtime.Runtime{Registry: reg, RunsDir: *runsDir},
+	cfg := nodes.Config{RunsDir: *runsDir, Agent: agent.Options{Model: *model}, AllowUnconfined: *unconfined}
+	// One runtime (its registry, its runs directory) serves every run; each
+	// run gets the sandboxed workspace of its own repository and commit.
+	h := &temporal.Host{Name: *hostID, MaxRuns: *maxRuns, Runtime: nodes.NewRuntime(cfg),
 		Prepare: func(repo, rev string) runtime.Prepare {
-			return nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev, AllowUnconfined: *unconfined, Caches: nodes.GoCaches()})
+			c := cfg
+			c.Repo, c.Rev = repo, rev
+			return c.Environment()
 		}}
 	ws := temporal.NewWorkers(cl, c.queue, h)
 	for _, w := range ws {
