@@ -31,12 +31,12 @@ func deadPid(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
-// TestCrashedRunShowsStopped: a run without run_finished whose pid file
-// is missing or names a dead process is "stopped (no process)" in the
+// TestCrashedRunShowsInterrupted: a run without run_finished whose pid file
+// is missing or names a dead process is "interrupted (no process)" in the
 // list, on its page and in its live stream (which ends rather than
 // waiting forever); one whose process lives is running. The index also
 // notices a harness that dies after it first read the run.
-func TestCrashedRunShowsStopped(t *testing.T) {
+func TestCrashedRunShowsInterrupted(t *testing.T) {
 	w := newWorld(t, "")
 	dir := filepath.Join(w.runs, "run-crashed")
 	writeFile(t, filepath.Join(dir, "events.jsonl"), crashedJournal)
@@ -45,8 +45,8 @@ func TestCrashedRunShowsStopped(t *testing.T) {
 		name, pid, want string
 	}{
 		{"own process", strconv.Itoa(1), "running"}, // pid 1 lives: signalling it is allowed or EPERM
-		{"dead process", strconv.Itoa(deadPid(t)), "stopped"},
-		{"no pid file", "", "stopped"},
+		{"dead process", strconv.Itoa(deadPid(t)), "interrupted"},
+		{"no pid file", "", "interrupted"},
 	} {
 		if tc.pid != "" {
 			writeFile(t, filepath.Join(dir, "pid"), tc.pid)
@@ -58,7 +58,7 @@ func TestCrashedRunShowsStopped(t *testing.T) {
 		if !strings.Contains(page, `id="run-status">`+tc.want+`<`) || !strings.Contains(list, "run-crashed") {
 			t.Errorf("%s: want %s on the page and in the list filtered by it\n%s", tc.name, tc.want, page)
 		}
-		if tc.want == "stopped" && !strings.Contains(page, "no process") {
+		if tc.want == "interrupted" && !strings.Contains(page, "no process") {
 			t.Errorf("%s: the page does not say no process carries the run on", tc.name)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
 )
 
 const perPage = 50
@@ -32,7 +33,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	all := s.index.Runs()
 	runs, total := Select(all, q)
 	p := listPage{Runs: runs, Total: total, Page: q.Page, Pages: max((total+perPage-1)/perPage, 1), Query: q,
-		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", statusStopped}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
+		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", string(runtime.StatusInterrupted)}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
 	link := func(page int) string {
 		v := url.Values{}
 		for k, val := range map[string]string{"status": q.Status, "blueprint": q.Blueprint, "q": q.Text} {

@@ -67,6 +67,9 @@ type attempt struct {
 // the run ends, and newExecution when it fails.
 func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, dir string, m meta, lastSeq int, lock *os.File) (*execution, error) {
 	redact := rt.redactor(bp)
+	// Before the journal, so no reader sees a journal without its process
+	// (Alive).
+	_ = writePID(dir)
 	j, err := openJournal(filepath.Join(dir, "events.jsonl"), lastSeq, !rt.NoSync, redact)
 	if err != nil {
 		lock.Close()
@@ -79,7 +82,6 @@ func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, 
 		return nil, fmt.Errorf("set up tracing: %w", err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	_ = os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
 	x := &execution{rt: rt, bp: bp, sched: NewScheduler(bp), journal: j, nodes: nodes, dir: dir, meta: m,
 		runCtx: ctx, stop: stop, running: map[string]*attempt{}, done: make(chan Event, 16),
 		tracer: tracer, spans: map[string]trace.Span{}, shutdown: shutdown, redact: redact, lock: lock}

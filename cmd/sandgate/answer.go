@@ -37,7 +37,7 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 	return continueRun(&rf, dirs[0], stdout, stderr, func(ctx context.Context, rt *runtime.Runtime, dir string) (*runtime.Summary, error) {
 		// Two harnesses must not continue one run: the journal would
 		// interleave.
-		if harnessAlive(dir) {
+		if alive, _ := runtime.Alive(dir); alive {
 			return nil, fmt.Errorf("run %s is being carried on by another sandgate process (see its pid file): wait for it", dir)
 		}
 		return rt.Answer(ctx, dir, runtime.Answer{Node: *to, Note: *note, By: *by})

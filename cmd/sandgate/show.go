@@ -2,15 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/sandgate/sandgate/runtime"
@@ -68,7 +65,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	if sum.Reason != "" {
 		fmt.Fprintf(stdout, " (%s)", sum.Reason)
 	}
-	if sum.Status == statusInterrupted {
+	if sum.Status == runtime.StatusInterrupted {
 		fmt.Fprintf(stdout, "\nresume with: sandgate resume %s", dirs[0])
 	}
 	fmt.Fprintf(stdout, "\nnode runs: %d, tokens: %d, cost: $%.4f, duration: %d ms\n", sum.NodeRuns, sum.Tokens, sum.Cost, sum.DurationMS)
@@ -110,9 +107,8 @@ func cmdRuns(args []string, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tBLUEPRINT\tSTATUS\tNODE RUNS\tDURATION\tCOST\tREASON")
 	for _, s := range list {
-		markInterrupted(s)
 		reason := s.Reason
-		if s.Status == statusInterrupted {
+		if s.MarkInterrupted() {
 			reason = "the harness stopped; resume with: sandgate resume " + s.Dir
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d ms\t$%.4f\t%s\n", s.RunID, filepath.Base(s.Blueprint), s.Status, s.NodeRuns, s.DurationMS, s.Cost, reason)
@@ -175,10 +171,6 @@ func verifySummary(path string) string {
 	return string(out)
 }
 
-// statusInterrupted is shown for a run whose journal has no end and whose
-// harness process is gone: it will not finish unless resumed.
-const statusInterrupted runtime.Status = "interrupted"
-
 // runDir resolves a run id (looked up in runsDir, default the current
 // repository's) or a run directory path.
 func runDir(arg, runsDir string) (string, error) {
@@ -207,34 +199,6 @@ func summarize(dir string, err error) (*runtime.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	markInterrupted(s)
+	s.MarkInterrupted()
 	return s, nil
-}
-
-// markInterrupted turns "running" into "interrupted" when the process
-// recorded in the run's pid file is gone (or the file is).
-func markInterrupted(s *runtime.Summary) {
-	if s.Status != runtime.StatusRunning || harnessAlive(s.Dir) {
-		return
-	}
-	s.Status = statusInterrupted
-}
-
-// harnessAlive: an unreadable pid file shows the run as interrupted.
-func harnessAlive(dir string) bool { return pidFileAlive(dir, false) }
-
-// pidFileAlive reports whether the process in dir's pid file (removed
-// when a run finishes) still exists; unreadable is the answer for a pid
-// file that is there but holds no pid.
-func pidFileAlive(dir string, unreadable bool) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "pid"))
-	if err != nil {
-		return false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return unreadable
-	}
-	err = syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
