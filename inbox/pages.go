@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/lines"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -93,7 +94,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	p := &runPageData{Root: root, ID: id, Dir: d.path, View: v, Run: s.index.Get(root, id), Live: v.Status == "running", Offset: offset}
 	bp, err := d.blueprint(s.opts.Types)
 	if err != nil {
-		bp, p.GraphNote = nil, "blueprint.yaml: "+firstLine(err.Error())
+		bp, p.GraphNote = nil, "blueprint.yaml: "+lines.First(err.Error())
 	}
 	p.Graph = layoutDAG(bp, v)
 	if spans := d.traceSpans(); len(spans) > 0 && !p.Live {
@@ -135,13 +136,6 @@ func answerNodes(bp *blueprint.Blueprint) []string {
 		}
 	}
 	return out
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/lines"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -58,7 +59,7 @@ func (p *progress) Event(ev runtime.Event) {
 	case runtime.EvRunResumed:
 		fmt.Fprintln(p.w, "resumed from the journal")
 	case runtime.EvAnswered:
-		fmt.Fprintf(p.w, "answered by %s: %s gets the note %q\n", ev.By, ev.Node, firstLine(ev.Feedback))
+		fmt.Fprintf(p.w, "answered by %s: %s gets the note %q\n", ev.By, ev.Node, lines.First(ev.Feedback))
 	case runtime.EvNodeStarted:
 		p.start[key] = p.now()
 		if p.tty {
@@ -70,7 +71,7 @@ func (p *progress) Event(ev runtime.Event) {
 		p.clear()
 		verdict := string(ev.Outcome)
 		if ev.Error != "" {
-			verdict = "error: " + firstLine(ev.Error)
+			verdict = "error: " + lines.First(ev.Error)
 		}
 		fmt.Fprintf(p.w, "  %s %-14s #%d %-7s %6d ms\n", mark(ev), ev.Node, ev.Attempt, verdict, ev.DurationMS)
 	case runtime.EvNodeCanceled:
@@ -156,13 +157,4 @@ func mark(ev runtime.Event) string {
 		return "⇢"
 	}
 	return "✗"
-}
-
-func firstLine(s string) string {
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }
