@@ -59,6 +59,7 @@ func (w *Workspace) commitBox(ctx context.Context, commit string) (*sandbox.Box,
 	if w.boxOpts.StateDir == "" || w.cacheDir == "" {
 		return nil, nil, errors.New("clean-checkout ci: the workspace was not built by nodes.Environment")
 	}
+	runtime.Notef(ctx, "snapshot of the pushed commit %.12s and a clean box for CI", commit)
 	lease, err := sandbox.LeaseSnapshot(ctx, filepath.Join(w.RunDir, "promote.git"), commit, w.cacheDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("clean-checkout ci: snapshot of %s: %w", short(commit), err)

@@ -223,6 +223,7 @@ func Environment(o EnvOptions) runtime.Prepare {
 		}
 		// The lease keeps the shared snapshot from eviction while the run
 		// lives; Close releases it (a crash releases it too).
+		runtime.Notef(ctx, "snapshot of %s (taken once per commit, then shared)", rev)
 		lease, err := sandbox.LeaseSnapshot(ctx, o.Repo, rev, cache)
 		if err != nil {
 			return nil, err
@@ -265,6 +266,7 @@ func (o EnvOptions) start(ctx context.Context, runDir string, bp *blueprint.Blue
 			return nil, err
 		}
 	}
+	runtime.Notef(ctx, "starting the box on %.12s", commit)
 	box, err := sandbox.Start(ctx, bo)
 	if err != nil {
 		audit.Close()

@@ -188,6 +188,7 @@ func (x *execution) launch(id string, n int, feedback string, delay time.Duratio
 	ctx, cancel := context.WithCancel(x.runCtx)
 	x.running[id] = &attempt{n: n, cancel: cancel}
 	ctx = trace.ContextWithSpan(ctx, trace.SpanFromContext(x.startNodeSpan(x.traceCtx, id, spec.Type, n)))
+	ctx = x.withNotes(ctx, id, n)
 	dir := filepath.Join(x.dir, "nodes", id, strconv.Itoa(n))
 	// Copying the state costs O(nodes); only nodes with templates need it.
 	scope := &blueprint.Scope{Inputs: x.sched.inputs, Feedback: feedback}
@@ -276,11 +277,14 @@ func (x *execution) prepare(ctx context.Context, resume bool) error {
 		return nil
 	}
 	start := time.Now()
+	ctx = x.withNotes(ctx, "", 0)
+	Notef(ctx, "setting up the workspace")
 	env, err := x.rt.Prepare(secrets.NewContext(ctx, x.redact), x.dir, x.bp, resume)
 	x.stage("workspace", start, err)
 	if err != nil {
 		return fmt.Errorf("prepare the run's environment: %w", err)
 	}
+	Notef(ctx, "workspace ready in %s", time.Since(start).Round(time.Millisecond))
 	x.env = env
 	if env.Workspace != "" {
 		x.meta.Workspace = env.Workspace
@@ -288,7 +292,11 @@ func (x *execution) prepare(ctx context.Context, resume bool) error {
 	x.services = x.rt.Services.Merge(env.Services)
 	if len(env.Layers) > 0 {
 		x.runSpan.SetAttributes(attribute.StringSlice("sandgate.sandbox.layers", env.Layers))
-		x.pendingInfo = append(x.pendingInfo, Event{Type: EvEnvironment, Layers: env.Layers, Time: time.Now()})
 	}
+	// The set-up happens before run_started (or an answer), so the
+	// journal's times leave it out: the event carries its duration, and
+	// Elapsed adds it back.
+	x.pendingInfo = append(x.pendingInfo, Event{Type: EvEnvironment, Layers: env.Layers, Time: time.Now(),
+		DurationMS: time.Since(start).Milliseconds()})
 	return nil
 }
