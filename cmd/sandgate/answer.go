@@ -19,20 +19,18 @@ bounds how often a run may be answered. Exit codes as for run.
 flags:`
 
 func cmdAnswer(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("answer", answerHelp, stderr)
+	fs := newFlags("answer", answerHelp, stdout, stderr)
 	var rf runFlags
 	rf.register(fs)
 	to := fs.String("to", "", "node to continue with; the note becomes its feedback (required)")
 	note := fs.String("note", "", "the answer: what the person tells the node (required)")
 	by := fs.String("by", "", "who answers (default $USER)")
-	dirs, ok := exactlyOne(fs, args)
+	dirs, code, ok := fs.parseN(args, 1, 1)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	if *to == "" || *note == "" {
-		fmt.Fprintln(stderr, "sandgate answer: --to NODE and --note TEXT are both required")
-		fs.Usage()
-		return exitUsage
+		return fs.usageError("--to NODE and --note TEXT are both required")
 	}
 	return continueRun(&rf, dirs[0], stdout, stderr, func(ctx context.Context, rt *runtime.Runtime, dir string) (*runtime.Summary, error) {
 		// Two harnesses must not continue one run: the journal would

@@ -29,15 +29,27 @@ var demoRepo = map[string]string{
 	"AGENTS.md":    "# Conventions\n- Fix bugs in the code, never by changing tests.\n- Run `go test ./...` before finishing.\n",
 }
 
+const demoHelp = `[bad-patch]
+
+Runs the offline demo in a new temporary directory: a Go repository with a
+seeded bug, its bare remote, the shipped fix-failing-test blueprint and a
+scripted model (a real one when OPENAI_API_KEY is set). The agent fixes the
+bug behind the gates and the change goes to review; with bad-patch its
+fixes fail, the retry bound runs out and the run is handed off (exit 3).
+
+flags:`
+
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("demo", "[bad-patch]", stderr)
+	fs := newFlags("demo", demoHelp, stdout, stderr)
 	model := fs.String("model", "", "model for the agent (default: a scripted model, or a real one when OPENAI_API_KEY is set)")
 	keep := fs.Bool("keep", true, "keep the demo directory afterwards")
 	prices := fs.String("prices", "", "YAML/JSON price table for the model (default $SANDGATE_PRICES, then built-in list prices)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil || len(pos) > 1 || (len(pos) == 1 && pos[0] != "bad-patch") {
-		fs.Usage()
-		return exitUsage
+	pos, code, ok := fs.parseN(args, 0, 1)
+	if !ok {
+		return code
+	}
+	if len(pos) == 1 && pos[0] != "bad-patch" {
+		return fs.usageError(fmt.Sprintf("unknown scenario %q (the one other scenario is bad-patch)", pos[0]))
 	}
 	scenario := "fix"
 	if len(pos) == 1 {

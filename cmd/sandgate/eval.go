@@ -18,7 +18,7 @@ import (
 )
 
 const evalHelp = `TASKS.yaml --blueprint FILE --out DIR [--concurrency N] [--model M]
-       sandgate eval compare A/report.json B/report.json [--format table|json]
+       sandgate eval compare A/report.json B/report.json [--format text|json]
        sandgate eval import-swebench FILE.jsonl --repos DIR [--out DIR]
 
 Runs the blueprint once per task, each in its own run (DIR/runs/<id>/),
@@ -39,19 +39,19 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 			return cmdEvalImport(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("eval", evalHelp, stderr)
+	fs := newFlags("eval", evalHelp, stdout, stderr)
 	var rf runFlags
 	rf.register(fs)
+	fs.hidden["runs-dir"] = true // eval's runs go to --out DIR/runs
 	bpFile := fs.String("blueprint", "", "blueprint file (or built-in name) to measure")
 	out := fs.String("out", "", "output directory (report.json, report.md, runs/)")
 	conc := fs.Int("concurrency", 1, "tasks run at once")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+	files, code, ok := fs.parseN(args, 1, 1)
+	if !ok {
+		return code
 	}
-	if len(files) != 1 || *bpFile == "" || *out == "" || *conc < 1 {
-		fs.Usage()
-		return exitUsage
+	if *bpFile == "" || *out == "" || *conc < 1 {
+		return fs.usageError("--blueprint and --out are required, --concurrency at least 1")
 	}
 	if err := sandbox.Platform(); err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
@@ -85,7 +85,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 			return exitFailed
 		}
 	}
-	if rf.json {
+	if rf.json() {
 		b, _ := json.MarshalIndent(rep.Summary, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 	} else {

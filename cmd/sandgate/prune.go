@@ -32,8 +32,17 @@ type pruneOpts struct {
 	dryRun                        bool
 }
 
+const pruneHelp = `[--older-than 168h] [--keep N] [--dry-run]
+
+Removes the current repository's runs (never one a process carries on),
+its decided review entries (never a pending one), and snapshots in the
+shared cache unused for --older-than (never one a live run holds: those
+are named and kept).
+
+flags:`
+
 func cmdPrune(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("prune", "[--older-than 168h] [--keep N] [--dry-run]", stderr)
+	fs := newFlags("prune", pruneHelp, stdout, stderr)
 	var o pruneOpts
 	fs.StringVar(&o.runsDir, "runs-dir", "", "directory holding run directories (default: the current repository's, see run --help)")
 	fs.StringVar(&o.reviewsDir, "reviews-dir", "", "local review queue directory (default: the current repository's, beside its runs)")
@@ -41,11 +50,11 @@ func cmdPrune(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.olderThan, "older-than", 168*time.Hour, "remove only what was last used longer ago than this")
 	fs.IntVar(&o.keep, "keep", 0, "always keep the N newest runs and N newest review entries")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list what would be removed; remove nothing")
-	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) != 0 || o.keep < 0 || o.olderThan < 0 {
-		if err == nil {
-			fs.Usage()
-		}
-		return exitUsage
+	if _, code, ok := fs.parseN(args, 0, 0); !ok {
+		return code
+	}
+	if o.keep < 0 || o.olderThan < 0 {
+		return fs.usageError("--keep and --older-than cannot be negative")
 	}
 	if o.runsDir == "" {
 		o.runsDir = defaultRunsDir(".")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -49,7 +48,7 @@ func (f *listFlag) Set(s string) error {
 // runFlags are shared by run and resume.
 type runFlags struct {
 	runsDir          string
-	json             bool
+	format           *string
 	allowUnsandboxed bool
 	model            string
 	record           string
@@ -64,9 +63,9 @@ type runFlags struct {
 	priceTab cost.Table
 }
 
-func (rf *runFlags) register(fs *flag.FlagSet) {
+func (rf *runFlags) register(fs *flagSet) {
 	fs.StringVar(&rf.runsDir, "runs-dir", "", "directory holding run directories (default $XDG_STATE_HOME/sandgate/<repo>-<hash>/runs, outside the work tree)")
-	fs.BoolVar(&rf.json, "json", false, "print the run summary as JSON")
+	rf.format = fs.format("text", "json")
 	fs.BoolVar(&rf.allowUnsandboxed, "allow-unsandboxed", false, "let blueprints with sandbox.isolation: none run commands unconfined")
 	fs.StringVar(&rf.model, "model", "", "model for every agent node: a model name, script:FILE or replay:FILE")
 	fs.StringVar(&rf.record, "record", "", "append every model exchange to FILE, for replay:FILE later")
@@ -76,6 +75,9 @@ func (rf *runFlags) register(fs *flag.FlagSet) {
 	fs.Var(&rf.allowEnv, "allow-env", "let the blueprint pass this credential variable into the box via sandbox.env (repeatable)")
 	fs.Var(&rf.allowEndpoints, "allow-endpoint", "let the blueprint send credentials to URLs under this prefix: an agent's base_url, a git_push remote with token_env, a review's base_url (repeatable; https://github.com and https://api.github.com need none)")
 }
+
+// json: the summary goes out as JSON (--format json).
+func (rf *runFlags) json() bool { return rf.format != nil && *rf.format == "json" }
 
 // redactor removes the harness's credentials (and the operator's key, and
 // the blueprint's token_env names when bp is known) from what the CLI prints.
@@ -136,7 +138,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if wantsTemporal(args) {
 		return runExternal(append([]string{"run"}, args...), stdout, stderr)
 	}
-	fs := newFlags("run", runHelp, stderr)
+	fs := newFlags("run", runHelp, stdout, stderr)
 	var rf runFlags
 	rf.register(fs)
 	repo := fs.String("repo", ".", "repository the run works on")
@@ -145,13 +147,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	runID := fs.String("run-id", "", "name of the run directory (default: a time-stamped random id; sandgate mcp names its runs)")
 	inputs := inputFlags{}
 	fs.Var(inputs, "input", "blueprint input NAME=VALUE (repeatable)")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+	files, code, ok := fs.parseN(args, 1, 1)
+	if !ok {
+		return code
 	}
-	if len(files) != 1 || (*inc && *head) {
-		fs.Usage()
-		return exitUsage
+	if *inc && *head {
+		return fs.usageError("--include-uncommitted and --head exclude each other")
 	}
 	if *runID != "" && !validRunID(*runID) {
 		fmt.Fprintf(stderr, "sandgate run: --run-id %q: want letters, digits, '.', '_' and '-', not starting with '.' or '-'\n", *runID)
@@ -170,7 +171,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}
-	p := newProgress(stdout, !rf.json)
+	p := newProgress(stdout, !rf.json())
 	defer p.close()
 	rt := newRuntime(&rf, root, rev, p, stderr)
 	// The runtime's registry knows the review directory preflight chose; a
@@ -231,12 +232,12 @@ func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo st
 }
 
 func cmdResume(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("resume", "RUN_ID|RUN_DIR", stderr)
+	fs := newFlags("resume", "RUN_ID|RUN_DIR\n\nContinues a run whose harness died (sandgate runs shows it interrupted) from its\njournal: completed nodes never run again. Exit codes as for run.\n\nflags:", stdout, stderr)
 	var rf runFlags
 	rf.register(fs)
-	dirs, ok := exactlyOne(fs, args)
+	dirs, code, ok := fs.parseN(args, 1, 1)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	return continueRun(&rf, dirs[0], stdout, stderr, func(ctx context.Context, rt *runtime.Runtime, dir string) (*runtime.Summary, error) {
 		return rt.Resume(ctx, dir)
@@ -274,7 +275,7 @@ func continueRun(rf *runFlags, arg string, stdout, stderr io.Writer,
 			return exitUsage
 		}
 	}
-	p := newProgress(stdout, !rf.json)
+	p := newProgress(stdout, !rf.json())
 	defer p.close()
 	rt := newRuntime(rf, prev.Workspace, "", p, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -291,7 +292,7 @@ func finishRun(sum *runtime.Summary, err error, rf *runFlags, stdout, stderr io.
 			return exitUsage
 		}
 	}
-	if rf.json {
+	if rf.json() {
 		b, _ := json.MarshalIndent(sum, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 	} else {
