@@ -170,7 +170,11 @@ func buildHandoff(dir string, bp *blueprint.Blueprint, sum *Summary) Handoff {
 	h.Outcome = outcomeText(bp, sum)
 	h.AnswersLeft = max(0, bp.Budget.Answers-len(sum.Answers))
 	if h.AnswersLeft > 0 {
-		h.Answer = fmt.Sprintf("sandgate answer %s --to %s --note \"…\"", sum.RunID, answerTarget(bp, sum))
+		// The run's directory, not its id: the line works from any
+		// directory, whatever runs directory the run was recorded in; the
+		// run's model and allowances come from its own record.
+		abs, _ := filepath.Abs(dir)
+		h.Answer = "sandgate answer " + shellquote.Quote(abs) + " --to " + shellquote.Quote(answerTarget(bp, sum)) + " --note '…'"
 	}
 	from, fb := sum.LastFeedback()
 	h.FeedbackFrom, h.LastFeedback = from, collapseLines(fb, maxFeedback)

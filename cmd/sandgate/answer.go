@@ -13,6 +13,11 @@ const answerHelp = `RUN_ID|RUN_DIR --to NODE --note TEXT [--by NAME]
 Continues a handed-off run on its workspace as the run left it: NODE starts
 again with TEXT as its feedback (for an agent: what the person says to do),
 and the run goes on under a fresh allowance of its edge bounds and budgets.
+The run keeps the model, endpoint, key variable, prices, recording and
+allowances (--allow-env, --allow-endpoint, --allow-unsandboxed) it was
+started with; a flag given here replaces its recorded value. An answer
+refused before it starts (no API key, a model without a price) leaves the
+run handed off, to be answered again.
 The journal records who answered, when and what. budget.answers (default 3)
 bounds how often a run may be answered. Exit codes as for run.
 
@@ -29,6 +34,7 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	rf.given = fs.given()
 	if *to == "" || *note == "" {
 		return fs.usageError("--to NODE and --note TEXT are both required")
 	}

@@ -95,7 +95,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Workspace: repo, Inputs: map[string]any{
+	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Workspace: repo, Settings: rf.settings(bpPath), Inputs: map[string]any{
 		"task": "TestAdd fails: Add(2, 3) returns -1", "remote": remote}})
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)

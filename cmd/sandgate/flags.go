@@ -90,6 +90,24 @@ func (f *flagSet) parse(args []string) (pos []string, code int, ok bool) {
 	}
 }
 
+// given lists the flags set on the command line, by their canonical
+// names (an alias counts as its flag).
+func (f *flagSet) given() map[string]bool {
+	set := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	for old := range f.hidden {
+		if set[old] {
+			// An alias shares its flag's Value: find the flag.
+			f.VisitAll(func(fl *flag.Flag) {
+				if !f.hidden[fl.Name] && fl.Value == f.Lookup(old).Value {
+					set[fl.Name] = true
+				}
+			})
+		}
+	}
+	return set
+}
+
 // parseN parses and requires between min and max positional arguments
 // (max < 0: no bound), printing the usage otherwise.
 func (f *flagSet) parseN(args []string, min, max int) ([]string, int, bool) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -61,6 +62,9 @@ type runFlags struct {
 	// loaded from it (loadPrices), nil until then.
 	prices   string
 	priceTab cost.Table
+	// given are the flags given on the command line; answer and resume
+	// take the others from the run's record (carryOn).
+	given map[string]bool
 }
 
 func (rf *runFlags) register(fs *flagSet) {
@@ -182,7 +186,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: root, RunID: *runID})
+	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: root, RunID: *runID, Settings: rf.settings(bp.File)})
 	return finishRun(sum, err, &rf, stdout, stderr)
 }
 
@@ -239,6 +243,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	rf.given = fs.given()
 	return continueRun(&rf, dirs[0], stdout, stderr, func(ctx context.Context, rt *runtime.Runtime, dir string) (*runtime.Summary, error) {
 		return rt.Resume(ctx, dir)
 	})
@@ -266,11 +271,17 @@ func continueRun(rf *runFlags, arg string, stdout, stderr io.Writer,
 		rf.runsDir = filepath.Dir(dir)
 	}
 	rf.reviewDir = filepath.Join(filepath.Dir(filepath.Clean(rf.runsDir)), "reviews")
+	if err := rf.carryOn(dir); err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return exitUsage
+	}
 	r := rf.redactor(nil)
 	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
 	if bp, err := rf.registry().Load(filepath.Join(dir, "blueprint.yaml")); err == nil {
-		// A blueprint that no longer loads fails in the runtime, which says why.
-		if err := rf.checkPrices(bp); err != nil {
+		// A blueprint that no longer loads fails in the runtime, which
+		// says why. These checks come before anything is journaled: a run
+		// they refuse stays as it was (a handed-off run answerable).
+		if err := errors.Join(rf.checkPrices(bp), checkModelKeys(bp, rf)); err != nil {
 			fmt.Fprintln(stderr, "sandgate:", err)
 			return exitUsage
 		}
@@ -299,7 +310,9 @@ func finishRun(sum *runtime.Summary, err error, rf *runFlags, stdout, stderr io.
 		fmt.Fprintf(stdout, "\nstatus: %s (%s)\nrun dir: %s\n", sum.Status, sum.Reason, sum.Dir)
 		if sum.Status == runtime.StatusHandedOff {
 			fmt.Fprintf(stdout, "hand-off: %s\n", filepath.Join(sum.Dir, "handoff.md"))
-			fmt.Fprintf(stdout, "to continue it: sandgate answer %s --to NODE --note TEXT\n", sum.Dir)
+			if line := answerLine(sum.Dir); line != "" {
+				fmt.Fprintf(stdout, "to continue it: %s\n", line)
+			}
 		}
 	}
 	return exitCode(sum.Status)

@@ -21,8 +21,9 @@ const serveHelp = `[--addr HOST:PORT] [--runs-dir DIR]... [--reviews-dir DIR]...
 Serves the web inbox: runs (live while they run), hand-offs to answer and
 the review queue to approve or reject. Approvals land changes in this
 process with the --allow-endpoint prefixes given here; an answer starts
-'sandgate answer' with --model, --base-url, --api-key-env, --allow-env and
---allow-endpoint as given here, its output in the run's answer-<n>.log. An
+'sandgate answer', which keeps the model and allowances the run was started
+with, except those of --model, --base-url, --api-key-env, --allow-env and
+--allow-endpoint given here; its output is in the run's answer-<n>.log. An
 answered run goes on when the server stops (sandgate cancel stops it).
 
 flags:`
