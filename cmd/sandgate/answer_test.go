@@ -37,6 +37,7 @@ func handedOffRun(t *testing.T, repo, runs, bp string) string {
 	t.Helper()
 	first := modelScript(t, `- tool_calls: [{function: {name: run, arguments: {command: "echo first > step1.txt"}}}]
 - tool_calls: [{function: {name: finish, arguments: {summary: wrote step1}}}]
+- tool_calls: [{function: {name: finish, arguments: {summary: nothing more}}}]
 `)
 	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--model", first)
 	if code != exitHandoff || !strings.Contains(out, "sandgate answer ") {
@@ -93,7 +94,10 @@ func TestAnswerCLIBudget(t *testing.T) {
 	repo, runs := gitRepo(t), t.TempDir()
 	bp := writeBlueprint(t, answerE2E)
 	dir := handedOffRun(t, repo, runs, bp)
-	empty := modelScript(t, "[]\n")
+	// An agent that finishes without changing anything, twice.
+	empty := modelScript(t, `- tool_calls: [{function: {name: finish, arguments: {summary: nothing to change}}}]
+- tool_calls: [{function: {name: finish, arguments: {summary: still nothing}}}]
+`)
 	code, _, errs := runCLI("answer", dir, "--to", "implemnt", "--note", "x", "--model", empty)
 	if code != exitUsage || !strings.Contains(errs, `did you mean "implement"`) {
 		t.Fatalf("typo: exit %d %q", code, errs)
@@ -207,5 +211,19 @@ func TestAnswerKeepsTheRun(t *testing.T) {
 	})
 	if code != exitOK || !strings.Contains(out, "✓ gate") {
 		t.Fatalf("the printed answer line: exit %d, want 0\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestScriptWithoutFinishFailsTheNode: a scripted agent whose replies run
+// out before it calls finish does not pass its node (it did: the script
+// "finished" with a plain message); the run fails and says why.
+func TestScriptWithoutFinishFailsTheNode(t *testing.T) {
+	repo, runs := gitRepo(t), t.TempDir()
+	bp := writeBlueprint(t, "version: 1\nname: short-script\nstart: implement\nnodes:\n  implement: {type: agent, prompt: fix Add, next: done}\n  done: {type: succeed}\n")
+	script := modelScript(t, `- tool_calls: [{function: {name: read_file, arguments: {path: calc.go}}}]
+`)
+	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--model", script)
+	if code != exitFailed || !strings.Contains(out, "no replies left") {
+		t.Fatalf("exit %d, want 1 with the script's end as the reason\n%s\n%s", code, out, errs)
 	}
 }
