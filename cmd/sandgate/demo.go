@@ -17,6 +17,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprints"
 	"github.com/sandgate/sandgate/cost"
+	"github.com/sandgate/sandgate/internal/shellquote"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -104,7 +105,12 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	report(stdout, sum)
-	fmt.Fprintf(stdout, "\nthe demo's files stay in %s\n", dir)
+	if *keep {
+		// The demo's runs live in its own directory, not the current
+		// repository's: say how to see them from anywhere.
+		fmt.Fprintf(stdout, "\nthe demo's files stay in %s\nsee this run again: sandgate show %s --runs-dir %s\n",
+			dir, sum.RunID, shellquote.Quote(rf.runsDir))
+	}
 	return exitCode(sum.Status)
 }
 
