@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -151,6 +152,29 @@ func TestRunsAndStatsAgree(t *testing.T) {
 		_, out, errs := runCLI("stats", "--runs-dir", runs, "--blueprint", name, "--format", "json")
 		if !strings.Contains(out, fmt.Sprintf(`"runs": %d,`, n)) {
 			t.Errorf("runs shows %d run(s) of %s; stats --blueprint %s counts otherwise:\n%s%s", n, name, name, out, errs)
+		}
+	}
+}
+
+// TestJSONKeysOneCase: every --format json output uses snake_case keys
+// (stats mixed "Runs" and "MedianMS" with "name").
+func TestJSONKeysOneCase(t *testing.T) {
+	runs := statsRuns(t)
+	for _, args := range [][]string{
+		{"stats", "--runs-dir", runs, "--format", "json"},
+		{"runs", "--runs-dir", runs, "--format", "json"},
+		{"show", "r2", "--runs-dir", runs, "--format", "json"},
+		{"validate", "fix-failing-test", "--format", "json"},
+		{"sandbox", "check", "--format", "json"},
+	} {
+		_, out, errs := runCLI(args...)
+		var v any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Errorf("%v: not JSON: %v\n%s%s", args, err, out, errs)
+			continue
+		}
+		if bad := notSnakeCase(v); len(bad) > 0 {
+			t.Errorf("%v: keys not in snake_case: %v", args, bad)
 		}
 	}
 }
