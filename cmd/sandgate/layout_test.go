@@ -48,6 +48,30 @@ func TestImportDirection(t *testing.T) {
 		"secrets":   nil,
 		"blueprint": {"secrets"},
 		"runtime":   {"blueprint", "secrets"},
+		// nodes/ by concept, data flowing one way: box -> change -> verdict
+		// -> commit -> push -> CI -> review. Only the nodes facade knows
+		// every type; no package below imports one above it. The review
+		// queue, the GitHub client and the remote plumbing need no sandbox,
+		// and the inbox reads queues and verdicts through their packages,
+		// never through the nodes facade.
+		"nodes/verdict":             nil,
+		"nodes/internal/feedback":   nil,
+		"nodes/internal/atomicfile": nil,
+		"nodes/testreport":          {"nodes/internal/feedback"},
+		"nodes/internal/github":     {"blueprint", "secrets"},
+		"nodes/internal/gitremote":  {"blueprint", "nodes/internal/feedback", "secrets"},
+		"nodes/reviewqueue":         {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/verdict", "runtime", "secrets"},
+		"nodes/internal/gitstore":   {"nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/wspath", "sandbox"},
+		"nodes/internal/command":    {"blueprint", "runtime", "secrets"},
+		"nodes/agent":               {"blueprint", "cost", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
+		"nodes/workspace":           {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
+		"nodes/internal/gate":       {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/checks":     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/testgate":   {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/promote":    {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/ci":         {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/testgate", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/review":     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/wspath", "nodes/reviewqueue", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"inbox":                     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
 	}
 	for _, goos := range []string{"linux", "darwin"} {
 		leaves := leafInternal(t, goos)
