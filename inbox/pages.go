@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/lines"
+	"github.com/sandgate/sandgate/runtime"
 )
 
 const perPage = 50
@@ -32,7 +34,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	all := s.index.Runs()
 	runs, total := Select(all, q)
 	p := listPage{Runs: runs, Total: total, Page: q.Page, Pages: max((total+perPage-1)/perPage, 1), Query: q,
-		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", statusStopped}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
+		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", string(runtime.StatusInterrupted)}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
 	link := func(page int) string {
 		v := url.Values{}
 		for k, val := range map[string]string{"status": q.Status, "blueprint": q.Blueprint, "q": q.Text} {
@@ -92,7 +94,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	p := &runPageData{Root: root, ID: id, Dir: d.path, View: v, Run: s.index.Get(root, id), Live: v.Status == "running", Offset: offset}
 	bp, err := d.blueprint(s.opts.Types)
 	if err != nil {
-		bp, p.GraphNote = nil, "blueprint.yaml: "+firstLine(err.Error())
+		bp, p.GraphNote = nil, "blueprint.yaml: "+lines.First(err.Error())
 	}
 	p.Graph = layoutDAG(bp, v)
 	if spans := d.traceSpans(); len(spans) > 0 && !p.Live {
@@ -134,13 +136,6 @@ func answerNodes(bp *blueprint.Blueprint) []string {
 		}
 	}
 	return out
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {

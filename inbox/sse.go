@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/sandgate/sandgate/runtime"
 )
 
 // eventStream streams a run's new journal lines as server-sent events. It
@@ -54,7 +56,8 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		// A harness that died leaves no run_closed: its pid file says
 		// it is gone (read after the journal, so no line is missed).
 		if !closed && len(lines) == 0 {
-			_, closed = harnessGone(d.Root)
+			alive, _ := runtime.AliveIn(d.Root)
+			closed = !alive
 		}
 		if closed {
 			_, _ = io.WriteString(w, "event: closed\ndata: {}\n\n")

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/shellquote"
 	"github.com/sandgate/sandgate/secrets"
 )
 
@@ -169,7 +170,11 @@ func buildHandoff(dir string, bp *blueprint.Blueprint, sum *Summary) Handoff {
 	h.Outcome = outcomeText(bp, sum)
 	h.AnswersLeft = max(0, bp.Budget.Answers-len(sum.Answers))
 	if h.AnswersLeft > 0 {
-		h.Answer = fmt.Sprintf("sandgate answer %s --to %s --note \"…\"", sum.RunID, answerTarget(bp, sum))
+		// The run's directory, not its id: the line works from any
+		// directory, whatever runs directory the run was recorded in; the
+		// run's model and allowances come from its own record.
+		abs, _ := filepath.Abs(dir)
+		h.Answer = "sandgate answer " + shellquote.Quote(abs) + " --to " + shellquote.Quote(answerTarget(bp, sum)) + " --note '…'"
 	}
 	from, fb := sum.LastFeedback()
 	h.FeedbackFrom, h.LastFeedback = from, collapseLines(fb, maxFeedback)
@@ -264,28 +269,20 @@ func describePatch(p []byte) ChangeInfo {
 // takeoverCommands are the commands that put the change on a branch of
 // the user's repository, and those that fetch a pushed branch.
 func takeoverCommands(h *Handoff) (takeover, fetch []string) {
-	repo := shellQuote(h.Repository)
+	repo := shellquote.Quote(h.Repository)
 	branch := "sandgate/" + h.RunID
 	if h.Change.Patch != "" {
-		checkout := "git -C " + repo + " checkout -b " + shellQuote(branch)
+		checkout := "git -C " + repo + " checkout -b " + shellquote.Quote(branch)
 		if h.Base != "" {
 			checkout += " " + h.Base
 		}
-		takeover = []string{checkout, "git -C " + repo + " apply --index " + shellQuote(h.Change.Patch)}
+		takeover = []string{checkout, "git -C " + repo + " apply --index " + shellquote.Quote(h.Change.Patch)}
 	}
 	for _, p := range h.Pushed {
-		fetch = append(fetch, "git -C "+repo+" fetch "+shellQuote(p.Remote)+" "+shellQuote(p.Branch),
-			"git -C "+repo+" checkout -b "+shellQuote(p.Branch)+" FETCH_HEAD")
+		fetch = append(fetch, "git -C "+repo+" fetch "+shellquote.Quote(p.Remote)+" "+shellquote.Quote(p.Branch),
+			"git -C "+repo+" checkout -b "+shellquote.Quote(p.Branch)+" FETCH_HEAD")
 	}
 	return takeover, fetch
-}
-
-// shellQuote quotes s for a POSIX shell when it needs quoting.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+=,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func oneLine(s string) string {

@@ -131,7 +131,7 @@ func (x *execution) finish() (*Summary, error) {
 	if err := x.journal.Close(); err != nil {
 		return nil, err
 	}
-	_ = os.Remove(filepath.Join(x.dir, "pid"))
+	_ = os.Remove(filepath.Join(x.dir, PIDFile))
 	x.endTrace()
 	sum, err := Summarize(x.dir)
 	if err != nil {

@@ -27,7 +27,7 @@ func (rt *Runtime) Resume(ctx context.Context, dir string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := x.record(Event{Type: EvRunResumed}); err != nil {
+	if _, err := x.record(Event{Type: EvRunResumed, Time: time.Now()}); err != nil {
 		return nil, x.abort(err)
 	}
 	if err := x.flushInfo(); err != nil {

@@ -74,14 +74,36 @@ type RunOptions struct {
 	Workspace string
 	// RunID names the run directory (default: time-stamped random id).
 	RunID string
+	// Settings are what the engine started the run with (its model, the
+	// operator's allowances: names, never secret values), recorded in
+	// meta.json, credentials redacted, so an answer or a resume can carry
+	// the run on as it began (ReadSettings). It must marshal to JSON.
+	Settings any
 }
 
 // meta is saved beside the journal so a run can be resumed from its
 // directory alone.
 type meta struct {
-	RunID     string `json:"run_id"`
-	Blueprint string `json:"blueprint"`
-	Workspace string `json:"workspace"`
+	RunID     string          `json:"run_id"`
+	Blueprint string          `json:"blueprint"`
+	Workspace string          `json:"workspace"`
+	Settings  json.RawMessage `json:"settings,omitempty"`
+}
+
+// ReadSettings reads the run's RunOptions.Settings in dir into v; false
+// when the run recorded none.
+func ReadSettings(dir string, v any) (bool, error) {
+	var m meta
+	if err := readJSON(filepath.Join(dir, "meta.json"), &m); err != nil {
+		return false, err
+	}
+	if len(m.Settings) == 0 || string(m.Settings) == "null" {
+		return false, nil
+	}
+	if err := json.Unmarshal(m.Settings, v); err != nil {
+		return false, fmt.Errorf("%s: meta.json: settings: %w", dir, err)
+	}
+	return true, nil
 }
 
 // Run starts a new run and blocks until it ends. A run that ends handed
@@ -116,6 +138,14 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 	}
 	ws, _ := filepath.Abs(orDefault(opts.Workspace, "."))
 	m := meta{RunID: id, Blueprint: bp.File, Workspace: ws}
+	if opts.Settings != nil {
+		b, err := json.Marshal(opts.Settings)
+		if err != nil {
+			lock.Close()
+			return nil, fmt.Errorf("run settings: %w", err)
+		}
+		m.Settings = b
+	}
 	if err := writeFiles(rt.redactor(bp), dir, map[string][]byte{"blueprint.yaml": bp.Source, "meta.json": mustJSON(m)}); err != nil {
 		lock.Close()
 		return nil, err

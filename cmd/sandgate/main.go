@@ -60,11 +60,12 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
 		return exitOK
 	}
 	if args[0] == "--version" || args[0] == "-version" {
@@ -90,5 +91,6 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nexit codes: 0 ok, 1 run failed, 2 usage or invalid blueprint, 3 handed off, 130 canceled")
+	fmt.Fprintln(w, "\nsandgate COMMAND --help tells more about each.")
+	fmt.Fprintln(w, "exit codes: 0 ok, 1 run failed, 2 usage or invalid blueprint, 3 handed off, 130 canceled")
 }

@@ -30,7 +30,7 @@ go on when the server stops (sandgate cancel stops them).
 flags:`
 
 func cmdMcp(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("mcp", mcpHelp, stderr)
+	fs := newFlags("mcp", mcpHelp, stdout, stderr)
 	var rf runFlags
 	fs.StringVar(&rf.model, "model", "", "model of started runs' agent nodes (as run --model)")
 	fs.StringVar(&rf.baseURL, "base-url", "", "endpoint of started runs' agent nodes (as run --base-url)")
@@ -38,11 +38,8 @@ func cmdMcp(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&rf.allowEnv, "allow-env", "credential variable started runs may pass into the box (repeatable, as run --allow-env)")
 	fs.Var(&rf.allowEndpoints, "allow-endpoint", "URL prefix started runs may send tokens to (repeatable, as run --allow-endpoint)")
 	by := fs.String("by", "", "who answers hand-offs through this server, as recorded (default: the login name)")
-	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) != 0 {
-		if err == nil {
-			fs.Usage()
-		}
-		return exitUsage
+	if _, code, ok := fs.parseN(args, 0, 0); !ok {
+		return code
 	}
 	exe, err := os.Executable()
 	if err != nil {

@@ -142,7 +142,7 @@ func (m *mcpTools) runStatus(_ context.Context, _ *mcp.CallToolRequest, in runIn
 		}
 		out.Attempts = append(out.Attempts, l)
 	}
-	if sum.Status != runtime.StatusRunning && sum.Status != statusInterrupted && harnessAlive(sum.Dir) {
+	if alive, _ := runtime.Alive(sum.Dir); sum.Status != runtime.StatusRunning && sum.Status != runtime.StatusInterrupted && alive {
 		// Answering now would meet the harness still at work.
 		out.Status, out.Reason = "finishing", fmt.Sprintf("ended %s (%s); the harness is still wrapping up", sum.Status, sum.Reason)
 	}

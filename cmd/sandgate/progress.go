@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/lines"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -58,19 +59,24 @@ func (p *progress) Event(ev runtime.Event) {
 	case runtime.EvRunResumed:
 		fmt.Fprintln(p.w, "resumed from the journal")
 	case runtime.EvAnswered:
-		fmt.Fprintf(p.w, "answered by %s: %s gets the note %q\n", ev.By, ev.Node, firstLine(ev.Feedback))
+		fmt.Fprintf(p.w, "answered by %s: %s gets the note %q\n", ev.By, ev.Node, lines.First(ev.Feedback))
 	case runtime.EvNodeStarted:
 		p.start[key] = p.now()
+		p.clear()
 		if p.tty {
 			fmt.Fprintf(p.w, "  … %-14s #%d running", ev.Node, ev.Attempt)
 			p.startTicker()
+		} else {
+			// A log has no line to rewrite: say when each step starts, so
+			// a long one is seen to be under way.
+			fmt.Fprintf(p.w, "  … %-14s #%d started\n", ev.Node, ev.Attempt)
 		}
 	case runtime.EvNodeFinished:
 		delete(p.start, key)
 		p.clear()
 		verdict := string(ev.Outcome)
 		if ev.Error != "" {
-			verdict = "error: " + firstLine(ev.Error)
+			verdict = "error: " + lines.First(ev.Error)
 		}
 		fmt.Fprintf(p.w, "  %s %-14s #%d %-7s %6d ms\n", mark(ev), ev.Node, ev.Attempt, verdict, ev.DurationMS)
 	case runtime.EvNodeCanceled:
@@ -83,6 +89,32 @@ func (p *progress) Event(ev runtime.Event) {
 		if ev.Count > 0 {
 			fmt.Fprintf(p.w, "    ↺ %s → %s (%d)\n", ev.Edge, ev.To, ev.Count)
 		}
+	}
+}
+
+// Note implements runtime.NoteObserver: what a long step (the snapshot,
+// the box, CI's clean box) is doing, on a line of its own.
+func (p *progress) Note(n runtime.Note) {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	if n.Node == "" {
+		// The run's own steps, before its first node: as its other lines.
+		fmt.Fprintf(p.w, "run %s: %s\n", n.RunID, lines.First(n.Text))
+	} else {
+		fmt.Fprintf(p.w, "  … %s #%d: %s\n", n.Node, n.Attempt, lines.First(n.Text))
+	}
+	p.redraw()
+}
+
+// redraw puts the running line back after a note on a terminal; p.mu is
+// held.
+func (p *progress) redraw() {
+	if p.tty && len(p.start) > 0 {
+		fmt.Fprintf(p.w, "  … running %s", p.running())
 	}
 }
 
@@ -115,6 +147,12 @@ func (p *progress) refresh() {
 	if len(p.start) == 0 {
 		return
 	}
+	p.clear()
+	fmt.Fprintf(p.w, "  … running %s", p.running())
+}
+
+// running lists what runs and for how long; p.mu is held.
+func (p *progress) running() string {
 	keys := make([]string, 0, len(p.start))
 	for k := range p.start {
 		keys = append(keys, k)
@@ -124,8 +162,7 @@ func (p *progress) refresh() {
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s %s", k, p.now().Sub(p.start[k]).Round(time.Second))
 	}
-	p.clear()
-	fmt.Fprintf(p.w, "  … running %s", strings.Join(parts, ", "))
+	return strings.Join(parts, ", ")
 }
 
 // close stops the refresher.
@@ -156,13 +193,4 @@ func mark(ev runtime.Event) string {
 		return "⇢"
 	}
 	return "✗"
-}
-
-func firstLine(s string) string {
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i]
-		}
-	}
-	return s
 }

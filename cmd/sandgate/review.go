@@ -14,21 +14,27 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 )
 
+const reviewHelp = `list | show ID | approve ID | reject ID [--note TEXT] [--by NAME]
+
+Lists, shows, approves or rejects the changes runs left in the local review
+queue. approve does what the blueprint's review node declares in
+on_approve (merge_into a branch of the remote, or GitHub ready, approve,
+merge); a review node without on_approve merges nothing on approval.
+
+flags:`
+
 func cmdReview(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("review", "list | show ID [--format json] | approve ID | reject ID [--note TEXT] [--by NAME]", stderr)
-	dir := fs.String("dir", "", "local review queue directory (default: the current repository's, beside its runs; see run --help)")
+	fs := newFlags("review", reviewHelp, stdout, stderr)
+	dir := fs.String("reviews-dir", "", "local review queue directory (default: the current repository's, beside its runs; see run --help)")
+	fs.alias("dir", "reviews-dir")
 	note := fs.String("note", "", "note recorded with approve or reject")
 	by := fs.String("by", "", "who decides, recorded with approve or reject (default: the login name)")
-	format := fs.String("format", "text", "show's output: text or json")
+	format := fs.format("text", "json")
 	var allow listFlag
 	fs.Var(&allow, "allow-endpoint", "let approve send an entry's token to URLs under this prefix (repeatable; https://github.com and https://api.github.com need none)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) == 0 {
-		fs.Usage()
-		return exitUsage
+	pos, code, ok := fs.parseN(args, 1, 2)
+	if !ok {
+		return code
 	}
 	if *dir == "" {
 		*dir = filepath.Join(filepath.Dir(defaultRunsDir(".")), "reviews")
@@ -37,13 +43,12 @@ func cmdReview(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case pos[0] == "list" && len(pos) == 1:
 		return reviewList(q, stdout, stderr)
-	case pos[0] == "show" && len(pos) == 2 && (*format == "text" || *format == "json"):
+	case pos[0] == "show" && len(pos) == 2:
 		return reviewShow(q, pos[1], *format, stdout, stderr)
 	case (pos[0] == "approve" || pos[0] == "reject") && len(pos) == 2:
 		return reviewDecide(q, pos[0], pos[1], *note, decider(*by), stdout, stderr)
 	}
-	fs.Usage()
-	return exitUsage
+	return fs.usageError("")
 }
 
 // decider is who the decision is recorded as: --by, else the login name.

@@ -107,8 +107,14 @@ func approveLine(e *nodes.ReviewEntry) string {
 func landedLine(e *nodes.ReviewEntry) string {
 	a := e.OnApprove
 	switch {
-	case e.Status != nodes.StatusApproved || a == nil:
+	case e.Status != nodes.StatusApproved:
 		return ""
+	case a == nil:
+		// Approval only recorded the decision: say how to make it land.
+		return "nothing merged: the blueprint's review node declares no on_approve; to merge approved changes, give it " +
+			"on_approve: {merge_into: main} (a local queue; method: ff or merge) or on_approve: {github: merge} (a pull request)"
+	}
+	switch {
 	case a.GitHub == "merge":
 		return "merged the pull request as " + short(e.Landed)
 	case a.GitHub != "":

@@ -12,7 +12,7 @@ import (
 	"github.com/sandgate/sandgate/inbox"
 )
 
-const statsHelp = `[--since 7d] [--blueprint NAME] [--runs DIR]... [--format table|json]
+const statsHelp = `[--since 7d] [--blueprint NAME] [--runs-dir DIR]... [--format text|json]
 
 Aggregates the runs of one or more runs directories (default: the current
 repository's): success, hand-off and failure rates of finished runs,
@@ -23,16 +23,16 @@ that failed most and the tests the test gate found flaky.
 flags:`
 
 func cmdStats(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("stats", statsHelp, stderr)
+	fs := newFlags("stats", statsHelp, stdout, stderr)
 	var runs listFlag
-	fs.Var(&runs, "runs", "runs directory (repeatable; default: the current repository's)")
+	fs.Var(&runs, "runs-dir", "runs directory (repeatable; default: the current repository's)")
+	fs.alias("runs", "runs-dir")
 	since := fs.String("since", "", "only runs started within this long ago: 7d, 12h, 90m")
-	bp := fs.String("blueprint", "", "only runs of this blueprint (its name)")
-	format := fs.String("format", "table", "table or json")
+	bp := fs.String("blueprint", "", "only runs of this blueprint: its name, as sandgate runs and the inbox show it")
+	format := fs.format("text", "json", "table")
 	top := fs.Int("top", 5, "entries in each ranked list")
-	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) > 0 || (*format != "table" && *format != "json") {
-		fs.Usage()
-		return exitUsage
+	if _, code, ok := fs.parseN(args, 0, 0); !ok {
+		return code
 	}
 	q := inbox.StatsQuery{Blueprint: *bp, Top: *top}
 	if *since != "" {

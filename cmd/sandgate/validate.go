@@ -10,9 +10,10 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 )
 
-// loadBlueprint loads a file with the built-in node types.
+// loadBlueprint loads a file, or a built-in blueprint by name, with the
+// built-in node types.
 func loadBlueprint(path string) (*blueprint.Blueprint, error) {
-	return blueprint.Load(path, blueprint.WithTypes(nodes.Types()))
+	return resolveBlueprint(nodes.NewRegistry(), path)
 }
 
 type validateSummary struct {
@@ -25,17 +26,13 @@ type validateSummary struct {
 }
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("validate", "FILE...", stderr)
-	format := fs.String("format", "text", "output format: text or json")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+	fs := newFlags("validate", "FILE|NAME...\n\nChecks blueprint files, or built-in blueprints by name, against the node\ntypes built into this binary, and reports every problem as\nfile:line:col: field: problem. Exit 2 when any is invalid.\n\nflags:", stdout, stderr)
+	format := fs.format("text", "json")
+	files, code, ok := fs.parseN(args, 1, -1)
+	if !ok {
+		return code
 	}
-	if len(files) == 0 || (*format != "text" && *format != "json") {
-		fs.Usage()
-		return exitUsage
-	}
-	code := exitOK
+	code = exitOK
 	var out []validateSummary
 	for _, f := range files {
 		s := validateOne(f)

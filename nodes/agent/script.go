@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -43,25 +44,30 @@ func loadScript(path string) ([]scriptReply, error) {
 	return replies, nil
 }
 
-// scriptModel plays a script's replies in order, whatever it is asked;
-// once they run out it answers with a plain message, which ends the turn.
+// scriptModel plays a script's replies in order, whatever it is asked.
+// Once they run out it answers with an error, ErrScriptEnded: the agent's
+// attempt breaks with that reason rather than "finish" with nothing done
+// and pass its node.
 type scriptModel struct {
 	mu     sync.Mutex
+	path   string
 	script []scriptReply
 	next   int
 }
+
+// ErrScriptEnded is the error a scripted model answers with once its
+// replies have run out.
+var ErrScriptEnded = errors.New("the model script has no replies left")
 
 // Chat implements Model.
 func (m *scriptModel) Chat(_ context.Context, req Request) (*Response, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var reply scriptReply
-	if m.next < len(m.script) {
-		reply = m.script[m.next]
-		m.next++
-	} else {
-		reply.Content = "The script has no more replies; finishing."
+	if m.next >= len(m.script) {
+		return nil, fmt.Errorf("%s: %w (all %d played; a script must end with a finish or handoff call)", m.path, ErrScriptEnded, len(m.script))
 	}
+	reply := m.script[m.next]
+	m.next++
 	msg := Message{Role: RoleAssistant, Content: reply.Content}
 	for i, tc := range reply.ToolCalls {
 		args, ok := tc.Function.Arguments.(string)

@@ -61,6 +61,7 @@ func commitBox(ctx context.Context, w *workspace.Workspace, commit string) (*san
 	if !ok || w.CacheDir() == "" {
 		return nil, nil, errors.New("clean-checkout ci: the workspace was not built by nodes.Environment")
 	}
+	runtime.Notef(ctx, "snapshot of the pushed commit %.12s and a clean box for CI", commit)
 	lease, err := sandbox.LeaseDerivedSnapshot(ctx, w.CacheDir(), w.Snapshot, filepath.Join(w.RunDir, "promote.git"), commit)
 	if err != nil {
 		return nil, nil, fmt.Errorf("clean-checkout ci: snapshot of %s: %w", gitremote.Short(commit), err)
