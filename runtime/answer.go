@@ -27,6 +27,9 @@ type Answer struct {
 // budget.answers bounds how often a run may be answered. A crash after the
 // answer is journaled is resumed like any other (Resume).
 func (rt *Runtime) Answer(ctx context.Context, dir string, a Answer) (*Summary, error) {
+	if len(a.Note) > MaxFeedback || len(a.By) > MaxText {
+		return nil, fmt.Errorf("answer: the note holds at most %d bytes and the name %d (got %d and %d)", MaxFeedback, MaxText, len(a.Note), len(a.By))
+	}
 	s, err := rt.lockAndLoad(dir, func(events []Event) (bool, error) {
 		if !finished(events) {
 			return false, fmt.Errorf("run %s has not finished (status running): only a handed-off run can be answered; wait for it, or resume it if its harness died", filepath.Base(dir))

@@ -179,12 +179,19 @@ func checkInputs(bp *blueprint.Blueprint, in map[string]any) (map[string]any, er
 			problems = append(problems, fmt.Sprintf("missing required input %q", name))
 		}
 	}
+	if b, _ := json.Marshal(out); len(b) > MaxInputBytes {
+		problems = append(problems, fmt.Sprintf("the inputs are %d bytes together; at most %d fit the run's journal (put long text in a file of the repository)", len(b), MaxInputBytes))
+	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return nil, fmt.Errorf("inputs: %s", strings.Join(problems, "; "))
 	}
 	return out, nil
 }
+
+// MaxInputBytes caps a run's inputs (as JSON): they are journaled in one
+// line, which holds at most MaxJournalLine.
+const MaxInputBytes = MaxJournalLine / 2
 
 func convertInput(decl *blueprint.Input, v any) (any, error) {
 	s, isStr := v.(string)
