@@ -138,7 +138,20 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 	return x.loop(ctx)
 }
 
-func (rt *Runtime) runsDir() string { return orDefault(rt.RunsDir, filepath.Join(".sandgate", "runs")) }
+// runsDir is made absolute: nodes run commands in other directories (git
+// in a promotion repository), where a relative run directory names
+// nothing ("git check-ignore … not a git repository").
+func (rt *Runtime) runsDir() string {
+	return absDir(orDefault(rt.RunsDir, filepath.Join(".sandgate", "runs")))
+}
+
+// absDir is dir made absolute, or dir when the working directory is gone.
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}
 
 func (rt *Runtime) logger() *slog.Logger {
 	if rt.Logger != nil {
