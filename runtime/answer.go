@@ -60,6 +60,30 @@ func (rt *Runtime) Answer(ctx context.Context, dir string, a Answer) (*Summary, 
 	return x.loop(ctx)
 }
 
+// ErrNotAnswerable is wrapped by Answerable's errors: the run is not
+// waiting for an answer.
+var ErrNotAnswerable = errors.New("the run is not waiting for an answer")
+
+// Answerable reports why the run in dir cannot be answered now, reading
+// its files and writing nothing, so a server can refuse an answer before
+// it starts one: the run must have ended handed off with answers left.
+// nil does not promise the answer goes through (Answer decides, under the
+// run's lock); it means nothing recorded stands against it.
+func Answerable(dir string) error {
+	sum, err := Summarize(dir)
+	if err != nil {
+		return err
+	}
+	if sum.Status != StatusHandedOff {
+		return fmt.Errorf("%w: run %s is %s, not handed off; only a handed-off run can be answered", ErrNotAnswerable, sum.RunID, sum.Status)
+	}
+	var h Handoff
+	if readJSON(filepath.Join(dir, "handoff.json"), &h) == nil && h.Answer == "" {
+		return fmt.Errorf("%w: run %s has no answers left (budget.answers)", ErrNotAnswerable, sum.RunID)
+	}
+	return nil
+}
+
 // currentUser names the person running the harness.
 func currentUser() string {
 	if u := os.Getenv("USER"); u != "" {
