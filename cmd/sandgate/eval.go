@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/eval"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -86,7 +87,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	} else {
 		s := rep.Summary
 		fmt.Fprintf(stdout, "\nresolved %d/%d, handed off %d, false promotions %d, invalid %d, errors %d (tokens %d, cost %.4f)\nreport: %s\n",
-			s.Resolved, s.Measured, s.HandedOff, s.FalsePromotions, s.Invalid, s.Errors, s.Tokens, s.Cost, filepath.Join(*out, "report.md"))
+			s.Resolved, s.Measured, s.HandedOff, s.FalsePromotions, s.Invalid, s.Errors, s.Tokens, s.Cost, termtext.Line(filepath.Join(*out, "report.md")))
 	}
 	if rep.Summary.Partial {
 		return exitCanceled
@@ -140,16 +141,16 @@ func (p *evalProgress) update(pr eval.Progress) {
 		left := time.Duration(int64(pr.Elapsed) / int64(pr.Done) * int64(pr.Total-pr.Done))
 		eta = left.Round(time.Second).String()
 	}
-	line := fmt.Sprintf("[%d/%d] running: %s  eta %s", pr.Done, pr.Total, orElse(strings.Join(pr.Running, ", "), "-"), eta)
+	line := fmt.Sprintf("[%d/%d] running: %s  eta %s", pr.Done, pr.Total, termtext.Line(orElse(strings.Join(pr.Running, ", "), "-")), eta)
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		if pr.Last != nil {
-			fmt.Fprintf(p.w, "\r\033[K%s: %s\n%s", pr.Last.ID, pr.Last.Status, line)
+			fmt.Fprintf(p.w, "\r\033[K%s: %s\n%s", termtext.Line(pr.Last.ID), termtext.Line(string(pr.Last.Status)), line)
 		}
 		return
 	}
 	if pr.Last != nil {
-		fmt.Fprintf(p.w, "[%d/%d] %s: %s (%d ms)\n", pr.Done, pr.Total, pr.Last.ID, pr.Last.Status, pr.Last.DurationMS)
+		fmt.Fprintf(p.w, "[%d/%d] %s: %s (%d ms)\n", pr.Done, pr.Total, termtext.Line(pr.Last.ID), termtext.Line(string(pr.Last.Status)), pr.Last.DurationMS)
 	}
 }
 

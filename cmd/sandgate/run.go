@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/cost"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
@@ -290,10 +291,10 @@ func finishRun(sum *runtime.Summary, err error, rf *runFlags, stdout, stderr io.
 		b, _ := json.MarshalIndent(sum, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		fmt.Fprintf(stdout, "\nstatus: %s (%s)\nrun dir: %s\n", sum.Status, sum.Reason, sum.Dir)
+		fmt.Fprintf(stdout, "\nstatus: %s (%s)\nrun dir: %s\n", sum.Status, termtext.Short(sum.Reason, maxReason), termtext.Line(sum.Dir))
 		if sum.Status == runtime.StatusHandedOff {
-			fmt.Fprintf(stdout, "hand-off: %s\n", filepath.Join(sum.Dir, "handoff.md"))
-			fmt.Fprintf(stdout, "to continue it: sandgate answer %s --to NODE --note TEXT\n", sum.Dir)
+			fmt.Fprintf(stdout, "hand-off: %s\n", termtext.Line(filepath.Join(sum.Dir, "handoff.md")))
+			fmt.Fprintf(stdout, "to continue it: sandgate answer %s --to NODE --note TEXT\n", termtext.Line(sum.Dir))
 		}
 	}
 	return exitCode(sum.Status)
