@@ -31,19 +31,23 @@ const (
 	maxListItems = 1000
 )
 
-// CutText returns s when it is at most limit bytes, else its first limit
-// bytes (on a character boundary) and a note saying how much was left
-// out and where the whole text is. Redact s first: a cut through a
-// credential would leave a piece no redactor recognizes.
+// CutText returns s when it is at most limit bytes, else its start (on a
+// character boundary) and a note saying how much was left out and where
+// the whole text is, limit bytes in all (unless the note alone is longer),
+// so a text cut once is not cut again by a later bound. Redact s first: a
+// cut through a credential would leave a piece no redactor recognizes.
 func CutText(s string, limit int, whole string) string {
 	if len(s) <= limit {
 		return s
 	}
-	i := limit
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
+	note := func(keep int) string {
+		return fmt.Sprintf("\n… [%d more bytes; the whole text is in %s]", len(s)-keep, whole)
 	}
-	return s[:i] + fmt.Sprintf("\n… [%d more bytes; the whole text is in %s]", len(s)-i, whole)
+	keep := max(0, limit-len(note(0)))
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + note(keep)
 }
 
 // bounder cuts one attempt's event down to the journal's bounds and

@@ -98,12 +98,17 @@ func TestCutText(t *testing.T) {
 		limit int
 		want  string
 	}{
-		{"short", 10, "short"},
-		{"0123456789abc", 10, "0123456789\n… [3 more bytes; the whole text is in f.txt]"},
-		{"ééééé", 3, "é\n… [8 more bytes; the whole text is in f.txt]"}, // never half a character
+		{"short", 60, "short"},
+		{strings.Repeat("a", 70), 60, strings.Repeat("a", 12) + "\n… [58 more bytes; the whole text is in f.txt]"}, // 60 bytes in all
+		{strings.Repeat("é", 40), 60, strings.Repeat("é", 6) + "\n… [68 more bytes; the whole text is in f.txt]"},  // never half a character
+		{strings.Repeat("a", 70), 10, "\n… [70 more bytes; the whole text is in f.txt]"},
 	} {
-		if got := runtime.CutText(c.in, c.limit, "f.txt"); got != c.want {
+		got := runtime.CutText(c.in, c.limit, "f.txt")
+		if got != c.want {
 			t.Errorf("CutText(%q, %d) = %q, want %q", c.in, c.limit, got, c.want)
+		}
+		if again := runtime.CutText(got, c.limit, "g.txt"); len(got) <= c.limit && again != got {
+			t.Errorf("cut twice: %q", again)
 		}
 	}
 }
