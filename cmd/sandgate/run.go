@@ -181,6 +181,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return finishRun(sum, err, &rf, stdout, stderr)
 }
 
+// absPath makes a path flag absolute: nodes run git and the box in other
+// directories, where a relative path would name nothing (--runs-dir
+// ../state failed the first gate matching .gitignore).
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
 // validRunID: a run id names one directory inside the runs directory,
 // never a path out of it.
 func validRunID(id string) bool {
@@ -222,6 +232,7 @@ func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo st
 	if rf.runsDir == "" {
 		rf.runsDir = filepath.Join(stateDir(root), "runs")
 	}
+	rf.runsDir = absPath(rf.runsDir)
 	rf.reviewDir = filepath.Join(stateDir(root), "reviews")
 	return root, rev, nil
 }
@@ -260,6 +271,7 @@ func continueRun(rf *runFlags, arg string, stdout, stderr io.Writer,
 	if rf.runsDir == "" {
 		rf.runsDir = filepath.Dir(dir)
 	}
+	rf.runsDir = absPath(rf.runsDir)
 	rf.reviewDir = filepath.Join(filepath.Dir(filepath.Clean(rf.runsDir)), "reviews")
 	r := rf.redactor(nil)
 	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
