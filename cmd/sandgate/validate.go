@@ -55,8 +55,13 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 }
 
 func validateOne(path string) validateSummary {
-	s := validateSummary{File: path, Diagnostics: blueprint.Diagnostics{}}
 	bp, err := loadBlueprint(path)
+	return summarizeLoad(path, bp, err)
+}
+
+// summarizeLoad is the validation summary of a blueprint loaded from path.
+func summarizeLoad(path string, bp *blueprint.Blueprint, err error) validateSummary {
+	s := validateSummary{File: path, Diagnostics: blueprint.Diagnostics{}}
 	if err != nil {
 		var ds blueprint.Diagnostics
 		if !errors.As(err, &ds) {
