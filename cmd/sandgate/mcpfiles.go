@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,8 +55,7 @@ func (m *mcpTools) blueprintFile(path string) (string, []byte, error) {
 	return "", nil, fmt.Errorf("outside the directories this server reads blueprints from (%s); start it with --blueprints-dir DIR for more", where)
 }
 
-// readUnder reads rel under root, refusing what is not a regular file or
-// is larger than a blueprint may be.
+// readUnder reads rel under root as a blueprint (blueprint.ReadOpen).
 func readUnder(root, rel string) ([]byte, error) {
 	r, err := os.OpenRoot(root)
 	if err != nil {
@@ -69,18 +67,7 @@ func readUnder(root, rel string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
-	}
-	src, err := io.ReadAll(io.LimitReader(f, blueprint.MaxFileBytes+1))
-	if err == nil && len(src) > blueprint.MaxFileBytes {
-		err = errors.New("larger than " + fmt.Sprint(blueprint.MaxFileBytes) + " bytes: not a blueprint")
-	}
-	return src, err
+	return blueprint.ReadOpen(f)
 }
 
 // looksLikeBlueprint: src is a blueprint being written (empty, or not
