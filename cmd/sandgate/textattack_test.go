@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,10 +110,7 @@ func TestAgentTextCannotSteerTheOperator(t *testing.T) {
 		toolCall("edit_file", map[string]any{"path": "calc.go", "old": "a - b", "new": "a + b"}),
 		toolCall("handoff", map[string]any{"reason": reason}),
 	})
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	if out, err := exec.Command("git", "clone", "-q", "--bare", repo, remote).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	remote := bareClone(t, repo)
 	bp, _ := filepath.Abs(filepath.Join("..", "..", "blueprints", "fix-failing-test.yaml"))
 	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--model", "script:"+script,
 		"--input", "task=fix Add", "--input", "remote="+remote)
@@ -258,10 +254,7 @@ func journalBounded(t *testing.T, path string) {
 func TestReviewTextCannotSteerTheOperator(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	repo, runs := gitRepo(t), t.TempDir()
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	if out, err := exec.Command("git", "clone", "-q", "--bare", repo, remote).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	remote := bareClone(t, repo)
 	script := writeScript(t, []map[string]any{
 		toolCall("run", map[string]any{"command": `printf x > "$(printf 'notes\033[2K\033[1A.txt')"`}),
 		toolCall("edit_file", map[string]any{"path": "calc.go", "old": "a - b", "new": "a + b"}),
