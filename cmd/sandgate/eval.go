@@ -83,7 +83,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	}
 	if rf.json {
 		b, _ := json.MarshalIndent(rep.Summary, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 	} else {
 		s := rep.Summary
 		fmt.Fprintf(stdout, "\nresolved %d/%d, handed off %d, false promotions %d, invalid %d, errors %d (tokens %d, cost %.4f)\nreport: %s\n",

@@ -30,7 +30,7 @@ func cmdEvalCompare(args []string, stdout, stderr io.Writer) int {
 	c := eval.Compare(reps[0], reps[1])
 	if *format == "json" {
 		b, _ := json.MarshalIndent(c, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 		return exitOK
 	}
 	c.Table(termtext.Writer{W: stdout}) // task ids and reasons come from the reports

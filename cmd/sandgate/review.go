@@ -81,7 +81,7 @@ func reviewShow(q *nodes.ReviewQueue, id, format string, stdout, stderr io.Write
 	}
 	if format == "json" {
 		b, _ := json.MarshalIndent(d, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
+		fmt.Fprintf(stdout, "%s\n", termtext.JSON(b))
 		return exitOK
 	}
 	writeReview(stdout, d)

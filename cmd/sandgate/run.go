@@ -301,7 +301,7 @@ func finishRun(sum *runtime.Summary, err error, rf *runFlags, stdout, stderr io.
 	}
 	if rf.json {
 		b, _ := json.MarshalIndent(sum, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 	} else {
 		fmt.Fprintf(stdout, "\nstatus: %s (%s)\nrun dir: %s\n", sum.Status, termtext.Short(sum.Reason, maxReason), termtext.Line(sum.Dir))
 		if sum.Status == runtime.StatusHandedOff {

@@ -36,7 +36,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(sum, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 		return exitOK
 	}
 	fmt.Fprintf(stdout, "run %s (%s), started %s\n\n", termtext.Line(sum.RunID), termtext.Line(sum.Blueprint), sum.Started.Format("2006-01-02 15:04:05"))

@@ -51,7 +51,7 @@ func cmdStats(args []string, stdout, stderr io.Writer) int {
 	st := inbox.ComputeStats(ix.Runs(), q)
 	if *format == "json" {
 		b, _ := json.MarshalIndent(st, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 		return exitOK
 	}
 	writeStats(stdout, st)

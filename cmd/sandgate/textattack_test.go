@@ -153,6 +153,13 @@ func TestAgentTextCannotSteerTheOperator(t *testing.T) {
 	if !strings.Contains(shown, `\x1b]52;c;Y3VybCBldmlsfHNo\a`) {
 		t.Errorf("show does not write the OSC 52 out visibly:\n%.3000s", shown)
 	}
+	// JSON for a terminal too: the bidi override is escaped like the rest.
+	_, asJSON, _ := runCLI("show", dir, "--json")
+	terminalSafe(t, "sandgate show --json", asJSON)
+	var back runtime.Summary
+	if err := json.Unmarshal([]byte(asJSON), &back); err != nil || !strings.Contains(back.Reason, "abc\u202edcba") {
+		t.Errorf("show --json does not decode to the reason: %v %.200q", err, back.Reason)
+	}
 	md := string(must(os.ReadFile(filepath.Join(dir, "handoff.md"))))
 	terminalSafe(t, "handoff.md", md)
 	handoffQuoted(t, "handoff.md", md)

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes"
 )
 
@@ -49,7 +50,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	if *format == "json" {
 		b, _ := json.MarshalIndent(out, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 	}
 	return code
 }

@@ -226,3 +226,34 @@ func Short(s string, limit int) string {
 	}
 	return Line(s)
 }
+
+// JSON makes encoded JSON safe for a terminal without changing what it
+// says: the characters a terminal acts on that encoding/json leaves raw
+// (DEL, C1 controls, bidi controls; any control character or invalid byte
+// of embedded raw JSON) become \u escapes. JSON's own syntax is ASCII, so
+// they can only stand inside strings, where the escape means the same
+// character (an invalid byte becomes U+FFFD, as encoding/json makes it).
+func JSON(b []byte) []byte {
+	if safe(string(b), false) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			out = append(out, `\ufffd`...)
+		case r == '\n' || r == '\t':
+			out = append(out, byte(r))
+		case r < 0x20 || r == 0x7f || dangerous(r):
+			out = append(out, '\\', 'u')
+			for s := 12; s >= 0; s -= 4 {
+				out = append(out, "0123456789abcdef"[r>>uint(s)&0xf])
+			}
+		default:
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package termtext
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +98,22 @@ func TestNameAsGit(t *testing.T) {
 	}
 }
 
+// TestJSON: what encoding/json leaves raw for a terminal is escaped, and
+// the JSON still decodes to the same value.
+func TestJSON(t *testing.T) {
+	in := map[string]string{"reason": "x\x1b[2K\u009b2J\u202edel\x7f", "ok": "café"}
+	b, _ := json.Marshal(in)
+	got := JSON(b)
+	checkPrintable(t, "JSON", string(b), string(got), "")
+	var back map[string]string
+	if err := json.Unmarshal(got, &back); err != nil || back["reason"] != in["reason"] || back["ok"] != "café" {
+		t.Fatalf("%s decodes to %q, %v", got, back, err)
+	}
+	if string(JSON([]byte(`{"a":"plain"}`))) != `{"a":"plain"}` {
+		t.Fatal("plain JSON changed")
+	}
+}
+
 func TestWriter(t *testing.T) {
 	var b bytes.Buffer
 	w := Writer{W: &b}
@@ -150,6 +167,14 @@ func FuzzText(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		text, line, name := Text(s), Line(s), Name(s)
+		if b, err := json.Marshal(s); err == nil {
+			j := JSON(b)
+			checkPrintable(t, "JSON", s, string(j), "")
+			var want, back string
+			if json.Unmarshal(b, &want) != nil || json.Unmarshal(j, &back) != nil || back != want {
+				t.Fatalf("JSON(%s) = %s reads back as %q, not %q", b, j, back, want)
+			}
+		}
 		checkPrintable(t, "Text", s, text, "\n\t")
 		checkPrintable(t, "Line", s, line, "")
 		checkPrintable(t, "Name", s, name, "")
