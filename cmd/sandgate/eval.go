@@ -54,6 +54,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
+	*out = absPath(*out) // its runs and review queue: nodes work in other directories
 	if err := sandbox.Platform(); err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage

@@ -34,6 +34,7 @@ func cmdReview(args []string, stdout, stderr io.Writer) int {
 	if *dir == "" {
 		*dir = filepath.Join(filepath.Dir(defaultRunsDir(".")), "reviews")
 	}
+	*dir = absPath(*dir) // approve runs git elsewhere: a relative path would name nothing there
 	q := &nodes.ReviewQueue{Dir: *dir, AllowEndpoints: allow}
 	switch {
 	case pos[0] == "list" && len(pos) == 1:
