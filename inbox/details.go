@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/sandgate/sandgate/nodes/verdict"
 )
 
 // verifyTable is verify.json as rows, one per gate.
@@ -25,17 +27,8 @@ func verifyOf(d *runDir) *verifyTable {
 		return nil
 	}
 	var v struct {
-		Pass  *bool `json:"pass"`
-		Gates map[string]struct {
-			Kind       string         `json:"kind"`
-			Pass       bool           `json:"pass"`
-			Reason     string         `json:"reason"`
-			DurationMS int64          `json:"duration_ms"`
-			Details    map[string]any `json:"details"`
-			Tests      *struct {
-				Passed, Failed, Skipped int
-			} `json:"tests"`
-		} `json:"gates"`
+		Pass  *bool                         `json:"pass"`
+		Gates map[string]verdict.GateResult `json:"gates"`
 	}
 	if json.Unmarshal(b, &v) != nil {
 		return nil

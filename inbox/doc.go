@@ -4,9 +4,11 @@
 // transcript, updated live over server-sent events), the hand-offs waiting
 // for a person and the local review queues.
 //
-// It only reads run directories and review queues; the two things it can
-// change, answering a hand-off and deciding a review, go through the
-// injected Actions, so the package needs neither nodes nor sandbox. Pages
+// It only reads run directories and review queues (their entries and
+// verdicts through nodes/reviewqueue and nodes/verdict, which own those
+// formats); the two things it can change, answering a hand-off and
+// deciding a review, go through the injected Actions, so the package
+// needs neither the nodes facade nor the sandbox. Pages
 // are server-rendered with html/template; the only script is a small file
 // served from the embedded assets that listens for live updates.
 //

@@ -8,27 +8,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/sandgate/sandgate/nodes/reviewqueue"
 )
 
-// reviewEntry mirrors the fields of nodes.ReviewEntry the inbox shows
-// (entry.json); the inbox does not import nodes.
+// reviewEntry is a queue entry as the inbox shows it: the entry itself
+// (entry.json, read through the queue's own type) and which of the
+// inbox's queues holds it.
 type reviewEntry struct {
-	Queue   int       `json:"-"`
-	ID      string    `json:"id"`
-	Title   string    `json:"title"`
-	Branch  string    `json:"branch"`
-	Commit  string    `json:"commit"`
-	Base    string    `json:"base"`
-	RunDir  string    `json:"run_dir"`
-	Status  string    `json:"status"`
-	Created time.Time `json:"created"`
-	Decided time.Time `json:"decided"`
-	Note    string    `json:"note"`
-	// DecidedBy and Landed: who decided, and the commit an approval
-	// landed the change as.
-	DecidedBy string `json:"decided_by"`
-	Landed    string `json:"landed"`
+	reviewqueue.Entry
+	Queue int `json:"-"`
 }
 
 func (s *Server) queue(r *http.Request) (int, *os.Root, string, error) {

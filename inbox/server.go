@@ -18,7 +18,7 @@ import (
 )
 
 // Actions carry out the inbox's two state changes. They are injected so
-// this package stays free of the nodes and sandbox packages: the CLI
+// this package stays free of the nodes facade and the sandbox: the CLI
 // resumes a run or decides a review its own way.
 type Actions interface {
 	// Answer resumes the handed-off run in runDir at node with the

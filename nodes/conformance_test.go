@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes"
+	"github.com/sandgate/sandgate/nodes/internal/nodetest"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/runtime/runtimetest"
 )
@@ -37,7 +38,7 @@ func conformanceCases() map[string]conformanceCase {
 		"diff_cap":    plain("max_lines: 10"),
 		"protect":     plain("paths: [calc_test.go]"),
 		"parity":      plain("tools: {go: go1}"),
-		"apply_patch": plain("patch: |\n" + indentLines(fixPatch, "  ")), // fixPatch: patch_test.go
+		"apply_patch": plain("patch: |\n" + indentLines(nodetest.FixPatch, "  ")), // fixPatch: patch_test.go
 		"agent": func(t *testing.T, repo string) runtimetest.Case {
 			script := filepath.Join(t.TempDir(), "script.yaml")
 			os.WriteFile(script, []byte("- tool_calls:\n    - {function: {name: read_file, arguments: {path: calc.go}}}\n- content: Read calc.go; nothing to change.\n"), 0o644)
@@ -48,12 +49,12 @@ func conformanceCases() map[string]conformanceCase {
 		},
 		"git_push": func(t *testing.T, repo string) runtimetest.Case {
 			remote := filepath.Join(t.TempDir(), "remote.git")
-			run(t, "", "git", "clone", "-q", "--bare", repo, remote)
+			nodetest.Run(t, "", "git", "clone", "-q", "--bare", repo, remote)
 			return runtimetest.Case{Body: "remote: " + remote, Prepare: setupThen(t, repo, stepFix, stepGate, stepCommit)}
 		},
 		"ci": func(t *testing.T, repo string) runtimetest.Case {
 			remote := filepath.Join(t.TempDir(), "remote.git")
-			run(t, "", "git", "clone", "-q", "--bare", repo, remote)
+			nodetest.Run(t, "", "git", "clone", "-q", "--bare", repo, remote)
 			push := "push: {type: git_push, remote: " + remote + "}"
 			return runtimetest.Case{Body: "provider: command\nrun: go test -json ./...", Prepare: setupThen(t, repo, stepFix, stepGate, stepCommit, push)}
 		},
@@ -77,7 +78,7 @@ func TestBuiltinsConform(t *testing.T) {
 			if !ok {
 				t.Fatalf("built-in type %s has no conformance case", typ.Spec.Name)
 			}
-			repo := seedRepo(t)
+			repo := nodetest.SeedRepo(t)
 			c := mk(t, repo)
 			c.Type = typ
 			if c.Prepare == nil {

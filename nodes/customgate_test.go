@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes"
+	"github.com/sandgate/sandgate/nodes/internal/nodetest"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -35,18 +36,18 @@ func pass(context.Context, *runtime.Input, *nodes.Workspace) (*runtime.Result, e
 // after the fact, as an embedder would.
 func customRun(t *testing.T, src string, types ...runtime.Type) *runtime.Summary {
 	t.Helper()
-	h := newHarness(t, seedRepo(t))
+	h := nodetest.NewHarness(t, nodetest.SeedRepo(t))
 	for _, ty := range types {
-		if err := h.rt.Registry.Register(ty); err != nil {
+		if err := h.RT.Registry.Register(ty); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return h.run(t, src, nil)
+	return h.Run(t, src, nil)
 }
 
 func gateOf(t *testing.T, sum *runtime.Summary, node string) map[string]any {
 	t.Helper()
-	g, _ := readVerify(t, sum.Dir)["gates"].(map[string]any)[node].(map[string]any)
+	g, _ := nodetest.ReadVerify(t, sum.Dir)["gates"].(map[string]any)[node].(map[string]any)
 	if g == nil {
 		t.Fatalf("verify.json has no verdict of %s", node)
 	}
@@ -76,7 +77,7 @@ nodes:
 	if g["kind"] != "no_todo" || g["pass"] != true || len(g["fingerprint"].(string)) != 64 {
 		t.Fatalf("verdict: %v", g)
 	}
-	if v := readVerify(t, sum.Dir); v["no_todo"] != "pass" || v["pass"] != true {
+	if v := nodetest.ReadVerify(t, sum.Dir); v["no_todo"] != "pass" || v["pass"] != true {
 		t.Fatalf("verify.json summary: %v", v)
 	}
 }
@@ -93,7 +94,7 @@ nodes:
   commit: {type: git_commit, next: done}
   done: {type: succeed}
 `, NoTodoType())
-	assertNothingPromoted(t, sum)
+	nodetest.AssertNothingPromoted(t, sum)
 	if !strings.Contains(sum.Reason, "gate todo failed (the change adds 1 TODO)") {
 		t.Fatalf("want the hand-off to name todo, got %s: %s", sum.Status, sum.Reason)
 	}
@@ -136,7 +137,7 @@ func TestCustomGateRequiredBeforePromotion(t *testing.T) {
 				}
 				return
 			}
-			assertNothingPromoted(t, sum)
+			nodetest.AssertNothingPromoted(t, sum)
 			if !strings.Contains(sum.Reason, c.want) {
 				t.Fatalf("want %q, got %s: %s", c.want, sum.Status, sum.Reason)
 			}
@@ -184,7 +185,7 @@ func TestCustomGateCannotVouchUnseen(t *testing.T) {
 			src := "version: 1\nname: vouch\nstart: prep\nnodes:\n  prep: {type: shell, run: \"true\", next: g}" +
 				c.graph + "\n  commit: {type: git_commit, next: done}\n  done: {type: succeed}\n"
 			sum := customRun(t, src, c.ty)
-			assertNothingPromoted(t, sum)
+			nodetest.AssertNothingPromoted(t, sum)
 			all := sum.Reason
 			for _, a := range sum.Attempts {
 				all += "\n" + a.Feedback
@@ -210,7 +211,7 @@ nodes:
   commit: {type: git_commit, next: done}
   done: {type: succeed}
 `, broke)
-	assertNothingPromoted(t, sum)
+	nodetest.AssertNothingPromoted(t, sum)
 	if g := gateOf(t, sum, "g"); g["pass"] != false || g["reason"] != "the gate broke: service unreachable" {
 		t.Fatalf("verdict: %v", g)
 	}

@@ -1,10 +1,21 @@
-// Package nodes holds sandgate's built-in node types: the deterministic
-// gates (shell, lint, test, diff_cap, protect, parity), the promotion steps
-// (apply_patch, git_commit, git_push, review) and the agent node.
+// Package nodes assembles sandgate's built-in node types: the
+// deterministic gates (shell, lint, test, diff_cap, protect, parity), the
+// promotion steps (apply_patch, git_commit, git_push, ci, review) and the
+// agent node, into a registry ([Register], [NewRegistryWith]), and gives
+// each run the sandboxed workspace and services they need
+// ([Environment]). It is the only package that knows every type, as an
+// embedder's main package would.
 //
-// Each type is declared once in [Specs]; the blueprint validator and the JSON
-// Schema are generated from those declarations, so a key a type accepts is
-// documented and checked in one place.
+// Each type is declared by the package that implements it (a spec and a
+// factory) and collected in [Specs]; the blueprint validator and the JSON
+// Schema are generated from those declarations, so a key a type accepts
+// is documented and checked in one place. What library users import
+// besides this package is small: nodes/workspace (the run's box and
+// change), nodes/agent, nodes/reviewqueue, nodes/testreport and
+// nodes/verdict. The types themselves live under nodes/internal, data
+// flowing one way: box (workspace) → change → verdict (gate, checks,
+// testgate) → commit → push (promote) → CI (ci) → review (review,
+// reviewqueue).
 //
 // # Gates of your own
 //

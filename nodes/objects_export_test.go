@@ -1,5 +1,7 @@
 package nodes
 
+import "github.com/sandgate/sandgate/nodes/internal/gitstore"
+
 // ObjectReads is how many objects the promotion repositories have read so
 // far, across runs.
-func ObjectReads() int64 { return objectReads.Load() }
+func ObjectReads() int64 { return gitstore.Reads() }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -28,25 +29,6 @@ type Options struct {
 	ReviewDir string
 }
 
-// factories maps each implemented built-in type to its constructor.
-func factories(o Options) map[string]runtime.Factory {
-	allowed := slices.Concat(o.AllowEndpoints, o.Agent.AllowEndpoints)
-	return map[string]runtime.Factory{
-		"agent":       agent.Factory(o.Agent),
-		"shell":       newShell,
-		"lint":        quietly(newLint, true),
-		"test":        quietly(newTest, true),
-		"diff_cap":    quietly(newDiffCap, true),
-		"protect":     quietly(newProtect, true),
-		"git_commit":  quietly(newGitCommit, false),
-		"git_push":    quietly(pushTo(allowed), false),
-		"review":      quietly(reviewIn(o.ReviewDir, allowed), false),
-		"parity":      quietly(newParity, true),
-		"apply_patch": newApplyPatch,
-		"ci":          ciWith(allowed),
-	}
-}
-
 // Register adds every implemented built-in node type to r, and makes every
 // gate type in r (blueprint.NodeType.Gate), whoever registers it, run on
 // the quiesced workspace with its verdict recorded for promotion.
@@ -65,18 +47,16 @@ func Register(r *runtime.Registry, o Options) error {
 	}
 	// Gate types registered by the embedder, before or after this call,
 	// run and record their verdicts as the built-in gates do.
-	r.Decorate(decorateGates(own))
+	r.Decorate(gate.Decorator(own))
 	return nil
 }
 
-// types pairs each implemented spec with its guarded factory.
+// types are the built-in types, each factory guarded.
 func types(o Options) []runtime.Type {
-	fs := factories(o)
-	var out []runtime.Type
-	for _, spec := range Specs() {
-		if f, ok := fs[spec.Name]; ok {
-			out = append(out, runtime.Type{Spec: spec, New: guard(spec, f)})
-		}
+	allowed := slices.Concat(o.AllowEndpoints, o.Agent.AllowEndpoints)
+	out := builtins(o.Agent, allowed, o.ReviewDir)
+	for i, t := range out {
+		out[i].New = guard(t.Spec, t.New)
 	}
 	return out
 }
@@ -105,26 +85,4 @@ func NewRegistryWith(o Options) *runtime.Registry {
 		panic(fmt.Sprintf("nodes: built-in registration failed: %v", err))
 	}
 	return r
-}
-
-// spec returns the declaration of a built-in type by name.
-func spec(name string) blueprint.NodeType {
-	for _, s := range Specs() {
-		if s.Name == name {
-			return s
-		}
-	}
-	panic("nodes: no spec for " + name)
-}
-
-// reviewIn builds review nodes whose local queue defaults to dir and
-// whose token goes only to GitHub or an allowed API base.
-func reviewIn(dir string, allowed []string) runtime.Factory {
-	return func(spec *blueprint.Node) (runtime.Node, error) { return newReview(spec, allowed, dir) }
-}
-
-// pushTo builds git_push nodes whose token goes only to GitHub or an
-// allowed remote.
-func pushTo(allowed []string) runtime.Factory {
-	return func(spec *blueprint.Node) (runtime.Node, error) { return newGitPush(spec, allowed) }
 }

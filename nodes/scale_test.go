@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandgate/sandgate/bench/histrepo"
 	"github.com/sandgate/sandgate/nodes"
+	"github.com/sandgate/sandgate/nodes/internal/nodetest"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -17,14 +18,14 @@ import (
 func promoteOneLine(t *testing.T, repo, file string) *runtime.Summary {
 	t.Helper()
 	remote := filepath.Join(t.TempDir(), "remote.git")
-	run(t, "", "git", "clone", "-q", "--bare", "--shared", repo, remote)
+	nodetest.Run(t, "", "git", "clone", "-q", "--bare", "--shared", repo, remote)
 	src := histrepo.StepsBlueprint(file, remote, t.TempDir())
-	sum := newHarness(t, repo).run(t, src, nil)
+	sum := nodetest.NewHarness(t, repo).Run(t, src, nil)
 	if sum.Status != runtime.StatusSucceeded {
 		t.Fatalf("run %s: %s", sum.Status, sum.Reason)
 	}
 	branch := "sandgate/" + filepath.Base(sum.Dir)
-	if diff := run(t, remote, "git", "diff", "--stat", "main", branch); !strings.Contains(diff, file+" | 2 +-") {
+	if diff := nodetest.Run(t, remote, "git", "diff", "--stat", "main", branch); !strings.Contains(diff, file+" | 2 +-") {
 		t.Fatalf("pushed branch holds another change:\n%s", diff)
 	}
 	return sum
@@ -51,12 +52,12 @@ func TestHarnessStepsDoNotReadHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Same tree in both: the last commit sets every file to one content.
-		run(t, repo, "sh", "-c", `for f in $(git ls-files); do printf 'package s\n// revision\n' > "$f"; done && git -c user.name=g -c user.email=g@x commit -qam same`)
+		nodetest.Run(t, repo, "sh", "-c", `for f in $(git ls-files); do printf 'package s\n// revision\n' > "$f"; done && git -c user.name=g -c user.email=g@x commit -qam same`)
 		before := nodes.ObjectReads()
 		promoteOneLine(t, repo, histrepo.Path(7))
 		reads[c.name] = nodes.ObjectReads() - before
 		if c.name == "long" {
-			n := run(t, repo, "git", "rev-list", "--all", "--objects", "--count")
+			n := nodetest.Run(t, repo, "git", "rev-list", "--all", "--objects", "--count")
 			t.Logf("long history: %s objects", n)
 		}
 	}
@@ -80,12 +81,12 @@ func TestBorrowedObjectRepositories(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared := filepath.Join(t.TempDir(), "shared")
-	run(t, "", "git", "clone", "-q", "--shared", origin, shared)
+	nodetest.Run(t, "", "git", "clone", "-q", "--shared", origin, shared)
 	if _, err := os.Stat(filepath.Join(shared, ".git", "objects", "info", "alternates")); err != nil {
 		t.Fatalf("the --shared clone borrows no objects: %v", err)
 	}
 	worktree := filepath.Join(t.TempDir(), "linked")
-	run(t, origin, "git", "worktree", "add", "-q", "--detach", worktree, "main")
+	nodetest.Run(t, origin, "git", "worktree", "add", "-q", "--detach", worktree, "main")
 	if fi, err := os.Lstat(filepath.Join(worktree, ".git")); err != nil || fi.IsDir() {
 		t.Fatalf("the linked worktree has no .git file: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes"
+	"github.com/sandgate/sandgate/nodes/internal/nodetest"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -50,12 +51,12 @@ func laxTypes(typ, field string) blueprint.MapTypes {
 }
 
 // loadError wants the loader to refuse src at field with its position.
-func loadError(t *testing.T, h *harness, src, field, value, want string) {
+func loadError(t *testing.T, h *nodetest.Harness, src, field, value, want string) {
 	t.Helper()
 	line := 1 + strings.Count(src[:strings.Index(src, value)], "\n")
 	lineStart := strings.LastIndex(src[:strings.Index(src, value)], "\n") + 1
 	pos := fmt.Sprintf("test.yaml:%d:%d: nodes.send.%s: ", line, strings.Index(src, value)-lineStart+1, field)
-	_, err := h.rt.Registry.Parse("test.yaml", []byte(src))
+	_, err := h.RT.Registry.Parse("test.yaml", []byte(src))
 	if err == nil || !strings.Contains(err.Error(), pos+want) {
 		t.Fatalf("load: %v\nwant %q", err, pos+want)
 	}
@@ -63,16 +64,16 @@ func loadError(t *testing.T, h *harness, src, field, value, want string) {
 
 // runWith runs src with input where, validated by types, or loaded through
 // the harness's registry (with its allowances) when types is nil.
-func runWith(t *testing.T, h *harness, types blueprint.TypeSet, src, where string) *runtime.Summary {
+func runWith(t *testing.T, h *nodetest.Harness, types blueprint.TypeSet, src, where string) *runtime.Summary {
 	t.Helper()
-	bp, err := h.rt.Registry.Parse("test.yaml", []byte(src))
+	bp, err := h.RT.Registry.Parse("test.yaml", []byte(src))
 	if types != nil {
 		bp, err = blueprint.Parse("test.yaml", []byte(src), blueprint.WithTypes(types))
 	}
 	if err != nil {
 		t.Fatalf("blueprint: %v", err)
 	}
-	sum, err := h.rt.Run(context.Background(), bp, runtime.RunOptions{Workspace: h.repo, Inputs: map[string]any{"where": where}})
+	sum, err := h.RT.Run(context.Background(), bp, runtime.RunOptions{Workspace: h.Repo, Inputs: map[string]any{"where": where}})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -95,43 +96,43 @@ func mustRefuse(t *testing.T, sum *runtime.Summary, want string) {
 // allowance the same server gets the token and the branch, which proves it
 // would have seen a leak.
 func TestPushTokenOnlyToAllowedRemotes(t *testing.T) {
-	repo := seedRepo(t)
-	srv, root := smartHTTP(t, repo, "push-secret")
+	repo := nodetest.SeedRepo(t)
+	srv, root := nodetest.SmartHTTP(t, repo, "push-secret")
 	t.Setenv("SANDGATE_TEST_PUSH_TOKEN", "push-secret")
 	url := srv.URL + "/calc.git"
 	node := func(remote string) string {
 		return strings.Replace(tokenFlow, "NODE", "{type: git_push, remote: "+remote+", token_env: SANDGATE_TEST_PUSH_TOKEN, next: done}", 1)
 	}
 	templated := node(`"${{ inputs.where }}"`)
-	h := newHarness(t, repo)
+	h := nodetest.NewHarness(t, repo)
 	refusal := "the blueprint would send a credential to " + url + "; credentials go only to https://github.com or to URL prefixes the operator allows (--allow-endpoint " + srv.URL + ")"
 
 	loadError(t, h, node(url), "remote", url, refusal)
 	climb := srv.URL + "/other/../calc.git"
-	loadError(t, newHarnessWith(t, repo, nodes.Options{AllowEndpoints: []string{srv.URL + "/other"}}), node(climb), "remote", climb, "the blueprint would send a credential to "+climb)
+	loadError(t, nodetest.NewHarnessWith(t, repo, nodes.Options{AllowEndpoints: []string{srv.URL + "/other"}}), node(climb), "remote", climb, "the blueprint would send a credential to "+climb)
 	bare := filepath.Join(t.TempDir(), "local.git")
-	run(t, "", "git", "init", "-q", "--bare", bare)
+	nodetest.Run(t, "", "git", "init", "-q", "--bare", bare)
 	loadError(t, h, node(bare), "remote", bare, bare+" is not an http(s) URL, and credentials are sent only over HTTP(S)")
 
 	mustRefuse(t, runWith(t, h, laxTypes("git_push", "remote"), node(url), "x"), "remote (token_env SANDGATE_TEST_PUSH_TOKEN): "+refusal)
 	mustRefuse(t, runWith(t, h, nil, templated, url), "remote (token_env SANDGATE_TEST_PUSH_TOKEN): "+refusal)
 	mustRefuse(t, runWith(t, h, nil, templated, bare), bare+" is not an http(s) URL")
-	if got := srv.seen(); len(got) != 0 {
+	if got := srv.Seen(); len(got) != 0 {
 		t.Fatalf("the server saw %d requests before any allowance (passwords %q)", len(got), got)
 	}
 	if out, _ := exec.Command("git", "--git-dir="+bare, "for-each-ref").Output(); len(out) != 0 {
 		t.Fatalf("pushed to the local path: %s", out)
 	}
 
-	allowed := newHarnessWith(t, repo, nodes.Options{AllowEndpoints: []string{srv.URL}})
+	allowed := nodetest.NewHarnessWith(t, repo, nodes.Options{AllowEndpoints: []string{srv.URL}})
 	if sum := runWith(t, allowed, nil, templated, url); sum.Status != runtime.StatusSucceeded {
 		t.Fatalf("allowed push: %s (%s)", sum.Status, sum.Reason)
 	}
-	if log := run(t, filepath.Join(root, "calc.git"), "git", "log", "--format=%s", "fix/add"); log != "fix: Add adds\ncalc with a bug" {
+	if log := nodetest.Run(t, filepath.Join(root, "calc.git"), "git", "log", "--format=%s", "fix/add"); log != "fix: Add adds\ncalc with a bug" {
 		t.Fatalf("pushed branch: %q", log)
 	}
-	if !strings.Contains(strings.Join(srv.seen(), ","), "push-secret") {
-		t.Fatalf("the allowed server never got the token: %q", srv.seen())
+	if !strings.Contains(strings.Join(srv.Seen(), ","), "push-secret") {
+		t.Fatalf("the allowed server never got the token: %q", srv.Seen())
 	}
 }
 
@@ -161,7 +162,7 @@ func newAPIDouble(t *testing.T, to string) *apiDouble {
 	return a
 }
 
-func (a *apiDouble) seen() []string {
+func (a *apiDouble) Seen() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]string(nil), a.auths...)
@@ -174,7 +175,7 @@ func (a *apiDouble) seen() []string {
 // the Authorization header) must not take the token there. With the
 // allowance the double gets the token.
 func TestReviewTokenOnlyToAllowedAPI(t *testing.T) {
-	repo := seedRepo(t)
+	repo := nodetest.SeedRepo(t)
 	t.Setenv("SANDGATE_TEST_GH_TOKEN", "gh-secret")
 	api := newAPIDouble(t, "")
 	evil := newAPIDouble(t, "")
@@ -182,26 +183,26 @@ func TestReviewTokenOnlyToAllowedAPI(t *testing.T) {
 	node := func(base string) string {
 		return strings.Replace(tokenFlow, "NODE", "{type: review, queue: github, repo: acme/calc, base_url: "+base+", token_env: SANDGATE_TEST_GH_TOKEN, next: done}", 1)
 	}
-	h := newHarness(t, repo)
+	h := nodetest.NewHarness(t, repo)
 	refusal := "the blueprint would send a credential to " + api.URL + "; credentials go only to https://api.github.com or to URL prefixes the operator allows (--allow-endpoint " + api.URL + ")"
 
 	loadError(t, h, node(api.URL), "base_url", api.URL, refusal)
 	mustRefuse(t, runWith(t, h, laxTypes("review", "base_url"), node(api.URL), "x"), "review base_url: "+refusal)
-	if got := api.seen(); len(got) != 0 {
+	if got := api.Seen(); len(got) != 0 {
 		t.Fatalf("the API saw %d requests before any allowance (%q)", len(got), got)
 	}
 
-	viaHop := newHarnessWith(t, repo, nodes.Options{AllowEndpoints: []string{hop.URL}})
+	viaHop := nodetest.NewHarnessWith(t, repo, nodes.Options{AllowEndpoints: []string{hop.URL}})
 	mustRefuse(t, runWith(t, viaHop, nil, node(hop.URL), "x"), "redirect: the blueprint would send a credential to "+evil.URL)
-	if got := evil.seen(); len(got) != 0 {
+	if got := evil.Seen(); len(got) != 0 {
 		t.Fatalf("a redirect took the token to a host the operator did not allow: %q", got)
 	}
 
-	allowed := newHarnessWith(t, repo, nodes.Options{AllowEndpoints: []string{api.URL}})
+	allowed := nodetest.NewHarnessWith(t, repo, nodes.Options{AllowEndpoints: []string{api.URL}})
 	if sum := runWith(t, allowed, nil, node(api.URL), "x"); sum.Status != runtime.StatusSucceeded {
 		t.Fatalf("allowed review: %s (%s)", sum.Status, sum.Reason)
 	}
-	if got := api.seen(); len(got) != 1 || got[0] != "Bearer gh-secret" {
+	if got := api.Seen(); len(got) != 1 || got[0] != "Bearer gh-secret" {
 		t.Fatalf("the allowed API got %q", got)
 	}
 }

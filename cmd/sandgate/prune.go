@@ -22,8 +22,6 @@ type pruneItem struct {
 	bytes            int64
 	when             time.Time
 	remove           func() (bool, error)
-	// pending: a review entry awaiting a decision, a person's to-do.
-	pending bool
 }
 
 type pruneOpts struct {
@@ -118,31 +116,20 @@ func pruneRuns(dir string, cutoff time.Time, keep int) ([]pruneItem, error) {
 // towards keeping.
 func runAlive(dir string) bool { return pidFileAlive(dir, true) }
 
-// pruneReviews: decided review entries past the cutoff. A pending entry
-// is a person's to-do and stays.
+// pruneReviews: decided review entries past the cutoff (the queue knows
+// its layout and which entries may go; a pending entry is a person's
+// to-do and stays).
 func pruneReviews(dir string, cutoff time.Time, keep int) ([]pruneItem, error) {
-	entries, err := (&nodes.ReviewQueue{Dir: dir}).List()
+	q := &nodes.ReviewQueue{Dir: dir}
+	entries, err := q.Prunable(cutoff, keep)
 	if err != nil {
 		return nil, err
 	}
-	var all []pruneItem
-	for _, e := range entries {
-		when := e.Decided
-		if when.IsZero() {
-			when = e.Created
-		}
-		all = append(all, pruneItem{kind: "review", name: e.ID + " (" + e.Status + ")", path: filepath.Join(dir, e.ID), when: when, pending: e.Status == nodes.StatusPending})
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].when.After(all[j].when) })
 	var out []pruneItem
-	for i, it := range all {
-		if i < keep || !it.when.Before(cutoff) || it.pending {
-			continue
-		}
-		it.bytes = diskUsage(it.path)
-		path := it.path
-		it.remove = func() (bool, error) { return true, os.RemoveAll(path) }
-		out = append(out, it)
+	for _, e := range entries {
+		path, id := filepath.Join(dir, e.ID), e.ID
+		out = append(out, pruneItem{kind: "review", name: e.ID + " (" + e.Status + ")", path: path, when: e.Touched(), bytes: diskUsage(path),
+			remove: func() (bool, error) { return true, q.Remove(id) }})
 	}
 	return out, nil
 }

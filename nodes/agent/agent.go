@@ -86,6 +86,14 @@ type Options struct {
 	models *models
 }
 
+// Type declares agent nodes, built with these options.
+func Type(o Options) runtime.Type {
+	k := blueprint.KindInt
+	return runtime.Type{Spec: blueprint.Configured[Config](blueprint.NodeType{Name: "agent", Stage: "propose", Doc: "an LLM with a small toolset, working in the sandboxed workspace",
+		Outputs: map[string]blueprint.Kind{"summary": blueprint.KindString, "turns": k, "tokens_in": k, "tokens_out": k,
+			"tokens_cached": k, "cost": blueprint.KindFloat, "model": blueprint.KindString, "tool_calls": k}}), New: Factory(o)}
+}
+
 // Factory returns the runtime factory for agent nodes with these options.
 func Factory(o Options) runtime.Factory {
 	o.models = &models{}

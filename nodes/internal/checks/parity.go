@@ -1,0 +1,181 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/gate"
+	"github.com/sandgate/sandgate/nodes/verdict"
+	"github.com/sandgate/sandgate/nodes/workspace"
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// Parity checks the sandbox's tool versions against what the repository
+// pins (go.mod's go and toolchain lines, .tool-versions, .nvmrc) and what
+// the blueprint lists, before any agent work starts.
+type Parity struct {
+	tools map[string]string
+}
+
+var _ runtime.Node = (*Parity)(nil)
+
+func newParity(spec *blueprint.Node) (runtime.Node, error) {
+	c, err := blueprint.Decode[ParityConfig](spec)
+	if err != nil {
+		return nil, err
+	}
+	p := &Parity{tools: c.Tools}
+	if p.tools == nil {
+		p.tools = map[string]string{}
+	}
+	return p, nil
+}
+
+// versionCmd says how to ask a tool its version inside the box.
+var versionCmd = map[string]string{
+	"go": "go env GOVERSION", "golang": "go env GOVERSION", "node": "node --version", "nodejs": "node --version",
+	"python": "python3 --version", "ruby": "ruby --version", "rust": "rustc --version", "java": "java -version 2>&1",
+}
+
+var verRE = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)
+
+// parseVer returns major, minor, patch of the first version in s.
+func parseVer(s string) ([3]int, bool) {
+	m := verRE.FindStringSubmatch(s)
+	if m == nil {
+		if n, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(s), "v")); err == nil {
+			return [3]int{n, -1, -1}, true
+		}
+		return [3]int{}, false
+	}
+	var v [3]int
+	for i := 0; i < 3; i++ {
+		v[i] = -1
+		if m[i+1] != "" {
+			v[i], _ = strconv.Atoi(m[i+1])
+		}
+	}
+	return v, true
+}
+
+// matches reports whether have satisfies want at want's precision.
+func matches(want, have [3]int) bool {
+	for i := 0; i < 3; i++ {
+		if want[i] >= 0 && want[i] != have[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func less(a, b [3]int) bool {
+	for i := 0; i < 3; i++ {
+		if max(a[i], 0) != max(b[i], 0) {
+			return max(a[i], 0) < max(b[i], 0)
+		}
+	}
+	return false
+}
+
+// Run implements runtime.Node.
+func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
+	w, err := workspace.Of(in)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, err := w.Exec(ctx, `for f in go.mod .tool-versions .nvmrc; do [ -f "$f" ] && printf '\036%s\n' "$f" && head -c 65536 "$f"; done; true`, time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	wants := append(pinnedVersions(string(res.Output)), p.blueprintVersions()...)
+	var mismatches []string
+	for _, wt := range wants {
+		cmd, ok := versionCmd[wt.tool]
+		if !ok {
+			cmd = wt.tool + " --version"
+		}
+		out, err := w.Exec(ctx, cmd, time.Minute)
+		if err != nil {
+			return nil, err
+		}
+		if m := wt.mismatch(out.ExitCode, string(out.Output)); m != "" {
+			mismatches = append(mismatches, m)
+		}
+	}
+	r := &runtime.Result{Outputs: map[string]any{"mismatches": mismatches}}
+	g := verdict.GateResult{Pass: len(mismatches) == 0}
+	if !g.Pass {
+		g.Reason = fmt.Sprintf("%d tool version mismatch(es)", len(mismatches))
+		r.Feedback = "The sandbox's tools differ from what the repository pins, so results here would not match CI:\n" + strings.Join(mismatches, "\n")
+	}
+	// Tool versions do not depend on the change: the verdict holds for any.
+	return gate.Finish(in, "parity", verdict.AnyChange, start, g, r)
+}
+
+// toolWant is one tool version something pins.
+type toolWant struct {
+	tool, version, source string
+	// minimum: the pin is a lower bound (go.mod's go directive).
+	minimum bool
+}
+
+// pinnedVersions reads the pin files the box printed, each after a \x1e
+// and its name.
+func pinnedVersions(output string) []toolWant {
+	var wants []toolWant
+	for _, chunk := range strings.Split(output, "\x1e")[1:] {
+		name, body, _ := strings.Cut(chunk, "\n")
+		for _, line := range strings.Split(body, "\n") {
+			f := strings.Fields(line)
+			switch {
+			case name == "go.mod" && len(f) == 2 && f[0] == "go":
+				wants = append(wants, toolWant{"go", f[1], "go.mod go directive", true})
+			case name == "go.mod" && len(f) == 2 && f[0] == "toolchain":
+				wants = append(wants, toolWant{"go", strings.TrimPrefix(f[1], "go"), "go.mod toolchain directive", false})
+			case name == ".tool-versions" && len(f) >= 2 && !strings.HasPrefix(f[0], "#"):
+				wants = append(wants, toolWant{f[0], f[1], ".tool-versions", false})
+			case name == ".nvmrc" && len(f) == 1:
+				wants = append(wants, toolWant{"node", f[0], ".nvmrc", false})
+			}
+		}
+	}
+	return wants
+}
+
+// blueprintVersions are the node's own pins, in name order.
+func (p *Parity) blueprintVersions() []toolWant {
+	names := make([]string, 0, len(p.tools))
+	for t := range p.tools {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	wants := make([]toolWant, 0, len(names))
+	for _, t := range names {
+		wants = append(wants, toolWant{t, p.tools[t], "blueprint", false})
+	}
+	return wants
+}
+
+// mismatch says how the box's version output differs from the pin, or "".
+func (wt toolWant) mismatch(exit int, output string) string {
+	have, okHave := parseVer(output)
+	need, okNeed := parseVer(wt.version)
+	switch {
+	case exit != 0 || !okHave:
+		return fmt.Sprintf("%s %s (%s): not available in the sandbox", wt.tool, wt.version, wt.source)
+	case !okNeed:
+		return fmt.Sprintf("%s: cannot read the version %q (%s)", wt.tool, wt.version, wt.source)
+	case wt.minimum && less(have, need):
+		return fmt.Sprintf("%s: the sandbox has %s, %s needs at least %s", wt.tool, strings.TrimSpace(output), wt.source, wt.version)
+	case !wt.minimum && !matches(need, have):
+		return fmt.Sprintf("%s: the sandbox has %s, %s pins %s", wt.tool, strings.TrimSpace(output), wt.source, wt.version)
+	}
+	return ""
+}

@@ -1,0 +1,188 @@
+package ci_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandgate/sandgate/nodes/internal/nodetest"
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// ciCommand fixes the bug (FIX), tests, commits, pushes to a bare remote
+// and runs clean-checkout CI (CIRUN) on the pushed commit.
+const ciCommand = `version: 1
+name: ci-command
+start: fix
+nodes:
+  fix: {type: shell, run: "FIX", next: test}
+  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  commit: {type: git_commit, branch: fix/add, message: "fix: Add adds", next: push}
+  push: {type: git_push, remote: REMOTE, next: ci}
+  ci: {type: ci, provider: command, run: CIRUN, on_pass: done, on_fail: failed}
+  done: {type: succeed}
+  failed: {type: handoff}
+  stuck: {type: handoff}
+`
+
+// goldenTest passes only where /tmp/golden.txt exists: the run's box
+// keeps /tmp for the whole run, but the file is no part of the commit.
+const goldenTest = `package calc
+
+import (
+	"os"
+	"testing"
+)
+
+func TestGolden(t *testing.T) {
+	b, err := os.ReadFile("/tmp/golden.txt")
+	if err != nil || string(b) != "5\n" {
+		t.Fatalf("golden: %v", err)
+	}
+}
+`
+
+// TestCICleanCheckout: the run's own test gate passes a change whose test
+// leans on a file outside the commit; CI in a fresh box built from the
+// pushed commit alone fails it, with the failing test in the feedback. A
+// commit that stands on its own passes the same CI.
+func TestCICleanCheckout(t *testing.T) {
+	fix := "sed -i 's/a - b/a + b/' calc.go"
+	leaning := fix + " && printf '5\\n' > /tmp/golden.txt && cat > golden_test.go <<'EOF'\n" + goldenTest + "EOF"
+	cases := []struct {
+		name, fix, run string
+		pass           bool
+		want           []string
+	}{
+		{"go test on a commit missing a file", leaning, "go test -json ./...", false,
+			[]string{"TestGolden", "golden: open /tmp/golden.txt: no such file", "clean checkout of the pushed commit"}},
+		{"a script on a commit missing a file", leaning, `"test -f /tmp/golden.txt || { echo missing golden.txt; exit 3; }"`, false,
+			[]string{"exited with 3", "missing golden.txt"}},
+		{"a commit that stands on its own", fix, "go test -json ./...", true, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			repo := nodetest.SeedRepo(t)
+			bare := filepath.Join(t.TempDir(), "remote.git")
+			nodetest.Run(t, "", "git", "init", "-q", "--bare", bare)
+			src := strings.NewReplacer("REMOTE", bare, "CIRUN", c.run, `"FIX"`, fmt.Sprintf("%q", c.fix)).Replace(ciCommand)
+			sum := nodetest.NewHarness(t, repo).Run(t, src, nil)
+			var ev *runtime.Event
+			for _, e := range nodetest.ReadEvents(t, sum.Dir) {
+				if e.Type == runtime.EvNodeFinished && e.Node == "ci" {
+					ev = &e
+				}
+			}
+			if ev == nil {
+				t.Fatalf("ci never finished: run %s %q", sum.Status, sum.Reason)
+			}
+			t.Logf("ci: %s %v\n%s", ev.Outcome, ev.Outputs, ev.Feedback)
+			pushed := nodetest.Run(t, bare, "git", "rev-parse", "fix/add")
+			if ev.Outputs["commit"] != pushed {
+				t.Fatalf("judged %v, pushed %s", ev.Outputs["commit"], pushed)
+			}
+			if c.pass {
+				if ev.Outcome != runtime.OutcomePass || ev.Outputs["state"] != "success" || sum.Status != runtime.StatusSucceeded {
+					t.Fatalf("a commit that stands on its own: %s %v, run %s", ev.Outcome, ev.Outputs, sum.Status)
+				}
+				return
+			}
+			if ev.Outcome != runtime.OutcomeFail || ev.Outputs["state"] != "failure" {
+				t.Fatalf("a commit missing a file passed clean-checkout CI: %s %v", ev.Outcome, ev.Outputs)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(ev.Feedback, w) {
+					t.Errorf("feedback lacks %q", w)
+				}
+			}
+		})
+	}
+}
+
+// TestCIJudgesOnlyThePushedCommit: ci refuses, handing the run to a
+// person, whenever what CI would judge is not the change as it is: no
+// push yet, a newer commit not pushed, or edits after the push. Each of
+// these would otherwise judge an older commit.
+func TestCIJudgesOnlyThePushedCommit(t *testing.T) {
+	const head = `version: 1
+name: ci-order
+start: fix
+nodes:
+  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: test}
+  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  commit: {type: git_commit, branch: fix/add, message: "fix", next: NEXT}
+  ci: {type: ci, provider: command, run: go test -json ./..., on_pass: done, on_fail: done}
+  done: {type: succeed}
+  stuck: {type: handoff}
+`
+	cases := []struct{ name, next, extra, want string }{
+		{"nothing pushed", "ci", "", "nothing was pushed yet"},
+		{"edited after the push", "push", "  push: {type: git_push, remote: REMOTE, next: edit}\n  edit: {type: shell, run: \"echo more >> calc.go\", next: ci}\n",
+			"the workspace changed after commit"},
+		// The second pass through commit makes a new commit and skips the
+		// push; test is the only gate, so both commits are verified.
+		{"a newer commit not pushed", "push", "  push: {type: git_push, remote: REMOTE, next: edit}\n  edit: {type: shell, run: \"echo '// more' >> calc.go\", next: {to: test, max: 1}}\n",
+			"was not pushed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			repo := nodetest.SeedRepo(t)
+			bare := filepath.Join(t.TempDir(), "remote.git")
+			nodetest.Run(t, "", "git", "init", "-q", "--bare", bare)
+			src := strings.ReplaceAll(strings.Replace(head, "NEXT", c.next, 1)+c.extra, "REMOTE", bare)
+			if c.name == "a newer commit not pushed" {
+				src = strings.Replace(src, `branch: fix/add, message: "fix", next: push}`,
+					`branch: "fix/add-${{ attempts.commit }}", message: "fix", edges: [{to: push, when: "attempts.commit == 1"}, {to: ci}]}`, 1)
+			}
+			sum := nodetest.NewHarness(t, repo).Run(t, src, nil)
+			var ev *runtime.Event
+			for _, e := range nodetest.ReadEvents(t, sum.Dir) {
+				if e.Type == runtime.EvNodeFinished && e.Node == "ci" {
+					ev = &e
+				}
+			}
+			if ev == nil || ev.Outcome != runtime.OutcomeHandoff || !strings.Contains(ev.Feedback, c.want) || sum.Status == runtime.StatusSucceeded {
+				t.Fatalf("run %s %q; ci %+v", sum.Status, sum.Reason, ev)
+			}
+		})
+	}
+}
+
+// TestCIBaseCommit: with commit: base, clean-checkout CI judges the
+// commit the run started from, which it never pushed, and the failure
+// reaches the next node. Once the run has committed, a verdict on the
+// base would be stale: the same node refuses and the run goes to a
+// person.
+func TestCIBaseCommit(t *testing.T) {
+	const src = `version: 1
+name: ci-base
+start: before
+nodes:
+  before: {type: ci, provider: command, commit: base, branch: main, run: go test -json ./..., on_pass: done, on_fail: fix}
+  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: test}
+  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  commit: {type: git_commit, branch: main, message: "fix", next: {to: before, max: 1}}
+  done: {type: succeed}
+  stuck: {type: handoff}
+`
+	repo := nodetest.SeedRepo(t)
+	base := nodetest.Run(t, repo, "git", "rev-parse", "HEAD")
+	sum := nodetest.NewHarness(t, repo).Run(t, src, nil)
+	var evs []runtime.Event
+	for _, e := range nodetest.ReadEvents(t, sum.Dir) {
+		if e.Type == runtime.EvNodeFinished && e.Node == "before" {
+			evs = append(evs, e)
+		}
+	}
+	if len(evs) != 2 || sum.Status == runtime.StatusSucceeded {
+		t.Fatalf("run %s %q; before: %+v", sum.Status, sum.Reason, evs)
+	}
+	first, again := evs[0], evs[1]
+	if first.Outcome != runtime.OutcomeFail || first.Outputs["commit"] != base || !strings.Contains(first.Feedback, "clean checkout of the run's base commit") {
+		t.Fatalf("CI on the base: %s %v %q", first.Outcome, first.Outputs, first.Feedback)
+	}
+	if again.Outcome != runtime.OutcomeHandoff || !strings.Contains(again.Feedback, "would be stale") {
+		t.Fatalf("CI on the base after a commit: %s %q", again.Outcome, again.Feedback)
+	}
+}

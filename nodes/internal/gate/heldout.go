@@ -1,0 +1,256 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/sandgate/sandgate/nodes/workspace"
+	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Held-out tests never enter the run's box: the run's /tmp and home last
+// the whole run, so code under test could copy them there for the agent's
+// next command. They run in a short-lived box of their own whose workspace
+// is the run's change over the base snapshot plus the tests; the box and
+// everything written in it are deleted when the gate ends. Their output
+// stays out of the run's records and, unless the blueprint opts in with
+// hidden_feedback: names, the agent learns only how many failed.
+
+// HeldOut is implemented by a gate node that may run held-out tests (the
+// test gate): the directory of the tests, "" for none, and whether the
+// agent may learn the failing tests' names (hidden_feedback: names)
+// rather than only how many failed.
+type HeldOut interface {
+	HeldOut() (dir string, names bool)
+}
+
+// HiddenFiles lists a held-out test directory's files as slash paths.
+func HiddenFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s: only regular files can be held-out tests", p)
+		}
+		files = append(files, filepath.ToSlash(rel))
+		return nil
+	})
+	return files, err
+}
+
+// hiddenBox starts the throwaway box for one held-out test run. The caller
+// holds the run's box exclusively, so the change copied is the one judged.
+func hiddenBox(ctx context.Context, w *workspace.Workspace, dir string) (*sandbox.Box, func(), error) {
+	opts, ok := w.BoxOptions()
+	if !ok {
+		return nil, nil, errors.New("hidden tests: the workspace was not built by nodes.Environment")
+	}
+	files, err := HiddenFiles(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("hidden tests: %w", err)
+	}
+	state, err := os.MkdirTemp("", "sg-hidden-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { RemoveAll(state) }
+	opts.StateDir, opts.AuditPath, opts.NoOverlay = state, "", false
+	root := filepath.Join(state, "seed")
+	if up := w.Box.Upper(); up != "" {
+		opts.Seed = root
+		err = copyTree(ctx, up, root)
+	} else {
+		// The run's workspace is a copy: bind a copy of it instead.
+		root = filepath.Join(state, "ws")
+		opts.Snapshot, opts.Workspace = "", root
+		err = copyTree(ctx, w.Box.Merged(), root)
+	}
+	if err == nil {
+		err = placeHidden(w.Snapshot, dir, files, root)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("hidden tests: %w", err)
+	}
+	box, err := sandbox.Start(ctx, opts)
+	if err == nil && opts.Snapshot != "" && box.Upper() == "" {
+		// The box fell back to copying the base snapshot, which lacks the
+		// change: judging there would vouch for the wrong code.
+		box.Close()
+		err = errors.New("the kernel refused the overlay, so the change cannot be shown to the held-out tests")
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("hidden tests: start their box: %w", err)
+	}
+	return box, func() { box.Close(); cleanup() }, nil
+}
+
+// placeHidden writes the held-out tests into the throwaway box's layer.
+// That layer is the agent's change, copied as root: every write goes
+// through an os.Root, and a directory on a test's path that the change
+// turned into a symlink or a file is refused, so nothing the agent left
+// there can steer the harness's writes onto the host.
+func placeHidden(snapshot, dir string, files []string, root string) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for _, f := range files {
+		if _, err := os.Lstat(filepath.Join(snapshot, filepath.FromSlash(f))); err == nil {
+			return fmt.Errorf("%s collides with the repository's %s", filepath.Join(dir, f), f)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
+			return err
+		}
+		if err := realDirs(r, path.Dir(f)); err != nil {
+			return fmt.Errorf("cannot place %s: %w", f, err)
+		}
+		if err := r.MkdirAll(path.Dir(f), 0o755); err != nil {
+			return err
+		}
+		_ = r.Remove(f) // a file the agent created there loses to the test
+		if err := r.WriteFile(f, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// realDirs refuses a slash path of which some existing component is not
+// a directory (the change replaced it with a symlink or a file).
+func realDirs(r *os.Root, dir string) error {
+	parts := strings.Split(dir, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		if p == "." {
+			continue
+		}
+		st, err := r.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			return fmt.Errorf("the change made %s a %s, where held-out tests need a directory", p, st.Mode().Type())
+		}
+	}
+	return nil
+}
+
+// copyTree copies a directory with its special files (overlay whiteouts)
+// and extended attributes (opaque directories).
+func copyTree(ctx context.Context, src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, "cp", "-a", "--", src+"/.", dst).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("copy the change: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// RemoveAll deletes a tree even where read-only directories (a Go module
+// cache) would stop os.RemoveAll.
+func RemoveAll(dir string) {
+	if os.RemoveAll(dir) == nil {
+		return
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
+}
+
+// runHidden runs a test gate against held-out tests. The inner node writes
+// its logs into a scratch directory that is deleted; only the verdict's
+// counts reach the attempt directory, the events and the agent.
+func (q *quietNode) runHidden(ctx context.Context, w *workspace.Workspace, in *runtime.Input, dir string, names bool) (*runtime.Result, error) {
+	box, closeBox, err := hiddenBox(ctx, w, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer closeBox()
+	scratch, err := os.MkdirTemp("", "sg-hidden-out-")
+	if err != nil {
+		return nil, err
+	}
+	defer RemoveAll(scratch)
+	inner := *in
+	inner.Dir = scratch
+	res, err := q.inner.Run(workspace.WithBox(ctx, box), &inner)
+	if err != nil {
+		// The error may quote the tests' output.
+		return nil, errors.New("the held-out test run broke (details withheld: they may quote the held-out tests)")
+	}
+	if res == nil {
+		return nil, errors.New("the held-out test run returned no result")
+	}
+	return hiddenResult(in, res, names)
+}
+
+// hiddenResult strips a held-out test result down to what the agent and
+// the records may see.
+func hiddenResult(in *runtime.Input, res *runtime.Result, names bool) (*runtime.Result, error) {
+	l, err := LedgerOf(in)
+	if err != nil {
+		return nil, err
+	}
+	// Names only when the node says so (HeldOut).
+	failed, _ := res.Outputs["failed"].(int)
+	failures, _ := res.Outputs["failures"].([]string)
+	flaky, _ := res.Outputs["flaky"].([]string)
+	out := &runtime.Result{Outcome: res.Outcome, Tokens: res.Tokens, Outputs: map[string]any{
+		"passed": res.Outputs["passed"], "failed": res.Outputs["failed"], "skipped": res.Outputs["skipped"],
+		"failures": []string{}, "flaky": []string{}}}
+	if names {
+		out.Outputs["failures"], out.Outputs["flaky"] = failures, flaky
+	}
+	why := ""
+	switch {
+	case res.Outcome == runtime.OutcomePass:
+	case failed > 0:
+		why = fmt.Sprintf("%d held-out tests failed", failed)
+	default:
+		why = "the held-out tests did not pass (no test ran, the report was unreadable, or they did not build)"
+	}
+	if why != "" {
+		out.Reason = why
+		out.Feedback = strings.ToUpper(why[:1]) + why[1:] + "."
+		if names && len(failures) > 0 {
+			out.Feedback += "\nFailing held-out tests: " + strings.Join(failures, ", ")
+		}
+	}
+	g, ok := l.latest(in.NodeID)
+	if !ok {
+		return nil, errors.New("the held-out test run recorded no verdict")
+	}
+	g.Reason = why
+	if err := l.recordAttempt(in, g); err != nil {
+		return nil, err
+	}
+	out.Artifacts = []string{"verify.json"}
+	return out, nil
+}
