@@ -184,3 +184,44 @@ func TestLiveStreamsCapped(t *testing.T) {
 		return r.StatusCode == http.StatusOK
 	})
 }
+
+// TestLiveStreamSurvivesLongLines: a journal line longer than the
+// stream's window (9 MiB, what an agent's unbounded hand-off reason once
+// made) and one longer than a streamed line may be (2 MiB) are announced
+// by their size, and the events after them still arrive, up to the end.
+func TestLiveStreamSurvivesLongLines(t *testing.T) {
+	w := newWorld(t, "")
+	dir := filepath.Join(w.runs, "run-long")
+	writeFile(t, filepath.Join(dir, "pid"), "1")
+	long := func(seq, n int) string {
+		return `{"seq":` + strconv.Itoa(seq) + `,"type":"node_finished","node":"implement","attempt":1,"outcome":"handoff","reason":"` + strings.Repeat("x", n) + `"}` + "\n"
+	}
+	writeFile(t, filepath.Join(dir, "events.jsonl"), crashedJournal+long(3, 9<<20)+long(4, 2<<20)+
+		`{"seq":5,"type":"run_finished","status":"handed_off","reason":"after"}`+"\n"+`{"seq":6,"type":"run_closed"}`+"\n")
+	// A stream that stopped hangs here until go test's -timeout fails it.
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", w.ts.URL+"/run/0/run-long/events?offset=0", nil)
+	resp, err := w.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got strings.Builder
+	b := make([]byte, 64<<10)
+	for !strings.Contains(got.String(), "event: closed") {
+		n, err := resp.Body.Read(b)
+		got.Write(b[:n])
+		if err != nil {
+			break
+		}
+	}
+	s := got.String()
+	for _, want := range []string{`"type":"run_started"`, `{"type":"oversized_line","bytes":` + strconv.Itoa(len(long(3, 9<<20))-1) + `}`,
+		`{"type":"oversized_line","bytes":` + strconv.Itoa(len(long(4, 2<<20))-1) + `}`, `"reason":"after"`, `"type":"run_closed"`, "event: closed"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the stream lacks %s", want)
+		}
+	}
+	if len(s) > 64<<10 {
+		t.Errorf("the stream sent %d bytes: long lines went out whole", len(s))
+	}
+}

@@ -236,7 +236,18 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "answer "+d.id+": no note", errors.New("write what the node should know in the note"), back)
 		return
 	}
-	if err := s.opts.Actions.Answer(r.Context(), d.path, node, note, s.opts.By); err != nil {
+	// A run that is not waiting for an answer is the request's problem
+	// (409, with the reason), and nothing is started or written.
+	if v := d.events(); v.Status != string(runtime.StatusHandedOff) {
+		err = fmt.Errorf("%w: run %s is %s, not handed off; only a handed-off run can be answered", runtime.ErrNotAnswerable, d.id, v.Status)
+	} else {
+		err = s.opts.Actions.Answer(r.Context(), d.path, node, note, s.opts.By)
+	}
+	if errors.Is(err, runtime.ErrNotAnswerable) {
+		s.fail(w, http.StatusConflict, "answer "+d.id+": not handed off", err, back)
+		return
+	}
+	if err != nil {
 		s.fail(w, http.StatusInternalServerError, "answer "+d.id+" failed", err, back)
 		return
 	}

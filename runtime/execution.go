@@ -255,6 +255,12 @@ func (x *execution) runAttempt(ctx context.Context, node Node, spec *blueprint.N
 		ev.Outcome, ev.Outputs, ev.Feedback, ev.Tokens, ev.Cost = res.Outcome, res.Outputs, res.Feedback, res.Tokens, res.Cost
 		ev.Artifacts, ev.Reason = res.Artifacts, res.Reason
 	}
+	// The result's texts are the node's (an agent's reason, a tool's
+	// error): the journal keeps a few KiB of each, the attempt directory
+	// all of it.
+	if err := boundEvent(&ev, in.Dir, attemptRel(in.NodeID, in.Attempt), x.redact); err != nil {
+		in.Logger.Warn("the attempt's whole texts were not kept", "error", err)
+	}
 	in.Logger.Info("node finished", "outcome", ev.Outcome, "error", ev.Error, "duration_ms", ev.DurationMS)
 	return ev
 }

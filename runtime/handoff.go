@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
@@ -252,10 +253,8 @@ func describePatch(p []byte) ChangeInfo {
 	c := ChangeInfo{Bytes: len(p)}
 	var cur string
 	for _, line := range strings.Split(string(p), "\n") {
-		if rest, ok := strings.CutPrefix(line, "diff --git a/"); ok {
-			if i := strings.Index(rest, " b/"); i >= 0 {
-				cur = rest[:i]
-			}
+		if rest, ok := strings.CutPrefix(line, "diff --git "); ok {
+			cur = diffName(rest)
 			c.Files = append(c.Files, cur)
 			continue
 		}
@@ -264,6 +263,31 @@ func describePatch(p []byte) ChangeInfo {
 		}
 	}
 	return c
+}
+
+// diffName is the file a "diff --git a/NAME b/NAME" header names. git
+// quotes a name holding a control character, a quote or a backslash
+// ("a/notes\033[1A.txt"), in C's syntax, which strconv.Unquote reads.
+func diffName(rest string) string {
+	if strings.HasPrefix(rest, `"`) {
+		for i := 1; i < len(rest); i++ {
+			switch rest[i] {
+			case '\\':
+				i++
+			case '"':
+				if name, err := strconv.Unquote(rest[:i+1]); err == nil {
+					return strings.TrimPrefix(name, "a/")
+				}
+				return rest
+			}
+		}
+		return rest
+	}
+	a := strings.TrimPrefix(rest, "a/")
+	if i := strings.Index(a, " b/"); i >= 0 {
+		return a[:i]
+	}
+	return a
 }
 
 // takeoverCommands are the commands that put the change on a branch of

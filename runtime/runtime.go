@@ -168,7 +168,20 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 	return x.loop(ctx)
 }
 
-func (rt *Runtime) runsDir() string { return orDefault(rt.RunsDir, filepath.Join(".sandgate", "runs")) }
+// runsDir is made absolute: nodes run commands in other directories (git
+// in a promotion repository), where a relative run directory names
+// nothing ("git check-ignore … not a git repository").
+func (rt *Runtime) runsDir() string {
+	return absDir(orDefault(rt.RunsDir, filepath.Join(".sandgate", "runs")))
+}
+
+// absDir is dir made absolute, or dir when the working directory is gone.
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}
 
 func (rt *Runtime) logger() *slog.Logger {
 	if rt.Logger != nil {
@@ -209,12 +222,19 @@ func checkInputs(bp *blueprint.Blueprint, in map[string]any) (map[string]any, er
 			problems = append(problems, fmt.Sprintf("missing required input %q", name))
 		}
 	}
+	if b, _ := json.Marshal(out); len(b) > MaxInputBytes {
+		problems = append(problems, fmt.Sprintf("the inputs are %d bytes together; at most %d fit the run's journal (put long text in a file of the repository)", len(b), MaxInputBytes))
+	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return nil, fmt.Errorf("inputs: %s", strings.Join(problems, "; "))
 	}
 	return out, nil
 }
+
+// MaxInputBytes caps a run's inputs (as JSON): they are journaled in one
+// line, which holds at most MaxJournalLine.
+const MaxInputBytes = MaxJournalLine / 2
 
 func convertInput(decl *blueprint.Input, v any) (any, error) {
 	s, isStr := v.(string)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,10 +82,35 @@ func TestAnswerCLI(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "answered by ana at ") || !strings.Contains(out, "status: succeeded") {
 		t.Fatalf("show: exit %d\n%s", code, out)
 	}
+	before := dirState(t, dir)
 	code, _, errs = runCLI("answer", dir, "--to", "implement", "--note", "again")
 	if code != exitUsage || !strings.Contains(errs, "ended succeeded") {
 		t.Fatalf("answering a succeeded run: exit %d %q", code, errs)
 	}
+	if after := dirState(t, dir); after != before {
+		t.Fatalf("a refused answer wrote in the run directory:\n%s\nbefore:\n%s", after, before)
+	}
+}
+
+// dirState lists every file under dir with its size and time.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %s\n", p, info.Size(), info.ModTime())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // TestAnswerCLIBudget: an answer that does not help hands the run off

@@ -18,6 +18,7 @@ import (
 	"github.com/sandgate/sandgate/blueprints"
 	"github.com/sandgate/sandgate/cost"
 	"github.com/sandgate/sandgate/internal/shellquote"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -172,6 +173,7 @@ func setUpDemo(dir, scenario string, model *string) (repo, remote, bpPath string
 // report prints the verdict, the trace's stage timings and the change that
 // went to review, or the hand-off.
 func report(w io.Writer, sum *runtime.Summary) {
+	w = termtext.Writer{W: w} // with a real model, the reason, the diff and handoff.md are its words
 	fmt.Fprintf(w, "\nstatus: %s (%s)\nrun directory: %s\n", sum.Status, sum.Reason, sum.Dir)
 	if v := verifySummary(filepath.Join(sum.Dir, "verify.json")); v != "" {
 		fmt.Fprintf(w, "\nverify.json: %s\n", v)

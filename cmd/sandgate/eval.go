@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/eval"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -53,6 +54,7 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	if *bpFile == "" || *out == "" || *conc < 1 {
 		return fs.usageError("--blueprint and --out are required, --concurrency at least 1")
 	}
+	*out = absPath(*out) // its runs and review queue: nodes work in other directories
 	if err := sandbox.Platform(); err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
@@ -87,11 +89,11 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	}
 	if rf.json() {
 		b, _ := json.MarshalIndent(rep.Summary, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 	} else {
 		s := rep.Summary
 		fmt.Fprintf(stdout, "\nresolved %d/%d, handed off %d, false promotions %d, invalid %d, errors %d (tokens %d, cost %.4f)\nreport: %s\n",
-			s.Resolved, s.Measured, s.HandedOff, s.FalsePromotions, s.Invalid, s.Errors, s.Tokens, s.Cost, filepath.Join(*out, "report.md"))
+			s.Resolved, s.Measured, s.HandedOff, s.FalsePromotions, s.Invalid, s.Errors, s.Tokens, s.Cost, termtext.Line(filepath.Join(*out, "report.md")))
 	}
 	if rep.Summary.Partial {
 		return exitCanceled
@@ -116,16 +118,16 @@ func (p *evalProgress) update(pr eval.Progress) {
 		left := time.Duration(int64(pr.Elapsed) / int64(pr.Done) * int64(pr.Total-pr.Done))
 		eta = left.Round(time.Second).String()
 	}
-	line := fmt.Sprintf("[%d/%d] running: %s  eta %s", pr.Done, pr.Total, orElse(strings.Join(pr.Running, ", "), "-"), eta)
+	line := fmt.Sprintf("[%d/%d] running: %s  eta %s", pr.Done, pr.Total, termtext.Line(orElse(strings.Join(pr.Running, ", "), "-")), eta)
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		if pr.Last != nil {
-			fmt.Fprintf(p.w, "\r\033[K%s: %s\n%s", pr.Last.ID, pr.Last.Status, line)
+			fmt.Fprintf(p.w, "\r\033[K%s: %s\n%s", termtext.Line(pr.Last.ID), termtext.Line(string(pr.Last.Status)), line)
 		}
 		return
 	}
 	if pr.Last != nil {
-		fmt.Fprintf(p.w, "[%d/%d] %s: %s (%d ms)\n", pr.Done, pr.Total, pr.Last.ID, pr.Last.Status, pr.Last.DurationMS)
+		fmt.Fprintf(p.w, "[%d/%d] %s: %s (%d ms)\n", pr.Done, pr.Total, termtext.Line(pr.Last.ID), termtext.Line(string(pr.Last.Status)), pr.Last.DurationMS)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/sandgate/sandgate/eval"
+	"github.com/sandgate/sandgate/internal/termtext"
 )
 
 func cmdEvalCompare(args []string, stdout, stderr io.Writer) int {
@@ -26,10 +27,10 @@ func cmdEvalCompare(args []string, stdout, stderr io.Writer) int {
 	c := eval.Compare(reps[0], reps[1])
 	if *format == "json" {
 		b, _ := json.MarshalIndent(c, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 		return exitOK
 	}
-	c.Table(stdout)
+	c.Table(termtext.Writer{W: stdout}) // task ids and reasons come from the reports
 	return exitOK
 }
 
@@ -50,8 +51,8 @@ func cmdEvalImport(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	for _, s := range res.Skipped {
-		fmt.Fprintf(stdout, "skipped %s: %s\n", s.ID, s.Reason)
+		fmt.Fprintf(stdout, "skipped %s: %s\n", termtext.Line(s.ID), termtext.Line(s.Reason))
 	}
-	fmt.Fprintf(stdout, "imported %d task(s) into %s (%d skipped)\n", res.Imported, res.File, len(res.Skipped))
+	fmt.Fprintf(stdout, "imported %d task(s) into %s (%d skipped)\n", res.Imported, termtext.Line(res.File), len(res.Skipped))
 	return exitOK
 }

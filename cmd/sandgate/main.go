@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/secrets"
 )
@@ -75,6 +76,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// environment (see package secrets for which variables count).
 	r := secrets.FromOS()
 	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
+	// Errors quote what runs and repositories wrote (a reason, a file
+	// name, a line of a blueprint): sandgate writes no control sequence of
+	// its own to stderr, so every one there is written out visibly.
+	stderr = termtext.Writer{W: stderr}
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return c.run(args[1:], stdout, stderr)

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -163,23 +164,23 @@ func pruneApply(o pruneOpts, items []pruneItem, stdout, stderr io.Writer) int {
 		if !o.dryRun {
 			done, err := it.remove()
 			if err != nil {
-				fmt.Fprintf(stderr, "sandgate: prune %s %s: %v\n", it.kind, it.path, err)
+				fmt.Fprintf(stderr, "sandgate: prune %s %s: %v\n", it.kind, termtext.Line(it.path), err)
 				code = exitFailed
 				continue
 			}
 			if !done {
-				fmt.Fprintf(stdout, "kept %s %s: in use\n", it.kind, it.name)
+				fmt.Fprintf(stdout, "kept %s %s: in use\n", it.kind, termtext.Line(it.name))
 				continue
 			}
 		}
 		freed += it.bytes
-		fmt.Fprintf(stdout, "%s %-8s %s  %s  (last used %s)\n", verb, it.kind, it.name, humanBytes(it.bytes), it.when.Format("2006-01-02 15:04"))
+		fmt.Fprintf(stdout, "%s %-8s %s  %s  (last used %s)\n", verb, it.kind, termtext.Line(it.name), humanBytes(it.bytes), it.when.Format("2006-01-02 15:04"))
 	}
 	if !o.dryRun {
 		removed, err := sandbox.EvictSnapshots(o.cacheDir, sandbox.CacheMax())
 		for _, s := range removed {
 			freed += s.Bytes
-			fmt.Fprintf(stdout, "removed snapshot %s  %s  (cache over its %s cap)\n", s.Commit, humanBytes(s.Bytes), humanBytes(sandbox.CacheMax()))
+			fmt.Fprintf(stdout, "removed snapshot %s  %s  (cache over its %s cap)\n", termtext.Line(s.Commit), humanBytes(s.Bytes), humanBytes(sandbox.CacheMax()))
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "sandgate: evict snapshots:", err)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes"
 )
 
@@ -39,6 +40,7 @@ func cmdReview(args []string, stdout, stderr io.Writer) int {
 	if *dir == "" {
 		*dir = filepath.Join(filepath.Dir(defaultRunsDir(".")), "reviews")
 	}
+	*dir = absPath(*dir) // approve runs git elsewhere: a relative path would name nothing there
 	q := &nodes.ReviewQueue{Dir: *dir, AllowEndpoints: allow}
 	switch {
 	case pos[0] == "list" && len(pos) == 1:
@@ -71,7 +73,7 @@ func reviewList(q *nodes.ReviewQueue, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tBRANCH\tTITLE")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Status, e.Branch, e.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termtext.Line(e.ID), termtext.Line(e.Status), termtext.Line(e.Branch), termtext.Short(e.Title, maxReason))
 	}
 	tw.Flush()
 	return exitOK
@@ -85,7 +87,7 @@ func reviewShow(q *nodes.ReviewQueue, id, format string, stdout, stderr io.Write
 	}
 	if format == "json" {
 		b, _ := json.MarshalIndent(d, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
+		fmt.Fprintf(stdout, "%s\n", termtext.JSON(b))
 		return exitOK
 	}
 	writeReview(stdout, d)
@@ -104,12 +106,12 @@ func reviewDecide(q *nodes.ReviewQueue, verb, id, note, by string, stdout, stder
 	}
 	if verb == "reject" && err == nil {
 		for _, br := range e.DeleteOnReject {
-			fmt.Fprintf(stdout, "deleted %s on the remote (delete_on_reject)\n", br.Ref)
+			fmt.Fprintf(stdout, "deleted %s on the remote (delete_on_reject)\n", termtext.Line(br.Ref))
 		}
 	}
-	fmt.Fprintf(stdout, "%s: %s (branch %s)\n", id, e.Status, e.Branch)
+	fmt.Fprintf(stdout, "%s: %s (branch %s)\n", termtext.Line(id), termtext.Line(e.Status), termtext.Line(e.Branch))
 	if line := landedLine(e); line != "" {
-		fmt.Fprintln(stdout, line)
+		fmt.Fprintln(stdout, termtext.Line(line))
 	}
 	if err != nil { // rejected, but a pushed branch could not be deleted
 		fmt.Fprintln(stderr, "sandgate:", err)

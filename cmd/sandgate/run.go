@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/cost"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
@@ -231,6 +232,7 @@ func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo st
 	if rf.runsDir == "" {
 		rf.runsDir = filepath.Join(stateDir(root), "runs")
 	}
+	rf.runsDir = absPath(rf.runsDir)
 	rf.reviewDir = filepath.Join(stateDir(root), "reviews")
 	return root, rev, nil
 }
@@ -270,6 +272,7 @@ func continueRun(rf *runFlags, arg string, stdout, stderr io.Writer,
 	if rf.runsDir == "" {
 		rf.runsDir = filepath.Dir(dir)
 	}
+	rf.runsDir = absPath(rf.runsDir)
 	rf.reviewDir = filepath.Join(filepath.Dir(filepath.Clean(rf.runsDir)), "reviews")
 	if err := rf.carryOn(dir); err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
@@ -305,13 +308,13 @@ func finishRun(sum *runtime.Summary, err error, rf *runFlags, stdout, stderr io.
 	}
 	if rf.json() {
 		b, _ := json.MarshalIndent(sum, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 	} else {
-		fmt.Fprintf(stdout, "\nstatus: %s (%s)\nrun dir: %s\n", sum.Status, sum.Reason, sum.Dir)
+		fmt.Fprintf(stdout, "\nstatus: %s (%s)\nrun dir: %s\n", sum.Status, termtext.Short(sum.Reason, maxReason), termtext.Line(sum.Dir))
 		if sum.Status == runtime.StatusHandedOff {
-			fmt.Fprintf(stdout, "hand-off: %s\n", filepath.Join(sum.Dir, "handoff.md"))
+			fmt.Fprintf(stdout, "hand-off: %s\n", termtext.Line(filepath.Join(sum.Dir, "handoff.md")))
 			if line := answerLine(sum.Dir); line != "" {
-				fmt.Fprintf(stdout, "to continue it: %s\n", line)
+				fmt.Fprintf(stdout, "to continue it: %s\n", termtext.Line(line))
 			}
 		}
 	}

@@ -77,6 +77,9 @@ func absModel(model, blueprintFile string) string {
 	return kind + ":" + absPath(path)
 }
 
+// absPath makes a path flag absolute: nodes run git and the box in other
+// directories, where a relative path would name nothing (--runs-dir
+// ../state failed the first gate matching .gitignore).
 func absPath(p string) string {
 	if p == "" {
 		return ""

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -32,10 +33,10 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	}
 	if *format == "json" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "run %s (%s, %s), started %s\n\n", sum.RunID, sum.BlueprintName, sum.Blueprint, sum.Started.Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(stdout, "run %s (%s, %s), started %s\n\n", termtext.Line(sum.RunID), termtext.Line(sum.BlueprintName), termtext.Line(sum.Blueprint), sum.Started.Format("2006-01-02 15:04:05"))
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tATTEMPT\tOUTCOME\tDURATION\tTOKENS\tEDGE\tOUTPUTS")
 	for _, a := range sum.Attempts {
@@ -52,44 +53,52 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		if a.To != "" {
 			edge = a.Edge + " → " + a.To
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d ms\t%d\t%s\t%s\n", a.Node, a.Attempt, out, a.DurationMS, a.Tokens, edge, compactOutputs(a.Outputs))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d ms\t%d\t%s\t%s\n", termtext.Line(a.Node), a.Attempt, termtext.Line(out), a.DurationMS, a.Tokens, termtext.Line(edge), termtext.Line(compactOutputs(a.Outputs)))
 	}
 	tw.Flush()
 	for i, a := range sum.Answers {
 		if i == 0 {
 			fmt.Fprintln(stdout)
 		}
-		fmt.Fprintf(stdout, "answered by %s at %s: %s gets the note %q\n", a.By, a.Time.Format("2006-01-02 15:04:05"), a.Node, a.Note)
+		fmt.Fprintf(stdout, "answered by %s at %s: %s gets the note %q\n", termtext.Line(a.By), a.Time.Format("2006-01-02 15:04:05"), termtext.Line(a.Node), a.Note)
 	}
-	fmt.Fprintf(stdout, "\nstatus: %s", sum.Status)
-	if sum.Reason != "" {
-		fmt.Fprintf(stdout, " (%s)", sum.Reason)
+	fmt.Fprintf(stdout, "\nstatus: %s", termtext.Line(string(sum.Status)))
+	// A hand-off's reason may be an agent's words: the lead below quotes
+	// it after the harness's own account.
+	if sum.Reason != "" && sum.Status != runtime.StatusHandedOff {
+		fmt.Fprintf(stdout, " (%s)", termtext.Short(sum.Reason, maxReason))
 	}
 	if sum.Status == runtime.StatusInterrupted {
-		fmt.Fprintf(stdout, "\nresume with: sandgate resume %s", dirs[0])
+		fmt.Fprintf(stdout, "\nresume with: sandgate resume %s", termtext.Line(dirs[0]))
 	}
 	fmt.Fprintf(stdout, "\nnode runs: %d, tokens: %d, cost: $%.4f, duration: %d ms (workspace set-up %d ms, wrap-up %d ms)\n",
 		sum.NodeRuns, sum.Tokens, sum.Cost, sum.DurationMS, sum.WorkspaceMS, sum.FinishMS)
 	if v := verifySummary(filepath.Join(dirs[0], "verify.json")); v != "" {
-		fmt.Fprintf(stdout, "verify.json: %s\n", v)
+		fmt.Fprintf(stdout, "verify.json: %s\n", termtext.Line(v))
 	}
 	if sum.Status == runtime.StatusHandedOff {
 		printHandoffLead(stdout, dirs[0])
-		fmt.Fprintf(stdout, "hand-off: %s\n", filepath.Join(dirs[0], "handoff.md"))
+		fmt.Fprintf(stdout, "hand-off: %s\n", termtext.Line(filepath.Join(dirs[0], "handoff.md")))
 	}
 	return exitOK
 }
 
-// printHandoffLead prints the start of a hand-off: the task, the outcome
-// and the commands that take the change over.
+// printHandoffLead prints the start of a hand-off: the outcome, the
+// commands that take the change over, how to answer, then the task and
+// the reason as quotations (see runtime.Handoff.Lead), with any control
+// character written out.
 func printHandoffLead(w io.Writer, dir string) {
 	var h runtime.Handoff
 	b, err := os.ReadFile(filepath.Join(dir, "handoff.json"))
 	if err != nil || json.Unmarshal(b, &h) != nil {
 		return
 	}
-	fmt.Fprintf(w, "\n%s\n", strings.TrimRight(h.Lead(), "\n"))
+	fmt.Fprintf(w, "\n%s\n", termtext.Text(strings.TrimRight(h.Lead(), "\n")))
 }
+
+// maxReason caps a reason in a status line or a table cell (in runes);
+// sandgate show and the run's files have it whole.
+const maxReason = 200
 
 func cmdRuns(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("runs", "\n\nLists runs, newest first: id, blueprint name, status (a run whose harness\ndied is interrupted), node runs, duration (the workspace step included),\ncost and why it ended.\n\nflags:", stdout, stderr)
@@ -117,7 +126,7 @@ func cmdRuns(args []string, stdout, stderr io.Writer) int {
 			s.MarkInterrupted()
 		}
 		b, _ := json.MarshalIndent(orEmpty(list), "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
@@ -127,7 +136,7 @@ func cmdRuns(args []string, stdout, stderr io.Writer) int {
 		if s.MarkInterrupted() {
 			reason = "the harness stopped; resume with: sandgate resume " + s.Dir
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d ms\t$%.4f\t%s\n", s.RunID, orElse(s.BlueprintName, filepath.Base(s.Blueprint)), s.Status, s.NodeRuns, s.DurationMS, s.Cost, reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d ms\t$%.4f\t%s\n", termtext.Line(s.RunID), termtext.Line(orElse(s.BlueprintName, filepath.Base(s.Blueprint))), termtext.Line(string(s.Status)), s.NodeRuns, s.DurationMS, s.Cost, termtext.Short(reason, maxReason))
 	}
 	tw.Flush()
 	return exitOK
@@ -150,7 +159,7 @@ func cmdCancel(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "cancel requested: %s\n", dirs[0])
+	fmt.Fprintf(stdout, "cancel requested: %s\n", termtext.Line(dirs[0]))
 	return exitOK
 }
 

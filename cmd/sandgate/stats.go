@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/inbox"
+	"github.com/sandgate/sandgate/internal/termtext"
 )
 
 const statsHelp = `[--since 7d] [--blueprint NAME] [--runs-dir DIR]... [--format text|json]
@@ -50,7 +51,7 @@ func cmdStats(args []string, stdout, stderr io.Writer) int {
 	st := inbox.ComputeStats(ix.Runs(), q)
 	if *format == "json" {
 		b, _ := json.MarshalIndent(st, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 		return exitOK
 	}
 	writeStats(stdout, st)
@@ -95,7 +96,7 @@ func writeStats(w io.Writer, s *inbox.Stats) {
 			fmt.Fprintf(tw, "(none)\t\n")
 		}
 		for _, c := range t.list {
-			fmt.Fprintf(tw, "%s\t%d\n", c.Name, c.Count)
+			fmt.Fprintf(tw, "%s\t%d\n", termtext.Short(c.Name, maxReason), c.Count)
 		}
 		tw.Flush()
 	}

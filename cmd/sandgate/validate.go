@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes"
 )
 
@@ -46,14 +47,19 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	if *format == "json" {
 		b, _ := json.MarshalIndent(out, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 	}
 	return code
 }
 
 func validateOne(path string) validateSummary {
-	s := validateSummary{File: path, Diagnostics: blueprint.Diagnostics{}}
 	bp, err := loadBlueprint(path)
+	return summarizeLoad(path, bp, err)
+}
+
+// summarizeLoad is the validation summary of a blueprint loaded from path.
+func summarizeLoad(path string, bp *blueprint.Blueprint, err error) validateSummary {
+	s := validateSummary{File: path, Diagnostics: blueprint.Diagnostics{}}
 	if err != nil {
 		var ds blueprint.Diagnostics
 		if !errors.As(err, &ds) {

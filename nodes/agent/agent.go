@@ -291,6 +291,10 @@ type session struct {
 }
 
 func (s *session) result(outcome runtime.Outcome, summary, reason string) *runtime.Result {
+	// The model wrote these: bounded here, at the source, to what a
+	// reason or a summary needs; transcript.jsonl has them whole.
+	summary = runtime.CutText(s.in.Redactor.String(summary), runtime.MaxText, "transcript.jsonl")
+	reason = runtime.CutText(s.in.Redactor.String(reason), runtime.MaxText, "transcript.jsonl")
 	sp := s.spend
 	return &runtime.Result{Outcome: outcome, Tokens: sp.in + sp.out, Cost: sp.usd, Reason: reason,
 		Feedback: summary, Artifacts: []string{"transcript.jsonl"},
