@@ -39,13 +39,19 @@ func goCmd(t *testing.T, env []string, args ...string) string {
 // runtime knows nothing of the built-in nodes or the sandbox. A package
 // that starts importing one of ours outside its row fails here, on every
 // OS the build covers (the Linux-only files are the ones with the most
-// imports, so GOOS is varied).
+// imports, so GOOS is varied). Leaf internal packages — importing nothing
+// of ours, like internal/shellquote — bend no seam and are allowed
+// anywhere.
 func TestImportDirection(t *testing.T) {
 	allowed := map[string][]string{
-		"sandbox":   nil,
-		"secrets":   nil,
-		"blueprint": {"secrets"},
-		"runtime":   {"blueprint", "secrets"},
+		"sandbox": nil,
+		"secrets": nil,
+		// internal/termtext is a leaf (it imports nothing of ours): the
+		// hand-off quotes agent text with it, so whatever imports the
+		// runtime imports it too.
+		"internal/termtext": nil,
+		"blueprint":         {"secrets"},
+		"runtime":           {"blueprint", "internal/termtext", "secrets"},
 		// nodes/ by concept, data flowing one way: box -> change -> verdict
 		// -> commit -> push -> CI -> review. Only the nodes facade knows
 		// every type; no package below imports one above it. The review
@@ -58,26 +64,27 @@ func TestImportDirection(t *testing.T) {
 		"nodes/testreport":          {"nodes/internal/feedback"},
 		"nodes/internal/github":     {"blueprint", "secrets"},
 		"nodes/internal/gitremote":  {"blueprint", "nodes/internal/feedback", "secrets"},
-		"nodes/reviewqueue":         {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/verdict", "runtime", "secrets"},
+		"nodes/reviewqueue":         {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/verdict", "runtime", "secrets"},
 		"nodes/internal/gitstore":   {"nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/wspath", "sandbox"},
-		"nodes/internal/command":    {"blueprint", "runtime", "secrets"},
-		"nodes/agent":               {"blueprint", "cost", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
-		"nodes/workspace":           {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
-		"nodes/internal/gate":       {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/checks":     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/testgate":   {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/promote":    {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/ci":         {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/testgate", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/review":     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/wspath", "nodes/reviewqueue", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"inbox":                     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
+		"nodes/internal/command":    {"blueprint", "internal/termtext", "runtime", "secrets"},
+		"nodes/agent":               {"blueprint", "cost", "internal/termtext", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
+		"nodes/workspace":           {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
+		"nodes/internal/gate":       {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/checks":     {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/testgate":   {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/promote":    {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/ci":         {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/testgate", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/review":     {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/wspath", "nodes/reviewqueue", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"inbox":                     {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
 	}
 	for _, goos := range []string{"linux", "darwin"} {
+		leaves := leafInternal(t, goos)
 		for pkg, want := range allowed {
 			out := goCmd(t, []string{"GOOS=" + goos}, "list", "-deps", "-f", "{{.ImportPath}}", "./"+pkg)
 			var got []string
 			for _, p := range strings.Fields(out) {
 				rel, ok := strings.CutPrefix(p, modulePath+"/")
-				if ok && rel != pkg {
+				if ok && rel != pkg && !leaves[rel] {
 					got = append(got, rel)
 				}
 			}
@@ -87,6 +94,30 @@ func TestImportDirection(t *testing.T) {
 			}
 		}
 	}
+}
+
+// leafInternal lists the module's internal packages (relative paths) that
+// import no package of this module.
+func leafInternal(t *testing.T, goos string) map[string]bool {
+	out := goCmd(t, []string{"GOOS=" + goos}, "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./internal/...")
+	leaves := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		leaf := true
+		for _, dep := range f[1:] {
+			leaf = leaf && !strings.HasPrefix(dep, modulePath+"/")
+		}
+		if rel, _ := strings.CutPrefix(f[0], modulePath+"/"); leaf {
+			leaves[rel] = true
+		}
+	}
+	if !leaves["internal/shellquote"] {
+		t.Fatalf("GOOS=%s: internal/shellquote is not a leaf package:\n%s", goos, out)
+	}
+	return leaves
 }
 
 // TestBuildsOffLinux cross-compiles: the whole module for macOS (where

@@ -11,22 +11,21 @@ import (
 )
 
 func cmdSandbox(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("sandbox", "check", stderr)
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+	fs := newFlags("sandbox", "check\n\nReports which isolation layers work on this machine (namespaces, Landlock,\nseccomp, cgroups, the disk limit) and where the snapshot cache is. Exit 1\nwhen one is missing: sandgate then refuses to run commands.\n\nflags:", stdout, stderr)
+	format := fs.format("text", "json")
+	pos, code, ok := fs.parseN(args, 1, 1)
+	if !ok {
+		return code
 	}
-	if len(pos) != 1 || pos[0] != "check" {
-		fs.Usage()
-		return exitUsage
+	if pos[0] != "check" {
+		return fs.usageError(fmt.Sprintf("unknown sandbox command %q", pos[0]))
 	}
 	layers := sandbox.Check(context.Background())
-	ok := true
+	ok = true
 	for _, l := range layers {
 		ok = ok && l.OK
 	}
-	if *asJSON {
+	if *format == "json" {
 		b, _ := json.MarshalIndent(layers, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 	} else {
