@@ -10,13 +10,14 @@ import (
 	"github.com/sandgate/sandgate/runtime"
 )
 
-// ciCommand fixes the bug (FIX), tests, commits, pushes to a bare remote
-// and runs clean-checkout CI (CIRUN) on the pushed commit.
+// ciCommand fixes the bug (FIX), goes to FIRST (the test gate, or the
+// commit when CI is to be the only judge), commits, pushes to a bare
+// remote and runs clean-checkout CI (CIRUN) on the pushed commit.
 const ciCommand = `version: 1
 name: ci-command
 start: fix
 nodes:
-  fix: {type: shell, run: "FIX", next: test}
+  fix: {type: shell, run: "FIX", next: FIRST}
   test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
   commit: {type: git_commit, branch: fix/add, message: "fix: Add adds", next: push}
   push: {type: git_push, remote: REMOTE, next: ci}
@@ -43,30 +44,52 @@ func TestGolden(t *testing.T) {
 }
 `
 
-// TestCICleanCheckout: the run's own test gate passes a change whose test
-// leans on a file outside the commit; CI in a fresh box built from the
-// pushed commit alone fails it, with the failing test in the feedback. A
-// commit that stands on its own passes the same CI.
+// leaning fixes the bug and adds a test that leans on a file outside the
+// commit, left in the run's /tmp.
+const leaning = fix + " && printf '5\\n' > /tmp/golden.txt && cat > golden_test.go <<'EOF'\n" + goldenTest + "EOF"
+
+const fix = "sed -i 's/a - b/a + b/' calc.go"
+
+// ciSource is ciCommand with its blanks filled; going to the commit
+// first, it has no test gate (nor its hand-off).
+func ciSource(bare, first, fix, run string) string {
+	src := strings.NewReplacer("REMOTE", bare, "FIRST", first, "CIRUN", run, `"FIX"`, fmt.Sprintf("%q", fix)).Replace(ciCommand)
+	if first != "commit" {
+		return src
+	}
+	var kept []string
+	for _, l := range strings.Split(src, "\n") {
+		if !strings.HasPrefix(l, "  test:") && !strings.HasPrefix(l, "  stuck:") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+// TestCICleanCheckout: CI in a fresh box built from the pushed commit
+// alone fails a change whose test leans on a file outside the commit,
+// with the failing test in the feedback; a commit that stands on its own
+// passes the same CI. The run's test gate would stop the leaning change
+// first (it judges in a box of its own, TestTestGateLeftFile), so those
+// cases go from the fix straight to the commit: CI is their only judge.
 func TestCICleanCheckout(t *testing.T) {
-	fix := "sed -i 's/a - b/a + b/' calc.go"
-	leaning := fix + " && printf '5\\n' > /tmp/golden.txt && cat > golden_test.go <<'EOF'\n" + goldenTest + "EOF"
 	cases := []struct {
-		name, fix, run string
-		pass           bool
-		want           []string
+		name, fix, first, run string
+		pass                  bool
+		want                  []string
 	}{
-		{"go test on a commit missing a file", leaning, "go test -json ./...", false,
+		{"go test on a commit missing a file", leaning, "commit", "go test -json ./...", false,
 			[]string{"TestGolden", "golden: open /tmp/golden.txt: no such file", "clean checkout of the pushed commit"}},
-		{"a script on a commit missing a file", leaning, `"test -f /tmp/golden.txt || { echo missing golden.txt; exit 3; }"`, false,
+		{"a script on a commit missing a file", leaning, "commit", `"test -f /tmp/golden.txt || { echo missing golden.txt; exit 3; }"`, false,
 			[]string{"exited with 3", "missing golden.txt"}},
-		{"a commit that stands on its own", fix, "go test -json ./...", true, nil},
+		{"a commit that stands on its own", fix, "test", "go test -json ./...", true, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			repo := nodetest.SeedRepo(t)
 			bare := filepath.Join(t.TempDir(), "remote.git")
 			nodetest.Run(t, "", "git", "init", "-q", "--bare", bare)
-			src := strings.NewReplacer("REMOTE", bare, "CIRUN", c.run, `"FIX"`, fmt.Sprintf("%q", c.fix)).Replace(ciCommand)
+			src := ciSource(bare, c.first, c.fix, c.run)
 			sum := nodetest.NewHarness(t, repo).Run(t, src, nil)
 			var ev *runtime.Event
 			for _, e := range nodetest.ReadEvents(t, sum.Dir) {
@@ -97,6 +120,29 @@ func TestCICleanCheckout(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTestGateLeftFile: the run's test gate fails the change whose test
+// leans on a file the agent's commands left in /tmp: it judges the
+// candidate in a box of its own, where no such file exists, so nothing is
+// committed or pushed and CI never runs.
+func TestTestGateLeftFile(t *testing.T) {
+	repo := nodetest.SeedRepo(t)
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	nodetest.Run(t, "", "git", "init", "-q", "--bare", bare)
+	sum := nodetest.NewHarness(t, repo).Run(t, ciSource(bare, "test", leaning, "go test -json ./..."), nil)
+	var test *runtime.Event
+	for _, e := range nodetest.ReadEvents(t, sum.Dir) {
+		if e.Type == runtime.EvNodeFinished && (e.Node == "commit" || e.Node == "ci") {
+			t.Fatalf("%s ran after a test gate on a change leaning on /tmp: %s", e.Node, e.Outcome)
+		}
+		if e.Type == runtime.EvNodeFinished && e.Node == "test" {
+			test = &e
+		}
+	}
+	if test == nil || test.Outcome != runtime.OutcomeFail || !strings.Contains(test.Feedback, "TestGolden") {
+		t.Fatalf("the test gate did not fail TestGolden: %+v (run %s %q)", test, sum.Status, sum.Reason)
 	}
 }
 
