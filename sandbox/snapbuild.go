@@ -265,17 +265,27 @@ func linkSubtree(base, dir, top string) ([]string, error) {
 
 // snapshotEntries calls fn for every entry of the snapshot dir that made
 // names (slash paths; nil: the whole tree), then for its .git, then for
-// dir itself, last.
+// dir itself, last. A made path is looked up below dir through
+// directories only: a directory of the base that the commit replaced by
+// a symlink leaves paths in made (x/etc below x -> /) that would lead
+// out of the snapshot to a host directory, which fn would then re-own.
 func snapshotEntries(dir string, made []string, fn func(p string, st *unix.Stat_t) error) error {
 	visit := func(p string) error {
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil // written, then replaced by a directory or removed
+				return nil
 			}
 			return err
 		}
 		return fn(p, &st)
+	}
+	visitMade := func(rel string) error {
+		st, err := lstatBeneath(dir, rel)
+		if err != nil || st == nil {
+			return err // nil: written, then replaced, removed or put below a symlink
+		}
+		return fn(filepath.Join(dir, filepath.FromSlash(rel)), st)
 	}
 	// walk visits root and everything below it but dir itself.
 	walk := func(root string) error {
@@ -295,7 +305,7 @@ func snapshotEntries(dir string, made []string, fn func(p string, st *unix.Stat_
 		for _, m := range made {
 			if !seen[m] {
 				seen[m] = true
-				if err := visit(filepath.Join(dir, filepath.FromSlash(m))); err != nil {
+				if err := visitMade(m); err != nil {
 					return err
 				}
 			}

@@ -44,14 +44,10 @@ func goCmd(t *testing.T, env []string, args ...string) string {
 // anywhere.
 func TestImportDirection(t *testing.T) {
 	allowed := map[string][]string{
-		"sandbox": nil,
-		"secrets": nil,
-		// internal/termtext is a leaf (it imports nothing of ours): the
-		// hand-off quotes agent text with it, so whatever imports the
-		// runtime imports it too.
-		"internal/termtext": nil,
-		"blueprint":         {"secrets"},
-		"runtime":           {"blueprint", "internal/termtext", "secrets"},
+		"sandbox":   nil,
+		"secrets":   nil,
+		"blueprint": {"secrets"},
+		"runtime":   {"blueprint", "secrets"},
 		// nodes/ by concept, data flowing one way: box -> change -> verdict
 		// -> commit -> push -> CI -> review. Only the nodes facade knows
 		// every type; no package below imports one above it. The review
@@ -64,18 +60,18 @@ func TestImportDirection(t *testing.T) {
 		"nodes/testreport":          {"nodes/internal/feedback"},
 		"nodes/internal/github":     {"blueprint", "secrets"},
 		"nodes/internal/gitremote":  {"blueprint", "nodes/internal/feedback", "secrets"},
-		"nodes/reviewqueue":         {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/verdict", "runtime", "secrets"},
+		"nodes/reviewqueue":         {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/verdict", "runtime", "secrets"},
 		"nodes/internal/gitstore":   {"nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/wspath", "sandbox"},
-		"nodes/internal/command":    {"blueprint", "internal/termtext", "runtime", "secrets"},
-		"nodes/agent":               {"blueprint", "cost", "internal/termtext", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
-		"nodes/workspace":           {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
-		"nodes/internal/gate":       {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/checks":     {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/testgate":   {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/promote":    {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/ci":         {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/testgate", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/review":     {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/wspath", "nodes/reviewqueue", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"inbox":                     {"blueprint", "internal/termtext", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
+		"nodes/internal/command":    {"blueprint", "runtime", "secrets"},
+		"nodes/agent":               {"blueprint", "cost", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
+		"nodes/workspace":           {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
+		"nodes/internal/gate":       {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/checks":     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/testgate":   {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/promote":    {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/ci":         {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/testgate", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/review":     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/wspath", "nodes/reviewqueue", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"inbox":                     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
 	}
 	for _, goos := range []string{"linux", "darwin"} {
 		leaves := leafInternal(t, goos)

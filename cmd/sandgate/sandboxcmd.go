@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -49,14 +48,14 @@ func cmdSandbox(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// cacheLine tells where the shared snapshots live and how full the cache is.
+// cacheLine tells where the shared snapshots live and how full the cache
+// is, counted as its cap counts it (sandbox.CacheBytes: the object stores
+// and the snapshots' own files, each once).
 func cacheLine() string {
 	dir := sandbox.DefaultCacheDir()
 	list, _ := sandbox.ListSnapshots(dir)
-	var n int64
-	for _, s := range list {
-		n += s.Bytes
-	}
-	return fmt.Sprintf("\nsnapshot cache: %s (%d snapshots, %s of %s; SANDGATE_CACHE_MAX sets the cap, sandgate prune empties it)",
-		filepath.Join(dir, "snapshots"), len(list), humanBytes(n), humanBytes(sandbox.CacheMax()))
+	stores, _ := sandbox.ListStores(dir)
+	n, _ := sandbox.CacheBytes(dir)
+	return fmt.Sprintf("\nsnapshot cache: %s (%d snapshots of %d repositories, %s of %s; SANDGATE_CACHE_MAX sets the cap, sandgate prune empties it)",
+		dir, len(list), len(stores), humanBytes(n), humanBytes(sandbox.CacheMax()))
 }
