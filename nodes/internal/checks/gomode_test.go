@@ -14,9 +14,10 @@ import (
 
 // workspaceBlueprint runs parity, lint (the root module only, so Go
 // has little to record yet) and the tests of both workspace modules, then
-// commits. GOSUMDB=off stands in for the checksum database the offline
-// box cannot reach: with it, Go records the checksum tools/go.sum lacks
-// in go.work.sum, as it does on a user's clone.
+// commits. GOSUMDB=off stands in for the checksum database: the offline
+// box checks against the host's cached state (TestBoxReadsChecksumDatabaseState),
+// which may or may not prove this module's record; with it, Go records
+// the checksum tools/go.sum lacks in go.work.sum, as on a user's clone.
 const workspaceBlueprint = `version: 1
 name: ws
 sandbox: {network: none, env: [GOSUMDB]}
@@ -122,5 +123,34 @@ func TestParityGoCannotLoad(t *testing.T) {
 	sum, a := nodetest.GateRun(t, nodetest.WorkspaceRepo(t), "", "type: parity")
 	if sum.Status != sgruntime.StatusSucceeded {
 		t.Fatalf("parity fails on a workspace that loads: %s", a.Feedback)
+	}
+}
+
+// TestBoxReadsChecksumDatabaseState: the box sees the host's checksum
+// database state (GOPATH/pkg/sumdb) beside the module cache, and cannot
+// change the host's copy. Without it an offline box could not check a
+// checksum no go.sum lists: prometheus's go list -m all failed in the box
+// and passed on the host. The state here is a stand-in file, so the test
+// does not depend on what the host's real state can prove.
+func TestBoxReadsChecksumDatabaseState(t *testing.T) {
+	modcache := strings.TrimSpace(nodetest.HostGo(t, t.TempDir(), "env", "GOMODCACHE"))
+	gopath := t.TempDir()
+	latest := filepath.Join(gopath, "pkg", "sumdb", "sum.golang.org", "latest")
+	const head = "go.sum database tree\n42\nstand-in\n"
+	if err := os.MkdirAll(filepath.Dir(latest), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(latest, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOPATH", gopath)
+	t.Setenv("GOMODCACHE", modcache)
+	read := `f="$(go env GOPATH)/pkg/sumdb/sum.golang.org/latest"; printf 'go.sum database tree\n42\nstand-in\n' | cmp - "$f" && echo overwritten > "$f"`
+	sum, a := nodetest.GateRun(t, nodetest.SeedRepo(t), "", "type: lint\nrun: ["+nodetest.Quote(read)+"]")
+	if sum.Status != sgruntime.StatusSucceeded {
+		t.Fatalf("the box does not show the host's checksum database state: %s\n%s", sum.Status, a.Feedback)
+	}
+	if b, err := os.ReadFile(latest); err != nil || string(b) != head {
+		t.Fatalf("the box changed the host's checksum database state: %q %v", b, err)
 	}
 }
