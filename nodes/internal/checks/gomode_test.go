@@ -100,24 +100,41 @@ func TestGateWritesNamed(t *testing.T) {
 }
 
 // TestParityGoCannotLoad: parity fails, naming the command and the
-// remedy, when the box's go command cannot load the repository's modules:
-// every gate after it would fail for a reason no agent can fix.
+// remedy, when the box's go command cannot load the repository's modules
+// or a module a package imports: every gate after it would fail for a
+// reason no agent can fix. A module in the graph that no package needs
+// may be missing, as Go's graph pruning lets a user's build do without
+// it (terraform: go list -m all failed offline, every package loaded).
 func TestParityGoCannotLoad(t *testing.T) {
-	cases := []struct{ name, file, content, want string }{
-		{"broken go.work", "go.work", "go 1.22\n\nuse ./missing\n", "`go list -m` fails in the sandbox"},
-		{"module not in the cache", "go.mod", "module calc\n\ngo 1.22\n\nrequire example.com/nowhere v1.0.0\n", "run `go mod download` in the repository on the host"},
+	const nowhere = "module calc\n\ngo 1.22\n\nrequire example.com/nowhere v1.0.0\n"
+	const nowhereSum = "example.com/nowhere v1.0.0 h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\nexample.com/nowhere v1.0.0/go.mod h1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n"
+	const imports = "package calc\n\nimport _ \"example.com/nowhere\"\n"
+	cases := []struct {
+		name  string
+		files map[string]string
+		want  string // "" passes
+	}{
+		{"broken go.work", map[string]string{"go.work": "go 1.22\n\nuse ./missing\n"}, "`go list -m` fails in the sandbox"},
+		{"imported module not in the cache", map[string]string{"go.mod": nowhere, "go.sum": nowhereSum, "nowhere.go": imports}, "run `go mod download` in the repository on the host"},
+		{"unused module not in the cache", map[string]string{"go.mod": nowhere, "go.sum": nowhereSum}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			repo := nodetest.SeedRepo(t)
-			if err := gitfixture.Write(repo, map[string]string{c.file: c.content}); err != nil {
+			if err := gitfixture.Write(repo, c.files); err != nil {
 				t.Fatal(err)
 			}
 			if err := gitfixture.Commit(repo, "d", c.name); err != nil {
 				t.Fatal(err)
 			}
 			sum, a := nodetest.GateRun(t, repo, "", "type: parity")
-			nodetest.MustFail(t, sum, a, c.want)
+			if c.want == "" {
+				if sum.Status != sgruntime.StatusSucceeded {
+					t.Fatalf("parity fails where every package loads: %s", a.Feedback)
+				}
+				return
+			}
+			nodetest.MustFail(t, sum, a, c.want, "go list")
 		})
 	}
 	sum, a := nodetest.GateRun(t, nodetest.WorkspaceRepo(t), "", "type: parity")
