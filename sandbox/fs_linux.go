@@ -5,6 +5,7 @@ package sandbox
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -353,32 +354,77 @@ func cmdOwner(nestedUser bool) (uid, gid int) {
 // directories belong to the harness: the overlay takes a merged
 // directory's owner from the upper layer, so the upper gets the cache's
 // top directory and its first level (a Go build cache's 00…ff, from any
-// of the lower layers) owned by the commands. Deeper directories (a
-// module cache's read-only trees) stay as the host has them.
+// of the lower layers) owned by the commands. Small files at the top
+// level are copied up as the commands' (Go rewrites the checksum
+// database's tree head in place, and could not open the harness's file
+// for writing), each from the first lower layer that has it, the one the
+// overlay shows. Deeper directories (a module cache's read-only trees)
+// stay as the host has them.
 func openCache(lowers []string, upper string, nestedUser bool) error {
 	uid, gid := cmdOwner(nestedUser)
 	if nestedUser {
 		return nil // commands are the cache's owner already
 	}
+	seen := map[string]bool{}
 	for _, lower := range lowers {
-		entries, err := os.ReadDir(lower)
-		if err != nil {
+		if err := openCacheLayer(lower, upper, seen, uid, gid); err != nil {
 			return err
-		}
-		for _, e := range entries {
-			if !e.IsDir() {
-				continue
-			}
-			p := filepath.Join(upper, e.Name())
-			if err := os.Mkdir(p, 0o755); err != nil && !os.IsExist(err) {
-				return err
-			}
-			if err := os.Lchown(p, uid, gid); err != nil {
-				return err
-			}
 		}
 	}
 	return os.Lchown(upper, uid, gid)
+}
+
+// openCacheLayer does openCache's work for one lower layer. seen are the
+// top-level names of the layers above it, which hide its own.
+func openCacheLayer(lower, upper string, seen map[string]bool, uid, gid int) error {
+	entries, err := os.ReadDir(lower)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		p := filepath.Join(upper, e.Name())
+		hidden := seen[e.Name()]
+		seen[e.Name()] = true
+		if e.Type().IsRegular() && !hidden {
+			if err := copyUpSmall(filepath.Join(lower, e.Name()), p, uid, gid); err != nil {
+				return err
+			}
+		}
+		if !e.IsDir() || hidden {
+			continue // a directory above is opened already
+		}
+		if err := os.Mkdir(p, 0o755); err != nil && !os.IsExist(err) {
+			return err
+		}
+		if err := os.Lchown(p, uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyUpSmall copies a host cache's top-level file of at most 64 KiB into
+// the upper layer, owned by the commands; a larger one stays the host's.
+// The file is opened without following links, and only once it is in
+// the upper layer does the overlay show it.
+func copyUpSmall(src, dst string, uid, gid int) error {
+	f, err := os.OpenFile(src, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > 64<<10 {
+		return err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, b, st.Mode().Perm()); err != nil {
+		return err
+	}
+	return os.Lchown(dst, uid, gid)
 }
 
 // mountCache shows a host cache directory copy-on-write inside the box.

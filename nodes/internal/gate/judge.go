@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,6 +107,9 @@ type judge struct {
 	// its copy); start is what it held before the gate's first command.
 	root  string
 	start map[string]stamp
+	// toolchain is the Go toolchain's bookkeeping the judge box's go
+	// commands may write (prepareToolchain).
+	toolchain map[string]bool
 }
 
 // Exec runs a gate's command in the judge box.
@@ -122,6 +128,9 @@ func (j *judge) boxFor(ctx context.Context) (*sandbox.Box, error) {
 	defer j.mu.Unlock()
 	if j.box == nil && j.err == nil {
 		j.box, j.root, j.cleanup, j.err = startJudge(ctx, j.w, j.cand, j.hidden)
+		if j.err == nil {
+			j.toolchain, j.err = prepareToolchain(ctx, j.w, j.cand, j.box)
+		}
 		if j.err == nil {
 			j.start, j.err = stamps(j.root)
 		}
@@ -150,18 +159,89 @@ func (j *judge) recapture(c *Candidate) error {
 }
 
 // changed lists what the gate's commands wrote in the judge box's
-// workspace: the tree they judged is not what they were given.
-func (j *judge) changed() ([]string, error) {
+// workspace (the tree they judged is not what they were given), and
+// apart, the toolchain's bookkeeping they wrote, which is no such write.
+func (j *judge) changed() (out, toolchain []string, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.box == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	now, err := stamps(j.root)
 	if err != nil {
-		return nil, fmt.Errorf("read the judge box's workspace: %w", err)
+		return nil, nil, fmt.Errorf("read the judge box's workspace: %w", err)
 	}
-	return wsState{stamps: now}.changedSince(wsState{stamps: j.start}), nil
+	out, toolchain = wsState{stamps: now, toolchain: j.toolchain}.changedSince(wsState{stamps: j.start, toolchain: j.toolchain})
+	return j.classify(out), toolchain, nil
+}
+
+// classify labels each path written in the judge box by what it is now:
+// a file the commit would hold, one git would ignore, or one gone.
+func (j *judge) classify(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = p
+		if strings.HasSuffix(p, "/") || strings.HasPrefix(p, "(") {
+			continue
+		}
+		info, err := os.Lstat(filepath.Join(j.root, filepath.FromSlash(p)))
+		if err != nil || info.Mode()&os.ModeCharDevice != 0 { // absent, or an overlay whiteout
+			out[i] = p + " (back to its base content, or removed)"
+			continue
+		}
+		probe := []sandbox.Change{{Path: p, Mode: info.Mode()}}
+		for _, c := range j.cand.Changes {
+			if path.Base(c.Path) == ".gitignore" {
+				probe = append(probe, c)
+			}
+		}
+		if _, ignored, err := j.cand.repo.Promoted(probe); err == nil && slices.Contains(ignored, p) {
+			out[i] = p + " (ignored by git)"
+		} else {
+			out[i] = p + " (part of the change)"
+		}
+	}
+	return out
+}
+
+// prepareToolchain creates, empty, the Go toolchain's bookkeeping that the
+// candidate leaves out: a go.work.sum beside a go.work that git ignores
+// and the base does not track, which every go command writes in a fresh
+// clone of a workspace (workspace.ToolchainFiles). Made before the gate's
+// first command, Go's write changes that file only, never its directory,
+// and the verdict names it (toolchain_wrote) instead of failing the gate.
+func prepareToolchain(ctx context.Context, w *workspace.Workspace, cand *Candidate, box *sandbox.Box) (map[string]bool, error) {
+	probe := append(slices.Clone(cand.Changes), sandbox.Change{Path: workspace.GoWorkSum, Mode: 0o644})
+	files, err := w.ToolchainFiles(probe)
+	if err != nil || !files[workspace.GoWorkSum] {
+		return nil, err
+	}
+	// noclobber: nothing there is followed or truncated.
+	res, err := box.Exec(ctx, sandbox.Command{Args: []string{"sh", "-c", "set -C; : > " + workspace.GoWorkSum}, Timeout: time.Minute})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return nil, fmt.Errorf("create an empty %s: %s", workspace.GoWorkSum, res.Output)
+	}
+	return files, nil
+}
+
+// FreshBox starts, for the running gate, a second box like its judge box
+// (the candidate over the base snapshot), whose caches no command wrote,
+// not even the gate's own: code the gate has run, the change's tests,
+// may have written its judge box's module cache. close stops the box and
+// deletes everything written in it.
+func FreshBox(ctx context.Context, w *workspace.Workspace) (*sandbox.Box, func(), error) {
+	cand, ok := Judged(ctx)
+	if !ok {
+		return nil, nil, errors.New("a fresh box is built from the candidate a gate judges; no gate is judging one")
+	}
+	box, _, cleanup, err := startJudge(ctx, w, cand, "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("start a fresh box: %w", err)
+	}
+	return box, func() { box.Close(); cleanup() }, nil
 }
 
 // close throws the judge box away, with everything written in it.
