@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"io"
 	"os"
 	"os/signal"
@@ -157,6 +158,9 @@ func findRun(run, repo string) (string, error) {
 	return filepath.Abs(dir)
 }
 
+// textResult is a tool's answer as text. It quotes what runs wrote (a
+// reason, a title): the caller's client may print it to a terminal, so
+// it goes through termtext like everything the CLI prints.
 func textResult(format string, a ...any) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, a...)}}}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: termtext.Text(fmt.Sprintf(format, a...))}}}
 }

@@ -160,3 +160,35 @@ func TestMCPSurvivesItsCallers(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPAgentTextIsData: an agent hands off with a reason holding
+// terminal escapes and a fake "## Take over" with a curl | sh. What
+// show_run and run_status tell the attended agent (and the person who
+// reads its screen) holds no control character, and the reason is one
+// quoted line: the only "## Take over" is the harness's, first.
+func TestMCPAgentTextIsData(t *testing.T) {
+	repo, _ := stateRepo(t)
+	bp := writeBlueprint(t, "version: 1\nname: mcp-text\nstart: implement\nnodes:\n  implement: {type: agent, prompt: fix Add, next: done}\n  done: {type: succeed}\n")
+	script := writeScript(t, []map[string]any{toolCall("handoff", map[string]any{"reason": hostileText})})
+	code, out, errs := runCLI("run", bp, "--repo", repo, "--model", "script:"+script)
+	if code != exitHandoff {
+		t.Fatalf("exit %d, want a hand-off\n%s\n%s", code, out, errs)
+	}
+	id := strings.TrimSuffix(strings.Fields(out)[1], ":")
+	cs := mcpClient(t, nil)
+	for _, tool := range []string{"show_run", "run_status"} {
+		_, text, isErr := callTool[map[string]any](t, cs, tool, map[string]any{"run": id, "repo": repo})
+		if isErr {
+			t.Fatalf("%s: %s", tool, text)
+		}
+		terminalSafe(t, tool, text)
+		// Outside fences, the headings are the harness's: none in
+		// run_status, the lead's in show_run, "## Outcome" first.
+		headings, _ := markdownHeadings(text)
+		joined := strings.Join(headings, "|")
+		if tool == "run_status" && len(headings) > 0 || tool == "show_run" && (!strings.HasPrefix(joined, "## Outcome|## Take over|") ||
+			strings.Count(joined, "## Take over") != 1) {
+			t.Errorf("%s: headings %q: the agent's take-over got through as the harness's:\n%s", tool, headings, text)
+		}
+	}
+}
