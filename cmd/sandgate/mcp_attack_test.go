@@ -192,3 +192,30 @@ func TestMCPAgentTextIsData(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPErrorsAreData: a repository's blueprint names a key and a node
+// type with terminal escapes and a bidi override; start_run refuses it
+// with the problems, validate_blueprint lists them. Neither answer (an
+// error's text included) holds a control character.
+func TestMCPErrorsAreData(t *testing.T) {
+	repo, _ := stateRepo(t)
+	bp := filepath.Join(repo, "evil.yaml")
+	src := "version: 1\nname: evil\nstart: a\n\"\\e]52;c;Y3VybA==\\a\": 1\nnodes:\n  a: {type: \"x\\e[2K\\r\\u202e\"}\n"
+	if err := os.WriteFile(bp, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := mcpClientRoots(t, nil, []string{repo})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"start_run", map[string]any{"blueprint": bp, "repo": repo}},
+		{"validate_blueprint", map[string]any{"path": bp}},
+	} {
+		_, text, _ := callTool[map[string]any](t, cs, c.tool, c.args)
+		if !strings.Contains(text, "Y3VybA==") {
+			t.Fatalf("%s: %q does not name the problem", c.tool, text)
+		}
+		terminalSafe(t, c.tool, text)
+	}
+}
