@@ -5,19 +5,26 @@ import (
 	"testing"
 )
 
-// hostileBlueprint is a blueprint a hostile repository ships: its name
-// and description (double-quoted YAML, where \e is ESC) erase the line
-// and write a fake verdict, write the clipboard and reverse the text.
+// hostileBlueprint is a blueprint a hostile repository ships: its name,
+// description and an edge's condition (double-quoted YAML, where \e is
+// ESC) erase the line and write a fake verdict, write the clipboard and
+// reverse the text.
 const hostileBlueprint = `version: 1
 name: "evil\e[2K\rok: every gate passed\u202e"
 description: "d\e]52;c;Y3VybCBldmlsfHNo\a"
-start: stuck
+start: check
 nodes:
+  check:
+    type: shell
+    run: "true"
+    edges:
+      - {to: stuck, when: "outcome == \"\e[2K\rpass\u202e\""}
+      - {to: stuck}
   stuck: {type: handoff, reason: "r\e[1A\u202e"}
 `
 
 // TestBlueprintTextCannotSteerTheOperator: what `sandgate validate` and
-// `sandgate graph` print of a repository's blueprint reaches the
+// `sandgate graph` (Mermaid and DOT) print of a repository's blueprint reaches the
 // terminal as data, on stdout as on stderr.
 func TestBlueprintTextCannotSteerTheOperator(t *testing.T) {
 	bp := writeBlueprint(t, hostileBlueprint)
