@@ -28,6 +28,7 @@ type TestConfig struct {
 	HiddenFeedback     string            `sg:"hidden_feedback,enum=count|names,default=count" doc:"what the agent learns when held-out tests fail: count or names"`
 	AllowNoTests       []string          `sg:"allow_no_tests,notemplate" doc:"Go packages (import paths, or a prefix ending in /...) allowed to have test files yet run no test; any other such package fails the gate"`
 	AllowTestDetection bool              `sg:"allow_test_detection" doc:"let the change's non-test Go files detect the test binary (testing.Testing or testing.Init, test.* flag names, a .test binary name, writes to os.Args); by default such code fails the gate, as it could behave differently under test"`
+	AllowVendorPatches bool              `sg:"allow_vendor_patches" doc:"accept a vendor/ that go mod vendor does not reproduce (a repository that carries patches there); by default a change touching vendor/ fails the gate unless go mod vendor, run in a fresh box from the modules go.sum verifies, makes exactly that vendor/. The verdict records the opt-out"`
 	Canary             string            `sg:"canary,enum=on|off,default=on" doc:"compile an always-failing test with a random name into every tested package (go test -overlay; the workspace is untouched): a report in which it does not fail was forged by the test binary. off for packages whose TestMain fails the package after passing tests (goleak.VerifyTestMain): with the canary failing, such post-checks do not run"`
 }
 

@@ -143,7 +143,7 @@ func testDirs(v *changeView) []string {
 // of its test files; ok is false when the directory declares no test go
 // test would run (a canary there would make the package's only test).
 func makeCanary(v *changeView, mod, dir string, tags bool) (testCanary, string, bool) {
-	pkg, ok := packagePath(mod, dir)
+	pkg, ok := importPathIn(v, dir)
 	names, _ := testsInDir(v, dir, tags)
 	if !ok || len(names) == 0 {
 		return testCanary{}, "", false
@@ -180,13 +180,6 @@ func makeCanary(v *changeView, mod, dir string, tags bool) (testCanary, string, 
 		return testCanary{pkg: pkg, dir: dir, name: name, file: file}, code, true
 	}
 	return testCanary{}, "", false
-}
-
-func packagePath(mod, dir string) (string, bool) {
-	if dir == "." {
-		return mod, true
-	}
-	return mod + "/" + dir, true
 }
 
 // canaryVocabulary makes names that read like any test's, so a forger
