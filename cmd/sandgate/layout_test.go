@@ -52,6 +52,9 @@ func TestImportDirection(t *testing.T) {
 		// queue, the GitHub client and the remote plumbing need no sandbox,
 		// and the inbox reads queues and verdicts through their packages,
 		// never through the nodes facade.
+		// The canary of go test reports reads source trees and writes box
+		// commands: it needs only the sandbox's command types.
+		"internal/gocanary":         {"sandbox"},
 		"nodes/verdict":             nil,
 		"nodes/internal/feedback":   nil,
 		"nodes/internal/atomicfile": nil,
