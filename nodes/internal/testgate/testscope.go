@@ -13,11 +13,11 @@ import (
 	"regexp"
 	goruntime "runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/sandgate/sandgate/internal/gocanary"
 	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -101,23 +101,7 @@ func modIgnores(data []byte) []string {
 }
 
 // moduleOf reads the module path from the view's root go.mod.
-func moduleOf(v *changeView) string {
-	data, err := v.read("go.mod")
-	if err != nil {
-		return ""
-	}
-	for line := range strings.Lines(string(data)) {
-		line, _, _ = strings.Cut(line, "//")
-		f := strings.Fields(line)
-		if len(f) == 2 && f[0] == "module" {
-			if s, err := strconv.Unquote(f[1]); err == nil {
-				return s
-			}
-			return f[1]
-		}
-	}
-	return ""
-}
+func moduleOf(v *changeView) string { return gocanary.ModulePath(viewTree{v}, "go.mod") }
 
 // selectsTests matches a command line that chooses tests by name; then
 // not every declared test is expected to run.
