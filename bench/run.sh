@@ -38,8 +38,8 @@ SANDGATE_BENCH_FILES="$files" bench ./sandbox 'BenchmarkWorkspace' "$wcount" 1x
   echo
   go run ./bench/summarize < "$raw"
   echo
-  echo "### Harness steps on a 650k-object history vs a 10-file repository"
-  echo "(go run ./bench/harness -runs $count: one-line change; diff_cap, git_commit, git_push to a --shared bare clone, review, and the run's wrap-up after the last node; median (min–max))"
+  echo "### Harness overhead per run: first run ever, same commit, new commit"
+  echo "(go run ./bench/harness -runs $wcount \${SANDGATE_BENCH_REAL:+-real ...}: a one-line change, then diff_cap, git_commit, git_push to a --shared bare clone, clean-checkout ci running true, review; median (min–max); set SANDGATE_BENCH_REAL=name=/path,... to add real repositories)"
   echo
-  go run ./bench/harness -runs "$count"
+  go run ./bench/harness -runs "$wcount" ${SANDGATE_BENCH_REAL:+-real "$SANDGATE_BENCH_REAL"}
 } | tee "$out/summary.md"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Severity says whether a diagnostic stops the blueprint from loading.
@@ -60,7 +61,36 @@ func (d Diagnostic) Pretty() string {
 	if col > len(line) {
 		col = len(line)
 	}
+	line, col = snippetWindow(line, col)
 	return s + "\n    " + line + "\n    " + strings.Repeat(" ", col) + "^"
+}
+
+// snippetWidth is how much of a long source line Pretty shows, around
+// the column: a hostile file's one line can be a megabyte.
+const snippetWidth = 120
+
+// snippetWindow cuts line to about snippetWidth bytes around col (on
+// character boundaries, "…" marking each cut) and moves col with it.
+func snippetWindow(line string, col int) (string, int) {
+	if len(line) <= snippetWidth {
+		return line, col
+	}
+	start := max(0, col-snippetWidth/2)
+	for start > 0 && !utf8.RuneStart(line[start]) {
+		start--
+	}
+	end := min(len(line), start+snippetWidth)
+	for end < len(line) && !utf8.RuneStart(line[end]) {
+		end++
+	}
+	out, col := line[start:end], col-start
+	if start > 0 {
+		out, col = "…"+out, col+1
+	}
+	if end < len(line) {
+		out += "…"
+	}
+	return out, col
 }
 
 // Diagnostics is a list of problems. As an error it reports every entry; use

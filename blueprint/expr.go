@@ -128,6 +128,11 @@ func (d *decoder) compileTemplate(env *envSchema, pe pendingExpr) (*Template, bo
 // expr-lang type-check and compile. base is the byte offset of code inside
 // the YAML scalar, for positions.
 func (d *decoder) compileOne(env *envSchema, code string, pe pendingExpr, base int, asBool bool) (*vm.Program, *envSchema, bool) {
+	// Before anything recursive reads it (see MaxExprDepth).
+	if at, msg, bad := exprTooDeep(code); bad {
+		d.r.errorf(d.valuePos(pe.node, base+at), pe.path, "%s", msg)
+		return nil, nil, false
+	}
 	// One config serves parsing and checking, so each expression is parsed
 	// once (expr.Compile would parse it again).
 	config := conf.CreateNew()

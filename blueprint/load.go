@@ -47,16 +47,23 @@ func readFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return ReadOpen(f)
+}
+
+// ReadOpen reads a blueprint from a file opened without waiting for a
+// writer (O_NONBLOCK, so a FIFO is seen for what it is): what is not a
+// regular file or is larger than MaxFileBytes is refused.
+func ReadOpen(f *os.File) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
+		return nil, &os.PathError{Op: "read", Path: f.Name(), Err: fmt.Errorf("not a regular file (%s)", fi.Mode().Type())}
 	}
 	src, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err == nil && len(src) > MaxFileBytes {
-		err = &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes: not a blueprint", MaxFileBytes)}
+		err = &os.PathError{Op: "read", Path: f.Name(), Err: fmt.Errorf("larger than %d bytes: not a blueprint", MaxFileBytes)}
 	}
 	return src, err
 }

@@ -42,11 +42,19 @@ func syntaxError(r *reporter, src []byte, err error) {
 	r.errorf(Pos{line, col}, "", "syntax error: %s", msg)
 }
 
+// maxRelocateLines bounds the files whose syntax errors are re-located:
+// each step of the search parses a prefix, and a blueprint is a page or
+// two, not the 30,000 lines a hostile 1 MiB file can hold.
+const maxRelocateLines = 5000
+
 // firstBadLine returns the 1-based number of the first line L such that the
 // file's first L lines fail to parse, found by binary search; 0 when every
 // prefix parses (the error is only visible at the end of the input).
 func firstBadLine(src []byte) int {
 	lines := bytes.SplitAfter(src, []byte("\n"))
+	if len(lines) > maxRelocateLines {
+		return 0 // yaml's own line: the search would parse a huge file a score of times
+	}
 	bad := func(n int) bool {
 		var doc yaml.Node
 		return yaml.Unmarshal(bytes.Join(lines[:n], nil), &doc) != nil

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/sandgate/sandgate/internal/browsertest"
+	"github.com/sandgate/sandgate/internal/wait"
 )
 
 func browser(t *testing.T) (context.Context, *atomic.Int32) {
-	b := browsertest.Start(t, 90*time.Second)
+	b := browsertest.Start(t)
 	return b.Ctx, b.Dialogs
 }
 
@@ -90,13 +90,9 @@ func liveUpdate(t *testing.T, ctx context.Context, w *world) {
 		defer close(done)
 		w.seed.run(t, w.runs, "run-live", loopBP("loop", "wait", "[pass]"))
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(readFile(filepath.Join(w.runs, "run-live", "events.jsonl")), `"node":"implement"`) {
-		if time.Now().After(deadline) {
-			t.Fatal("the live run never started implement")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Until(t, "the live run started implement", func() bool {
+		return strings.Contains(readFile(filepath.Join(w.runs, "run-live", "events.jsonl")), `"node":"implement"`)
+	})
 	must(t, chromedp.Do(ctx, chromedp.Navigate(w.ts.URL+"/run/0/run-live"),
 		chromedp.WaitReady(chromedp.CSS(`g.node[data-node="implement"][data-state="running"]`))))
 	must(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`)))

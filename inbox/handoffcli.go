@@ -2,7 +2,8 @@ package inbox
 
 import (
 	"encoding/json"
-	"strings"
+
+	"github.com/sandgate/sandgate/internal/shellquote"
 )
 
 // handoffCLI is what a person at a shell needs for a hand-off: the
@@ -24,17 +25,6 @@ func cliOf(d *runDir, answerTo []string) *handoffCLI {
 	if len(answerTo) > 0 {
 		node = answerTo[0]
 	}
-	c.Answer = "sandgate answer " + shellQuote(d.path) + " --to " + shellQuote(node) + " --note '…'"
+	c.Answer = "sandgate answer " + shellquote.Quote(d.path) + " --to " + shellquote.Quote(node) + " --note '…'"
 	return c
-}
-
-// shellQuote quotes s for a POSIX shell unless it is plainly safe.
-func shellQuote(s string) string {
-	safe := s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@+=,", r))
-	}) < 0
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

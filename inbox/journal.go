@@ -91,6 +91,9 @@ type runView struct {
 	Answers []answer
 	// finished: the journal has a run_finished after its last answer.
 	finished bool
+	// durationMS is runtime.Elapsed of the journal: the workspace set-up
+	// included, waits for answers left out, as sandgate show counts.
+	durationMS int64
 }
 
 // answer is one answered event: who told which node what, and when.
@@ -149,13 +152,10 @@ func foldEvents(events []runtime.Event) *runView {
 			v.Answers = append(v.Answers, answer{By: ev.By, Node: ev.Node, Note: ev.Feedback, Time: ev.Time})
 		}
 	}
+	total, _ := runtime.Elapsed(events)
+	v.durationMS = total.Milliseconds()
 	return v
 }
 
-// DurationMS is the run's length so far.
-func (v *runView) DurationMS() int64 {
-	if v.Started.IsZero() {
-		return 0
-	}
-	return v.Last.Sub(v.Started).Milliseconds()
-}
+// DurationMS is the run's length so far, as runtime.Elapsed counts it.
+func (v *runView) DurationMS() int64 { return v.durationMS }

@@ -2,6 +2,7 @@ package inbox_test
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -11,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sandgate/sandgate/inbox"
+	"github.com/sandgate/sandgate/internal/wait"
 )
 
 // crashedJournal is a run whose harness died in the middle of a node: no
@@ -31,12 +32,12 @@ func deadPid(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
-// TestCrashedRunShowsStopped: a run without run_finished whose pid file
-// is missing or names a dead process is "stopped (no process)" in the
+// TestCrashedRunShowsInterrupted: a run without run_finished whose pid file
+// is missing or names a dead process is "interrupted (no process)" in the
 // list, on its page and in its live stream (which ends rather than
 // waiting forever); one whose process lives is running. The index also
 // notices a harness that dies after it first read the run.
-func TestCrashedRunShowsStopped(t *testing.T) {
+func TestCrashedRunShowsInterrupted(t *testing.T) {
 	w := newWorld(t, "")
 	dir := filepath.Join(w.runs, "run-crashed")
 	writeFile(t, filepath.Join(dir, "events.jsonl"), crashedJournal)
@@ -45,8 +46,8 @@ func TestCrashedRunShowsStopped(t *testing.T) {
 		name, pid, want string
 	}{
 		{"own process", strconv.Itoa(1), "running"}, // pid 1 lives: signalling it is allowed or EPERM
-		{"dead process", strconv.Itoa(deadPid(t)), "stopped"},
-		{"no pid file", "", "stopped"},
+		{"dead process", strconv.Itoa(deadPid(t)), "interrupted"},
+		{"no pid file", "", "interrupted"},
 	} {
 		if tc.pid != "" {
 			writeFile(t, filepath.Join(dir, "pid"), tc.pid)
@@ -58,7 +59,7 @@ func TestCrashedRunShowsStopped(t *testing.T) {
 		if !strings.Contains(page, `id="run-status">`+tc.want+`<`) || !strings.Contains(list, "run-crashed") {
 			t.Errorf("%s: want %s on the page and in the list filtered by it\n%s", tc.name, tc.want, page)
 		}
-		if tc.want == "stopped" && !strings.Contains(page, "no process") {
+		if tc.want == "interrupted" && !strings.Contains(page, "no process") {
 			t.Errorf("%s: the page does not say no process carries the run on", tc.name)
 		}
 	}
@@ -68,16 +69,10 @@ func TestCrashedRunShowsStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b := make([]byte, 64<<10)
-	var got string
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(got, "event: closed") && time.Now().Before(deadline); {
-		n, err := resp.Body.Read(b)
-		got += string(b[:n])
-		if err != nil {
-			break
-		}
-	}
-	if !strings.Contains(got, "event: closed") {
+	// The server ends the stream: reading it to the end returns. (Had it
+	// stayed open, go test's -timeout would report the hang.)
+	b, err := io.ReadAll(resp.Body)
+	if got := string(b); err != nil || !strings.Contains(got, "event: closed") {
 		t.Fatalf("the live stream of a dead run did not end:\n%s", got)
 	}
 }
@@ -183,15 +178,50 @@ func TestLiveStreamsCapped(t *testing.T) {
 		t.Fatalf("a stream over the cap: %s (Retry-After %q)", third.Status, third.Header.Get("Retry-After"))
 	}
 	first.Body.Close()
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	wait.Until(t, "a closed stream freed its place", func() bool {
 		r := open()
 		r.Body.Close()
-		if r.StatusCode == http.StatusOK {
+		return r.StatusCode == http.StatusOK
+	})
+}
+
+// TestLiveStreamSurvivesLongLines: a journal line longer than the
+// stream's window (9 MiB, what an agent's unbounded hand-off reason once
+// made) and one longer than a streamed line may be (2 MiB) are announced
+// by their size, and the events after them still arrive, up to the end.
+func TestLiveStreamSurvivesLongLines(t *testing.T) {
+	w := newWorld(t, "")
+	dir := filepath.Join(w.runs, "run-long")
+	writeFile(t, filepath.Join(dir, "pid"), "1")
+	long := func(seq, n int) string {
+		return `{"seq":` + strconv.Itoa(seq) + `,"type":"node_finished","node":"implement","attempt":1,"outcome":"handoff","reason":"` + strings.Repeat("x", n) + `"}` + "\n"
+	}
+	writeFile(t, filepath.Join(dir, "events.jsonl"), crashedJournal+long(3, 9<<20)+long(4, 2<<20)+
+		`{"seq":5,"type":"run_finished","status":"handed_off","reason":"after"}`+"\n"+`{"seq":6,"type":"run_closed"}`+"\n")
+	// A stream that stopped hangs here until go test's -timeout fails it.
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", w.ts.URL+"/run/0/run-long/events?offset=0", nil)
+	resp, err := w.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got strings.Builder
+	b := make([]byte, 64<<10)
+	for !strings.Contains(got.String(), "event: closed") {
+		n, err := resp.Body.Read(b)
+		got.Write(b[:n])
+		if err != nil {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a closed stream never freed its place: %s", r.Status)
+	}
+	s := got.String()
+	for _, want := range []string{`"type":"run_started"`, `{"type":"oversized_line","bytes":` + strconv.Itoa(len(long(3, 9<<20))-1) + `}`,
+		`{"type":"oversized_line","bytes":` + strconv.Itoa(len(long(4, 2<<20))-1) + `}`, `"reason":"after"`, `"type":"run_closed"`, "event: closed"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the stream lacks %s", want)
 		}
-		time.Sleep(20 * time.Millisecond)
+	}
+	if len(s) > 64<<10 {
+		t.Errorf("the stream sent %d bytes: long lines went out whole", len(s))
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/lines"
+	"github.com/sandgate/sandgate/runtime"
 )
 
 const perPage = 50
@@ -32,7 +34,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	all := s.index.Runs()
 	runs, total := Select(all, q)
 	p := listPage{Runs: runs, Total: total, Page: q.Page, Pages: max((total+perPage-1)/perPage, 1), Query: q,
-		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", statusStopped}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
+		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", string(runtime.StatusInterrupted)}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
 	link := func(page int) string {
 		v := url.Values{}
 		for k, val := range map[string]string{"status": q.Status, "blueprint": q.Blueprint, "q": q.Text} {
@@ -92,7 +94,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	p := &runPageData{Root: root, ID: id, Dir: d.path, View: v, Run: s.index.Get(root, id), Live: v.Status == "running", Offset: offset}
 	bp, err := d.blueprint(s.opts.Types)
 	if err != nil {
-		bp, p.GraphNote = nil, "blueprint.yaml: "+firstLine(err.Error())
+		bp, p.GraphNote = nil, "blueprint.yaml: "+lines.First(err.Error())
 	}
 	p.Graph = layoutDAG(bp, v)
 	if spans := d.traceSpans(); len(spans) > 0 && !p.Live {
@@ -134,13 +136,6 @@ func answerNodes(bp *blueprint.Blueprint) []string {
 		}
 	}
 	return out
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
@@ -241,7 +236,18 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "answer "+d.id+": no note", errors.New("write what the node should know in the note"), back)
 		return
 	}
-	if err := s.opts.Actions.Answer(r.Context(), d.path, node, note, s.opts.By); err != nil {
+	// A run that is not waiting for an answer is the request's problem
+	// (409, with the reason), and nothing is started or written.
+	if v := d.events(); v.Status != string(runtime.StatusHandedOff) {
+		err = fmt.Errorf("%w: run %s is %s, not handed off; only a handed-off run can be answered", runtime.ErrNotAnswerable, d.id, v.Status)
+	} else {
+		err = s.opts.Actions.Answer(r.Context(), d.path, node, note, s.opts.By)
+	}
+	if errors.Is(err, runtime.ErrNotAnswerable) {
+		s.fail(w, http.StatusConflict, "answer "+d.id+": not handed off", err, back)
+		return
+	}
+	if err != nil {
 		s.fail(w, http.StatusInternalServerError, "answer "+d.id+" failed", err, back)
 		return
 	}

@@ -35,7 +35,7 @@ const fileCap = 256 << 10
 func (d *runDir) events() *runView {
 	events, _ := readEvents(d.Root, "events.jsonl")
 	v := foldEvents(events)
-	markStopped(v, d.Root)
+	markInterrupted(v, d.Root)
 	if v.ID == "" {
 		v.ID = d.id
 	}

@@ -207,3 +207,27 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestAnswerNotHandedOff: answering a run that succeeded is the request's
+// mistake: 409 with the reason, and the actions are never called (the
+// CLI's would have left an answer log behind).
+func TestAnswerNotHandedOff(t *testing.T) {
+	w := newWorld(t, "")
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	tok := csrfOf(t, c, w.ts.URL+"/run/0/run-handoff") // the session's token; run-ok has no form
+	form := url.Values{"node": {"implement"}, "note": {"try again"}, "csrf": {tok}}
+	req, _ := http.NewRequest("POST", w.ts.URL+"/run/0/run-ok/answer", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(resp)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "run run-ok is succeeded, not handed off") {
+		t.Fatalf("%d\n%s", resp.StatusCode, body)
+	}
+	if got := w.acts.list(); len(got) != 0 {
+		t.Fatalf("the actions were called: %v", got)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/sandgate/sandgate/runtime"
 )
 
 // eventStream streams a run's new journal lines as server-sent events. It
@@ -54,7 +56,8 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		// A harness that died leaves no run_closed: its pid file says
 		// it is gone (read after the journal, so no line is missed).
 		if !closed && len(lines) == 0 {
-			_, closed = harnessGone(d.Root)
+			alive, _ := runtime.AliveIn(d.Root)
+			closed = !alive
 		}
 		if closed {
 			_, _ = io.WriteString(w, "event: closed\ndata: {}\n\n")
@@ -69,6 +72,16 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// streamWindow is how much of the journal one poll reads; maxStreamLine
+// is the longest line sent as it is. The page only needs to know that
+// something happened (it fetches the live fragment), so a longer line is
+// sent as a short note of its size, and a line longer than the window is
+// skipped to its end: no line, however long, stops the stream.
+const (
+	streamWindow  = 8 << 20
+	maxStreamLine = 1 << 20
+)
+
 // newLines reads the complete journal lines after offset; closed reports
 // that the run's journal has ended (run_closed).
 func newLines(d *runDir, offset int64) ([][]byte, int64, bool) {
@@ -80,20 +93,50 @@ func newLines(d *runDir, offset int64) ([][]byte, int64, bool) {
 	if st.Size() <= offset {
 		return nil, offset, false
 	}
-	buf := make([]byte, min(st.Size()-offset, 8<<20))
+	buf := make([]byte, min(st.Size()-offset, streamWindow))
 	n, _ := f.ReadAt(buf, offset)
 	buf = buf[:n]
 	end := bytes.LastIndexByte(buf, '\n')
 	if end < 0 {
-		return nil, offset, false
+		if n < streamWindow {
+			return nil, offset, false // a line still being written
+		}
+		next, ok := lineEnd(f, offset+int64(n))
+		if !ok {
+			return nil, offset, false
+		}
+		return [][]byte{oversized(next - offset)}, next + 1, false
 	}
 	var out [][]byte
 	closed := false
 	for _, l := range bytes.Split(buf[:end], []byte("\n")) {
 		if l = bytes.TrimSpace(l); len(l) > 0 {
-			out = append(out, l)
 			closed = closed || bytes.Contains(l, []byte(`"type":"run_closed"`))
+			if len(l) > maxStreamLine {
+				l = oversized(int64(len(l)))
+			}
+			out = append(out, l)
 		}
 	}
 	return out, offset + int64(end) + 1, closed
+}
+
+// lineEnd finds the next newline at or after from.
+func lineEnd(f io.ReaderAt, from int64) (int64, bool) {
+	chunk := make([]byte, 1<<20)
+	for {
+		n, err := f.ReadAt(chunk, from)
+		if i := bytes.IndexByte(chunk[:n], '\n'); i >= 0 {
+			return from + int64(i), true
+		}
+		if err != nil {
+			return 0, false
+		}
+		from += int64(n)
+	}
+}
+
+// oversized stands in for a journal line too long to stream.
+func oversized(size int64) []byte {
+	return []byte(`{"type":"oversized_line","bytes":` + strconv.FormatInt(size, 10) + `}`)
 }

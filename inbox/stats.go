@@ -23,17 +23,24 @@ type StatsQuery struct {
 // Stats is what a team watches across runs. Rates are fractions of the
 // finished runs (running ones are counted apart).
 type Stats struct {
-	Runs, Finished, Running      int
-	Succeeded, HandedOff, Failed int
-	Canceled                     int
-	SuccessRate, HandoffRate     float64
-	FailureRate                  float64
-	MedianMS, P90MS              int64
-	Tokens                       int
-	Cost                         float64
-	CostPerSuccess               float64
-	HandoffReasons, FailingNodes []Count
-	Flaky                        []Count
+	Runs           int     `json:"runs"`
+	Finished       int     `json:"finished"`
+	Running        int     `json:"running"`
+	Succeeded      int     `json:"succeeded"`
+	HandedOff      int     `json:"handed_off"`
+	Failed         int     `json:"failed"`
+	Canceled       int     `json:"canceled"`
+	SuccessRate    float64 `json:"success_rate"`
+	HandoffRate    float64 `json:"handoff_rate"`
+	FailureRate    float64 `json:"failure_rate"`
+	MedianMS       int64   `json:"median_ms"`
+	P90MS          int64   `json:"p90_ms"`
+	Tokens         int     `json:"tokens"`
+	Cost           float64 `json:"cost"`
+	CostPerSuccess float64 `json:"cost_per_success"`
+	HandoffReasons []Count `json:"handoff_reasons"`
+	FailingNodes   []Count `json:"failing_nodes"`
+	Flaky          []Count `json:"flaky"`
 }
 
 // Count is one ranked entry: a hand-off reason ("kind: reason"), a node

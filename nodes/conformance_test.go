@@ -40,8 +40,11 @@ func conformanceCases() map[string]conformanceCase {
 		"parity":      plain("tools: {go: go1}"),
 		"apply_patch": plain("patch: |\n" + indentLines(nodetest.FixPatch, "  ")), // fixPatch: patch_test.go
 		"agent": func(t *testing.T, repo string) runtimetest.Case {
+			// One script model serves every attempt the suite makes (a
+			// script continues across attempts, and fails an attempt once
+			// it runs out): one read-then-done exchange per attempt.
 			script := filepath.Join(t.TempDir(), "script.yaml")
-			os.WriteFile(script, []byte("- tool_calls:\n    - {function: {name: read_file, arguments: {path: calc.go}}}\n- content: Read calc.go; nothing to change.\n"), 0o644)
+			os.WriteFile(script, []byte(strings.Repeat("- tool_calls:\n    - {function: {name: read_file, arguments: {path: calc.go}}}\n- content: Read calc.go; nothing to change.\n", 64)), 0o644)
 			return runtimetest.Case{Body: "prompt: look at calc\nmodel: script:" + script}
 		},
 		"git_commit": func(t *testing.T, repo string) runtimetest.Case {

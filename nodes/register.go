@@ -16,7 +16,9 @@ type Options struct {
 	// operator's endpoint and key).
 	Agent agent.Options
 	// AllowEnv lists credentials blueprints may pass into the box through
-	// sandbox.env (the CLI's --allow-env); give EnvOptions.AllowEnv the same.
+	// sandbox.env (the CLI's --allow-env); EnvOptions.AllowEnv must be the
+	// same list: Config's one AllowEnv sets both (Config.Options,
+	// Config.EnvOptions, NewRuntime), so the two cannot differ.
 	AllowEnv []string
 	// AllowEndpoints lists URL prefixes blueprints may send credentials to
 	// (the CLI's --allow-endpoint): an agent's base_url with its

@@ -27,6 +27,9 @@ type Answer struct {
 // budget.answers bounds how often a run may be answered. A crash after the
 // answer is journaled is resumed like any other (Resume).
 func (rt *Runtime) Answer(ctx context.Context, dir string, a Answer) (*Summary, error) {
+	if len(a.Note) > MaxFeedback || len(a.By) > MaxText {
+		return nil, fmt.Errorf("answer: the note holds at most %d bytes and the name %d (got %d and %d)", MaxFeedback, MaxText, len(a.Note), len(a.By))
+	}
 	s, err := rt.lockAndLoad(dir, func(events []Event) (bool, error) {
 		if !finished(events) {
 			return false, fmt.Errorf("run %s has not finished (status running): only a handed-off run can be answered; wait for it, or resume it if its harness died", filepath.Base(dir))
@@ -55,6 +58,30 @@ func (rt *Runtime) Answer(ctx context.Context, dir string, a Answer) (*Summary, 
 		}
 	}
 	return x.loop(ctx)
+}
+
+// ErrNotAnswerable is wrapped by Answerable's errors: the run is not
+// waiting for an answer.
+var ErrNotAnswerable = errors.New("the run is not waiting for an answer")
+
+// Answerable reports why the run in dir cannot be answered now, reading
+// its files and writing nothing, so a server can refuse an answer before
+// it starts one: the run must have ended handed off with answers left.
+// nil does not promise the answer goes through (Answer decides, under the
+// run's lock); it means nothing recorded stands against it.
+func Answerable(dir string) error {
+	sum, err := Summarize(dir)
+	if err != nil {
+		return err
+	}
+	if sum.Status != StatusHandedOff {
+		return fmt.Errorf("%w: run %s is %s, not handed off; only a handed-off run can be answered", ErrNotAnswerable, sum.RunID, sum.Status)
+	}
+	var h Handoff
+	if readJSON(filepath.Join(dir, "handoff.json"), &h) == nil && h.Answer == "" {
+		return fmt.Errorf("%w: run %s has no answers left (budget.answers)", ErrNotAnswerable, sum.RunID)
+	}
+	return nil
 }
 
 // currentUser names the person running the harness.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/wait"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -300,17 +301,13 @@ func TestResumeAfterSIGKILLDuringAnswer(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		// writer appends the note just before it waits.
-		if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); strings.Contains(string(b), "SLEEP") {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the answer never started implement")
-		}
-		time.Sleep(20 * time.Millisecond)
+	// writer appends the note just before it waits.
+	if !wait.For(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(ws, "notes.txt"))
+		return strings.Contains(string(b), "SLEEP")
+	}) {
+		cmd.Process.Kill()
+		t.Fatal("the answer never started implement")
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

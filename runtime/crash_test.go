@@ -9,9 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/wait"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -61,19 +61,15 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	journal := filepath.Join(runs, "crash", "events.jsonl")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	// The node records its execution just after the journal says it
+	// started: wait for both, or a loaded machine kills it in between.
+	if !wait.For(t, func() bool {
 		b, _ := os.ReadFile(journal)
-		// The node records its execution just after the journal says it
-		// started: wait for both, or a loaded machine kills it in between.
-		if strings.Contains(string(b), `"type":"node_started","node":"slow"`) && executions(t, ws)["slow"] == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("child never reached the slow node; journal:\n%s", b)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return strings.Contains(string(b), `"type":"node_started","node":"slow"`) && executions(t, ws)["slow"] == 1
+	}) {
+		cmd.Process.Kill()
+		b, _ := os.ReadFile(journal)
+		t.Fatalf("child never reached the slow node; journal:\n%s", b)
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

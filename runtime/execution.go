@@ -67,6 +67,9 @@ type attempt struct {
 // the run ends, and newExecution when it fails.
 func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, dir string, m meta, lastSeq int, lock *os.File) (*execution, error) {
 	redact := rt.redactor(bp)
+	// Before the journal, so no reader sees a journal without its process
+	// (Alive).
+	_ = writePID(dir)
 	j, err := openJournal(filepath.Join(dir, "events.jsonl"), lastSeq, !rt.NoSync, redact)
 	if err != nil {
 		lock.Close()
@@ -79,7 +82,6 @@ func (rt *Runtime) newExecution(bp *blueprint.Blueprint, nodes map[string]Node, 
 		return nil, fmt.Errorf("set up tracing: %w", err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	_ = os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
 	x := &execution{rt: rt, bp: bp, sched: NewScheduler(bp), journal: j, nodes: nodes, dir: dir, meta: m,
 		runCtx: ctx, stop: stop, running: map[string]*attempt{}, done: make(chan Event, 16),
 		tracer: tracer, spans: map[string]trace.Span{}, shutdown: shutdown, redact: redact, lock: lock}
@@ -186,6 +188,7 @@ func (x *execution) launch(id string, n int, feedback string, delay time.Duratio
 	ctx, cancel := context.WithCancel(x.runCtx)
 	x.running[id] = &attempt{n: n, cancel: cancel}
 	ctx = trace.ContextWithSpan(ctx, trace.SpanFromContext(x.startNodeSpan(x.traceCtx, id, spec.Type, n)))
+	ctx = x.withNotes(ctx, id, n)
 	dir := filepath.Join(x.dir, "nodes", id, strconv.Itoa(n))
 	// Copying the state costs O(nodes); only nodes with templates need it.
 	scope := &blueprint.Scope{Inputs: x.sched.inputs, Feedback: feedback}
@@ -252,6 +255,12 @@ func (x *execution) runAttempt(ctx context.Context, node Node, spec *blueprint.N
 		ev.Outcome, ev.Outputs, ev.Feedback, ev.Tokens, ev.Cost = res.Outcome, res.Outputs, res.Feedback, res.Tokens, res.Cost
 		ev.Artifacts, ev.Reason = res.Artifacts, res.Reason
 	}
+	// The result's texts are the node's (an agent's reason, a tool's
+	// error): the journal keeps a few KiB of each, the attempt directory
+	// all of it.
+	if err := boundEvent(&ev, in.Dir, attemptRel(in.NodeID, in.Attempt), x.redact); err != nil {
+		in.Logger.Warn("the attempt's whole texts were not kept", "error", err)
+	}
 	in.Logger.Info("node finished", "outcome", ev.Outcome, "error", ev.Error, "duration_ms", ev.DurationMS)
 	return ev
 }
@@ -274,11 +283,14 @@ func (x *execution) prepare(ctx context.Context, resume bool) error {
 		return nil
 	}
 	start := time.Now()
+	ctx = x.withNotes(ctx, "", 0)
+	Notef(ctx, "setting up the workspace")
 	env, err := x.rt.Prepare(secrets.NewContext(ctx, x.redact), x.dir, x.bp, resume)
 	x.stage("workspace", start, err)
 	if err != nil {
 		return fmt.Errorf("prepare the run's environment: %w", err)
 	}
+	Notef(ctx, "workspace ready in %s", time.Since(start).Round(time.Millisecond))
 	x.env = env
 	if env.Workspace != "" {
 		x.meta.Workspace = env.Workspace
@@ -286,7 +298,11 @@ func (x *execution) prepare(ctx context.Context, resume bool) error {
 	x.services = x.rt.Services.Merge(env.Services)
 	if len(env.Layers) > 0 {
 		x.runSpan.SetAttributes(attribute.StringSlice("sandgate.sandbox.layers", env.Layers))
-		x.pendingInfo = append(x.pendingInfo, Event{Type: EvEnvironment, Layers: env.Layers, Time: time.Now()})
 	}
+	// The set-up happens before run_started (or an answer), so the
+	// journal's times leave it out: the event carries its duration, and
+	// Elapsed adds it back.
+	x.pendingInfo = append(x.pendingInfo, Event{Type: EvEnvironment, Layers: env.Layers, Time: time.Now(),
+		DurationMS: time.Since(start).Milliseconds()})
 	return nil
 }

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/shellquote"
 	"github.com/sandgate/sandgate/secrets"
 )
 
@@ -169,7 +171,11 @@ func buildHandoff(dir string, bp *blueprint.Blueprint, sum *Summary) Handoff {
 	h.Outcome = outcomeText(bp, sum)
 	h.AnswersLeft = max(0, bp.Budget.Answers-len(sum.Answers))
 	if h.AnswersLeft > 0 {
-		h.Answer = fmt.Sprintf("sandgate answer %s --to %s --note \"…\"", sum.RunID, answerTarget(bp, sum))
+		// The run's directory, not its id: the line works from any
+		// directory, whatever runs directory the run was recorded in; the
+		// run's model and allowances come from its own record.
+		abs, _ := filepath.Abs(dir)
+		h.Answer = "sandgate answer " + shellquote.Quote(abs) + " --to " + shellquote.Quote(answerTarget(bp, sum)) + " --note '…'"
 	}
 	from, fb := sum.LastFeedback()
 	h.FeedbackFrom, h.LastFeedback = from, collapseLines(fb, maxFeedback)
@@ -247,10 +253,8 @@ func describePatch(p []byte) ChangeInfo {
 	c := ChangeInfo{Bytes: len(p)}
 	var cur string
 	for _, line := range strings.Split(string(p), "\n") {
-		if rest, ok := strings.CutPrefix(line, "diff --git a/"); ok {
-			if i := strings.Index(rest, " b/"); i >= 0 {
-				cur = rest[:i]
-			}
+		if rest, ok := strings.CutPrefix(line, "diff --git "); ok {
+			cur = diffName(rest)
 			c.Files = append(c.Files, cur)
 			continue
 		}
@@ -261,31 +265,48 @@ func describePatch(p []byte) ChangeInfo {
 	return c
 }
 
+// diffName is the file a "diff --git a/NAME b/NAME" header names. git
+// quotes a name holding a control character, a quote or a backslash
+// ("a/notes\033[1A.txt"), in C's syntax, which strconv.Unquote reads.
+func diffName(rest string) string {
+	if strings.HasPrefix(rest, `"`) {
+		for i := 1; i < len(rest); i++ {
+			switch rest[i] {
+			case '\\':
+				i++
+			case '"':
+				if name, err := strconv.Unquote(rest[:i+1]); err == nil {
+					return strings.TrimPrefix(name, "a/")
+				}
+				return rest
+			}
+		}
+		return rest
+	}
+	a := strings.TrimPrefix(rest, "a/")
+	if i := strings.Index(a, " b/"); i >= 0 {
+		return a[:i]
+	}
+	return a
+}
+
 // takeoverCommands are the commands that put the change on a branch of
 // the user's repository, and those that fetch a pushed branch.
 func takeoverCommands(h *Handoff) (takeover, fetch []string) {
-	repo := shellQuote(h.Repository)
+	repo := shellquote.Quote(h.Repository)
 	branch := "sandgate/" + h.RunID
 	if h.Change.Patch != "" {
-		checkout := "git -C " + repo + " checkout -b " + shellQuote(branch)
+		checkout := "git -C " + repo + " checkout -b " + shellquote.Quote(branch)
 		if h.Base != "" {
 			checkout += " " + h.Base
 		}
-		takeover = []string{checkout, "git -C " + repo + " apply --index " + shellQuote(h.Change.Patch)}
+		takeover = []string{checkout, "git -C " + repo + " apply --index " + shellquote.Quote(h.Change.Patch)}
 	}
 	for _, p := range h.Pushed {
-		fetch = append(fetch, "git -C "+repo+" fetch "+shellQuote(p.Remote)+" "+shellQuote(p.Branch),
-			"git -C "+repo+" checkout -b "+shellQuote(p.Branch)+" FETCH_HEAD")
+		fetch = append(fetch, "git -C "+repo+" fetch "+shellquote.Quote(p.Remote)+" "+shellquote.Quote(p.Branch),
+			"git -C "+repo+" checkout -b "+shellquote.Quote(p.Branch)+" FETCH_HEAD")
 	}
 	return takeover, fetch
-}
-
-// shellQuote quotes s for a POSIX shell when it needs quoting.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+=,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func oneLine(s string) string {

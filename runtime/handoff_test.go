@@ -98,7 +98,8 @@ HcmV?d00001
 `
 
 // TestHandoffGolden runs a hand-off end to end and compares handoff.md
-// with testdata/handoff.golden.md: the task and outcome lead, the
+// with testdata/handoff.golden.md: the outcome, the takeover commands and
+// the answer lead, the task and the reason follow as quotations, the
 // takeover commands name change.patch and the base commit, the pushed
 // branch can be fetched, each attempt says what it did, and 150 similar
 // lines of feedback are one line and a count.
@@ -158,8 +159,8 @@ func TestHandoffWithoutChange(t *testing.T) {
 	f := newFixture(t, retryLoop("[handoff]", ""))
 	sum := f.run(t, context.Background(), map[string]any{"task": "x"})
 	md := string(must(os.ReadFile(filepath.Join(sum.Dir, "handoff.md"))))
-	for _, want := range []string{"## Task\n\n- **task**: x", "Step `lint` (gate) asked for a person: scripted hand-off",
-		"does not record changes", "`lint` (gate) attempt 1: **handoff**"} {
+	for _, want := range []string{"## Task\n\n- **task**: `x`", "Step `lint` (gate) asked for a person in attempt 1",
+		"```text\nnode lint asked for a person: scripted hand-off\n```", "does not record changes", "`lint` (gate) attempt 1: **handoff**"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("handoff.md lacks %q:\n%s", want, md)
 		}

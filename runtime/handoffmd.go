@@ -9,13 +9,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/termtext"
 )
 
 // maxPatchLines caps the excerpt of the change in handoff.md; the whole
 // change is in change.patch.
 const maxPatchLines = 200
 
-// outcomeText says in plain words why a run was handed off.
+// outcomeText says in plain words why a run was handed off. It is made
+// from harness data only (the blueprint, the kind of end, counts): what an
+// agent or a repository wrote is quoted elsewhere, never spliced in here,
+// so it cannot pass for the harness's account.
 func outcomeText(bp *blueprint.Blueprint, sum *Summary) string {
 	switch sum.Kind {
 	case "edge":
@@ -23,9 +27,8 @@ func outcomeText(bp *blueprint.Blueprint, sum *Summary) string {
 			return edgeOutcome(bp, sum, e)
 		}
 	case "node":
-		if i := strings.Index(sum.Reason, " asked for a person: "); i >= 0 {
-			node := strings.TrimPrefix(sum.Reason[:i], "node ")
-			return capitalize(fmt.Sprintf("%s asked for a person: %s", nodeName(bp, node), sum.Reason[i+len(" asked for a person: "):]))
+		if a := lastHandoff(sum); a != nil {
+			return capitalize(fmt.Sprintf("%s asked for a person in attempt %d; its reason is quoted under \"Reason given\" below.", nodeName(bp, a.Node), a.Attempt))
 		}
 	case blueprint.TypeHandoff:
 		return handoffNodeOutcome(bp, sum)
@@ -37,8 +40,20 @@ func outcomeText(bp *blueprint.Blueprint, sum *Summary) string {
 		return fmt.Sprintf("The run used up its budget of node runs after %d runs.", sum.NodeRuns)
 	case "timeout":
 		return "The run reached its time limit before any gate let the change through."
+	case "workspace_lost":
+		return "The host that held the run's workspace is gone; the reason is quoted under \"Reason given\" below."
 	}
-	return "The run was handed to a person: " + sum.Reason
+	return "The run was handed to a person; the reason is quoted under \"Reason given\" below."
+}
+
+// lastHandoff is the latest attempt that asked for a person.
+func lastHandoff(sum *Summary) *AttemptInfo {
+	for i := len(sum.Attempts) - 1; i >= 0; i-- {
+		if a := &sum.Attempts[i]; a.Outcome == OutcomeHandoff {
+			return a
+		}
+	}
+	return nil
 }
 
 // exhaustedEdge finds the bounded edge a reason names.
@@ -70,14 +85,28 @@ func edgeOutcome(bp *blueprint.Blueprint, sum *Summary, e *blueprint.Edge) strin
 
 func handoffNodeOutcome(bp *blueprint.Blueprint, sum *Summary) string {
 	rest, _ := strings.CutPrefix(sum.Reason, "reached ")
-	id, why, _ := strings.Cut(rest, ": ")
-	s := fmt.Sprintf("The run reached its hand-off step `%s` (%s)", id, why)
+	id, _, _ := strings.Cut(rest, ": ")
+	n := bp.Nodes[id]
+	if n == nil || n.Type != blueprint.TypeHandoff {
+		return "The run reached a hand-off step; the reason is quoted under \"Reason given\" below."
+	}
+	why, _ := n.Config["reason"].(string)
+	s := fmt.Sprintf("The run reached its hand-off step `%s` (%s)", id, termtext.Line(orDefault(why, "no reason given")))
 	for i := len(sum.Attempts) - 1; i >= 0; i-- {
 		if a := sum.Attempts[i]; a.To == id {
-			return s + fmt.Sprintf(" after %s ended %s.", nodeName(bp, a.Node), verdictOf(a))
+			return s + fmt.Sprintf(" after %s ended %s.", nodeName(bp, a.Node), verdictWord(a))
 		}
 	}
 	return s + "."
+}
+
+// verdictWord is an attempt's verdict in one harness word; a node's error
+// text is the node's, quoted elsewhere.
+func verdictWord(a AttemptInfo) string {
+	if a.Error != "" && !a.Canceled {
+		return "with an error"
+	}
+	return verdictOf(a)
 }
 
 func lastAttempt(sum *Summary, node string) *AttemptInfo {
@@ -108,31 +137,38 @@ func capitalize(s string) string {
 	return string(unicode.ToUpper(r)) + s[n:]
 }
 
-// Markdown renders the hand-off for a person: the task, the outcome and
-// how to take over first, then the attempts, the feedback and the change.
+// Markdown renders the hand-off for a person. The sections a person acts
+// on come first and are the harness's own words: the outcome, how to take
+// the change over, how to answer. Everything an agent, a repository or a
+// command wrote follows as a quotation: inline code spans for short
+// values, fenced blocks (a fence longer than any backtick run inside) for
+// the rest, control characters written out visibly, so no such text can
+// open a heading, a command block or a link, or steer a terminal that
+// prints the file.
 func (h *Handoff) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Hand-off: run %s (%s)\n\n", h.RunID, h.Blueprint)
+	fmt.Fprintf(&b, "# Hand-off: run %s (%s)\n\n", codeSpan(h.RunID), codeSpan(h.Blueprint))
 	h.writeLead(&b)
 	b.WriteString("\n## What was tried\n\n")
 	for i, t := range h.Tried {
 		writeTried(&b, i+1, t)
 	}
 	if h.LastFeedback != "" {
-		fmt.Fprintf(&b, "\n## Last feedback (from %s)\n\n%s\n", h.FeedbackFrom, fenced("", h.LastFeedback))
+		fmt.Fprintf(&b, "\n## Last feedback (from %s)\n\n%s\n", codeSpan(h.FeedbackFrom), fenced("", h.LastFeedback))
 	}
 	if h.excerpt != "" {
 		fmt.Fprintf(&b, "\n## The change (see %s for all of it)\n\n%s\n", PatchFile, fenced("diff", h.excerpt))
 	}
 	b.WriteString("\n## Where to look\n\n")
 	for _, f := range h.Files {
-		fmt.Fprintf(&b, "- `%s`\n", f)
+		fmt.Fprintf(&b, "- %s\n", codeSpan(f))
 	}
 	return b.String()
 }
 
-// Lead is the part of handoff.md a person reads first: task, outcome and
-// how to take the change over. `sandgate show` prints it.
+// Lead is the part of handoff.md a person reads first: the outcome, how
+// to take the change over and how to answer, then the task and the
+// reason as quotations. `sandgate show` prints it.
 func (h *Handoff) Lead() string {
 	var b strings.Builder
 	h.writeLead(&b)
@@ -140,49 +176,49 @@ func (h *Handoff) Lead() string {
 }
 
 func (h *Handoff) writeLead(b *strings.Builder) {
+	fmt.Fprintf(b, "## Outcome\n\n%s\n\nSpent: %d tokens, cost: $%.4f\n\n## Take over\n\n", h.Outcome, h.Tokens, h.Cost)
+	h.writeTakeover(b)
+	if h.Answer != "" {
+		fmt.Fprintf(b, "\n## Answer\n\nIf a sentence would unblock the agent, answer the run: it continues on its own workspace with your note as the node's feedback (%d answer(s) left, budget.answers):\n\n%s\n",
+			h.AnswersLeft, fenced("sh", h.Answer))
+	}
 	if len(h.Task) > 0 {
-		b.WriteString("## Task\n\n")
+		b.WriteString("\n## Task\n\n")
 		for _, k := range slices.Sorted(maps.Keys(h.Task)) {
 			v := fmt.Sprint(h.Task[k])
-			if strings.Contains(v, "\n") {
-				fmt.Fprintf(b, "- **%s**:\n\n%s\n", k, indent(fenced("", v), "  "))
+			if strings.ContainsAny(v, "\n\r") {
+				fmt.Fprintf(b, "- **%s**:\n\n%s\n", termtext.Line(k), indent(fenced("", v), "  "))
 			} else {
-				fmt.Fprintf(b, "- **%s**: %s\n", k, v)
+				fmt.Fprintf(b, "- **%s**: %s\n", termtext.Line(k), codeSpan(v))
 			}
 		}
-		b.WriteString("\n")
 	}
-	fmt.Fprintf(b, "## Outcome\n\n%s\n\nTechnical reason (%s): %s\n\nSpent: %d tokens, cost: $%.4f\n\n## Take over\n\n", h.Outcome, h.Kind, h.Reason, h.Tokens, h.Cost)
-	h.writeTakeover(b)
+	fmt.Fprintf(b, "\n## Reason given\n\nThe run's own account (%s), quoted: it may hold what an agent or a command wrote.\n\n%s\n", codeSpan(h.Kind), fenced("text", h.Reason))
 }
 
 func (h *Handoff) writeTakeover(b *strings.Builder) {
 	c := h.Change
 	switch {
 	case c.Error != "":
-		fmt.Fprintf(b, "The change could not be saved (%s); the run's logs show what the agent did.\n", c.Error)
+		fmt.Fprintf(b, "The change could not be saved; the run's logs show what the agent did. Why:\n\n%s\n", fenced("text", c.Error))
 	case c.Patch == "":
 		b.WriteString("The run left no change to take over: resolve the blocker and start a new run.\n")
 	default:
 		base := ""
 		if h.Base != "" {
-			base = fmt.Sprintf(", made against commit `%s`", h.Base)
+			base = fmt.Sprintf(", made against commit %s", codeSpan(h.Base))
 		}
-		fmt.Fprintf(b, "The change is not in your repository (`%s`): it is saved as `%s` (%s)%s. To continue from it on a new branch:\n\n%s\n",
-			h.Repository, c.Patch, changeSize(c), base, fenced("sh", strings.Join(h.Takeover, "\n")))
+		fmt.Fprintf(b, "The change is not in your repository (%s): it is saved as %s (%s)%s. To continue from it on a new branch:\n\n%s\n",
+			codeSpan(h.Repository), codeSpan(c.Patch), changeSize(c), base, fenced("sh", strings.Join(h.Takeover, "\n")))
 		if c.Redacted {
 			b.WriteString("\nA credential was cut out of the patch, so it may not apply as is.\n")
 		}
 	}
 	for _, p := range h.Pushed {
-		fmt.Fprintf(b, "\nThe run also pushed branch `%s` to `%s` (node %s).\n", p.Branch, p.Remote, p.Node)
+		fmt.Fprintf(b, "\nThe run also pushed branch %s to %s (node %s).\n", codeSpan(p.Branch), codeSpan(p.Remote), codeSpan(p.Node))
 	}
 	if len(h.Fetch) > 0 {
 		fmt.Fprintf(b, "To continue from the pushed branch instead:\n\n%s\n", fenced("sh", strings.Join(h.Fetch, "\n")))
-	}
-	if h.Answer != "" {
-		fmt.Fprintf(b, "\n## Answer\n\nIf a sentence would unblock the agent, answer the run: it continues on its own workspace with your note as the node's feedback (%d answer(s) left, budget.answers):\n\n%s\n",
-			h.AnswersLeft, fenced("sh", h.Answer))
 	}
 }
 
@@ -193,37 +229,70 @@ func changeSize(c ChangeInfo) string {
 	}
 	names := c.Files
 	if len(names) > 20 {
-		names = append(names[:20:20], fmt.Sprintf("and %d more", len(c.Files)-20))
+		names = names[:20]
 	}
-	return s + fmt.Sprintf(", %d bytes: %s", c.Bytes, strings.Join(names, ", "))
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = codeSpan(n)
+	}
+	if len(c.Files) > len(names) {
+		quoted = append(quoted, fmt.Sprintf("and %d more", len(c.Files)-len(names)))
+	}
+	return s + fmt.Sprintf(", %d bytes: %s", c.Bytes, strings.Join(quoted, ", "))
 }
 
+// writeTried lists one attempt: harness facts, with what the node said
+// and the failing tests' names as code spans (one line each, cut).
 func writeTried(b *strings.Builder, n int, t Tried) {
-	fmt.Fprintf(b, "%d. `%s` (%s) attempt %d: **%s**", n, t.Node, t.Type, t.Attempt, t.Verdict)
+	verdict, detail, _ := strings.Cut(t.Verdict, ": ") // "broke: <the node's error>"
+	fmt.Fprintf(b, "%d. `%s` (%s) attempt %d: **%s**", n, t.Node, t.Type, t.Attempt, termtext.Line(verdict))
+	if detail != "" {
+		fmt.Fprintf(b, " %s", codeSpan(clip(detail, maxSaid)))
+	}
 	if t.Tokens > 0 {
 		fmt.Fprintf(b, ", %d tokens", t.Tokens)
 	}
 	if t.Counts != "" {
-		fmt.Fprintf(b, " (%s)", t.Counts)
+		fmt.Fprintf(b, " (%s)", termtext.Line(t.Counts))
 	}
 	if t.Next != "" {
 		fmt.Fprintf(b, " → %s", t.Next)
 	}
 	b.WriteString("\n")
 	if t.Summary != "" {
-		fmt.Fprintf(b, "   - said: %s\n", oneLine(t.Summary))
+		fmt.Fprintf(b, "   - said: %s\n", codeSpan(clip(t.Summary, maxSaid)))
 	}
 	if len(t.Failures) > 0 {
 		shown := t.Failures
 		if len(shown) > 10 {
 			shown = shown[:10]
 		}
-		fmt.Fprintf(b, "   - failing: %s", strings.Join(shown, ", "))
+		spans := make([]string, len(shown))
+		for i, f := range shown {
+			spans[i] = codeSpan(clip(f, maxSaid))
+		}
+		fmt.Fprintf(b, "   - failing: %s", strings.Join(spans, ", "))
 		if len(t.Failures) > len(shown) {
 			fmt.Fprintf(b, " and %d more", len(t.Failures)-len(shown))
 		}
 		b.WriteString("\n")
 	}
+}
+
+// maxSaid caps what handoff.md quotes inline of one summary or test
+// name; the journal and the attempt's files have it whole.
+const maxSaid = 300
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + " …"
 }
 
 // patchExcerpt is the start of a patch with binary data left out.
@@ -249,13 +318,44 @@ func patchExcerpt(p []byte) string {
 	return strings.Join(out, "\n")
 }
 
-// fenced wraps text in a code fence longer than any backtick run in it.
+// fenced quotes text as a fenced code block: its control characters are
+// written out visibly (a carriage return would otherwise end a line for
+// Markdown and rewrite one on a terminal), and the fence is longer than
+// any backtick run in it, so no line of it can close the block.
 func fenced(lang, text string) string {
-	fence := "```"
-	for strings.Contains(text, fence) {
-		fence += "`"
+	text = termtext.Text(strings.TrimRight(text, "\n"))
+	fence := "```" + strings.Repeat("`", max(0, longestRun(text, '`')-2))
+	return fence + lang + "\n" + text + "\n" + fence
+}
+
+// codeSpan quotes s inline: one line (newlines and controls written out,
+// so it cannot start a heading or a block), between backtick runs longer
+// than any inside, so Markdown shows it literally: no link, no emphasis,
+// no HTML.
+func codeSpan(s string) string {
+	s = termtext.Line(s)
+	if s == "" {
+		return "(empty)"
 	}
-	return fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence
+	ticks := strings.Repeat("`", longestRun(s, '`')+1)
+	if s[0] == '`' || s[len(s)-1] == '`' || s[0] == ' ' && s[len(s)-1] == ' ' {
+		s = " " + s + " "
+	}
+	return ticks + s + ticks
+}
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
 }
 
 func indent(s, by string) string {

@@ -45,6 +45,13 @@ func (j *Journal) Append(ev Event) (Event, error) {
 		return ev, fmt.Errorf("journal: encode %s: %w", ev.Type, err)
 	}
 	b = j.redact.JSON(b)
+	if len(b) >= MaxJournalLine {
+		// Every event is bounded before it gets here (boundEvent,
+		// checkInputs, Answer): a line this long is a bug, refused
+		// rather than written where readers could not hold it.
+		j.seq--
+		return ev, fmt.Errorf("journal: %s event is %d bytes; a line holds less than %d", ev.Type, len(b), MaxJournalLine)
+	}
 	var back Event
 	if err := json.Unmarshal(b, &back); err != nil {
 		return ev, fmt.Errorf("journal: decode %s: %w", ev.Type, err)

@@ -52,7 +52,7 @@ func (x *execution) loop(ctx context.Context) (*Summary, error) {
 			err = x.input(Event{Type: EvBudgetExhausted, Kind: "timeout", Reason: fmt.Sprintf("run timeout %s", x.bp.Budget.Timeout)})
 		case <-tick.C:
 			if b, rerr := os.ReadFile(filepath.Join(x.dir, CancelFile)); rerr == nil {
-				err = x.input(Event{Type: EvCancelRequested, Reason: strings.TrimSpace(string(b))})
+				err = x.input(Event{Type: EvCancelRequested, Reason: CutText(strings.TrimSpace(x.redact.String(string(b))), MaxText, CancelFile)})
 			}
 		}
 		if err != nil {
@@ -131,7 +131,7 @@ func (x *execution) finish() (*Summary, error) {
 	if err := x.journal.Close(); err != nil {
 		return nil, err
 	}
-	_ = os.Remove(filepath.Join(x.dir, "pid"))
+	_ = os.Remove(filepath.Join(x.dir, PIDFile))
 	x.endTrace()
 	sum, err := Summarize(x.dir)
 	if err != nil {

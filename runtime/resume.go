@@ -27,7 +27,7 @@ func (rt *Runtime) Resume(ctx context.Context, dir string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := x.record(Event{Type: EvRunResumed}); err != nil {
+	if _, err := x.record(Event{Type: EvRunResumed, Time: time.Now()}); err != nil {
 		return nil, x.abort(err)
 	}
 	if err := x.flushInfo(); err != nil {
@@ -67,6 +67,7 @@ func readRun(dir string) ([]Event, error) {
 // what is loaded is what the execution continues. Without an error, a nil
 // saved means want declined, and the lock is released.
 func (rt *Runtime) lockAndLoad(dir string, want func([]Event) (bool, error)) (*saved, error) {
+	dir = absDir(dir) // as runsDir: nodes work in other directories
 	lock, err := lockRun(dir)
 	if err != nil {
 		return nil, err

@@ -74,14 +74,36 @@ type RunOptions struct {
 	Workspace string
 	// RunID names the run directory (default: time-stamped random id).
 	RunID string
+	// Settings are what the engine started the run with (its model, the
+	// operator's allowances: names, never secret values), recorded in
+	// meta.json, credentials redacted, so an answer or a resume can carry
+	// the run on as it began (ReadSettings). It must marshal to JSON.
+	Settings any
 }
 
 // meta is saved beside the journal so a run can be resumed from its
 // directory alone.
 type meta struct {
-	RunID     string `json:"run_id"`
-	Blueprint string `json:"blueprint"`
-	Workspace string `json:"workspace"`
+	RunID     string          `json:"run_id"`
+	Blueprint string          `json:"blueprint"`
+	Workspace string          `json:"workspace"`
+	Settings  json.RawMessage `json:"settings,omitempty"`
+}
+
+// ReadSettings reads the run's RunOptions.Settings in dir into v; false
+// when the run recorded none.
+func ReadSettings(dir string, v any) (bool, error) {
+	var m meta
+	if err := readJSON(filepath.Join(dir, "meta.json"), &m); err != nil {
+		return false, err
+	}
+	if len(m.Settings) == 0 || string(m.Settings) == "null" {
+		return false, nil
+	}
+	if err := json.Unmarshal(m.Settings, v); err != nil {
+		return false, fmt.Errorf("%s: meta.json: settings: %w", dir, err)
+	}
+	return true, nil
 }
 
 // Run starts a new run and blocks until it ends. A run that ends handed
@@ -116,6 +138,14 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 	}
 	ws, _ := filepath.Abs(orDefault(opts.Workspace, "."))
 	m := meta{RunID: id, Blueprint: bp.File, Workspace: ws}
+	if opts.Settings != nil {
+		b, err := json.Marshal(opts.Settings)
+		if err != nil {
+			lock.Close()
+			return nil, fmt.Errorf("run settings: %w", err)
+		}
+		m.Settings = b
+	}
 	if err := writeFiles(rt.redactor(bp), dir, map[string][]byte{"blueprint.yaml": bp.Source, "meta.json": mustJSON(m)}); err != nil {
 		lock.Close()
 		return nil, err
@@ -138,7 +168,20 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 	return x.loop(ctx)
 }
 
-func (rt *Runtime) runsDir() string { return orDefault(rt.RunsDir, filepath.Join(".sandgate", "runs")) }
+// runsDir is made absolute: nodes run commands in other directories (git
+// in a promotion repository), where a relative run directory names
+// nothing ("git check-ignore … not a git repository").
+func (rt *Runtime) runsDir() string {
+	return absDir(orDefault(rt.RunsDir, filepath.Join(".sandgate", "runs")))
+}
+
+// absDir is dir made absolute, or dir when the working directory is gone.
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}
 
 func (rt *Runtime) logger() *slog.Logger {
 	if rt.Logger != nil {
@@ -179,12 +222,19 @@ func checkInputs(bp *blueprint.Blueprint, in map[string]any) (map[string]any, er
 			problems = append(problems, fmt.Sprintf("missing required input %q", name))
 		}
 	}
+	if b, _ := json.Marshal(out); len(b) > MaxInputBytes {
+		problems = append(problems, fmt.Sprintf("the inputs are %d bytes together; at most %d fit the run's journal (put long text in a file of the repository)", len(b), MaxInputBytes))
+	}
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return nil, fmt.Errorf("inputs: %s", strings.Join(problems, "; "))
 	}
 	return out, nil
 }
+
+// MaxInputBytes caps a run's inputs (as JSON): they are journaled in one
+// line, which holds at most MaxJournalLine.
+const MaxInputBytes = MaxJournalLine / 2
 
 func convertInput(decl *blueprint.Input, v any) (any, error) {
 	s, isStr := v.(string)

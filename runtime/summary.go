@@ -10,15 +10,22 @@ import (
 // Summary is a run's verdict and timeline, saved as run.json and printed
 // by `sandgate show`. It is derived from the journal alone.
 type Summary struct {
-	RunID      string    `json:"run_id"`
-	Blueprint  string    `json:"blueprint"`
-	Dir        string    `json:"dir"`
-	Workspace  string    `json:"workspace"`
-	Status     Status    `json:"status"`
-	Kind       string    `json:"kind,omitempty"`
-	Reason     string    `json:"reason,omitempty"`
-	Started    time.Time `json:"started"`
-	DurationMS int64     `json:"duration_ms"`
+	RunID string `json:"run_id"`
+	// Blueprint is the blueprint's file; BlueprintName its name: what
+	// sandgate runs, the inbox and stats --blueprint show and filter on.
+	Blueprint     string    `json:"blueprint"`
+	BlueprintName string    `json:"blueprint_name,omitempty"`
+	Dir           string    `json:"dir"`
+	Workspace     string    `json:"workspace"`
+	Status        Status    `json:"status"`
+	Kind          string    `json:"kind,omitempty"`
+	Reason        string    `json:"reason,omitempty"`
+	Started       time.Time `json:"started"`
+	DurationMS    int64     `json:"duration_ms"`
+	// WorkspaceMS is the part of DurationMS spent setting up the run's
+	// workspace (snapshot, box) before its first node, again for each
+	// resume and answer.
+	WorkspaceMS int64 `json:"workspace_ms,omitempty"`
 	// FinishMS is the part of DurationMS spent after the last node
 	// finished: stopping nodes, the hand-off diff, closing the box.
 	FinishMS int64 `json:"finish_ms,omitempty"`
@@ -73,20 +80,15 @@ func Summarize(dir string) (*Summary, error) {
 	s := &Summary{RunID: m.RunID, Blueprint: m.Blueprint, Dir: dir, Workspace: m.Workspace, Status: StatusRunning}
 	index := map[string]int{}
 	key := func(node string, n int) string { return fmt.Sprintf("%s#%d", node, n) }
-	var last time.Time
-	// idle is the time runs spent handed off before an answer, which is no
-	// part of the run's duration.
-	var idle time.Duration
+	total, workspace := Elapsed(events)
+	s.DurationMS, s.WorkspaceMS = total.Milliseconds(), workspace.Milliseconds()
 	for _, ev := range events {
-		if ev.Type == EvAnswered && !last.IsZero() && ev.Time.After(last) {
-			idle += ev.Time.Sub(last)
-		}
-		if ev.Time.After(last) {
-			last = ev.Time // an event without a time must not end the run at year 1
-		}
 		switch ev.Type {
 		case EvRunStarted:
-			s.Started, s.Inputs = ev.Time, ev.Inputs
+			s.Started, s.Inputs, s.BlueprintName = ev.Time, ev.Inputs, ev.Blueprint
+			if s.RunID == "" { // meta.json is gone: the journal knows
+				s.RunID = ev.RunID
+			}
 		case EvRunResumed:
 			s.Resumes++
 		case EvAnswered:
@@ -125,10 +127,36 @@ func Summarize(dir string) (*Summary, error) {
 			s.FinishMS = ev.DurationMS
 		}
 	}
-	if !s.Started.IsZero() {
-		s.DurationMS = (last.Sub(s.Started) - idle).Milliseconds()
-	}
 	return s, nil
+}
+
+// Elapsed is a run's working time by its journal: from run_started to its
+// latest event, less the time it waited handed off for each answer or
+// dead for each resume, plus
+// each workspace set-up (environment events carry their duration: the
+// set-up happens before run_started, a resume or an answer). workspace is
+// the set-ups' part of total.
+func Elapsed(events []Event) (total, workspace time.Duration) {
+	var started, last time.Time
+	var idle time.Duration
+	for _, ev := range events {
+		if (ev.Type == EvAnswered || ev.Type == EvRunResumed) && !last.IsZero() && ev.Time.After(last) {
+			idle += ev.Time.Sub(last) // waiting for a person, or for a resume after a crash
+		}
+		if ev.Time.After(last) {
+			last = ev.Time // an event without a time must not end the run at year 1
+		}
+		switch ev.Type {
+		case EvRunStarted:
+			started = ev.Time
+		case EvEnvironment:
+			workspace += time.Duration(ev.DurationMS) * time.Millisecond
+		}
+	}
+	if started.IsZero() {
+		return 0, 0
+	}
+	return last.Sub(started) - idle + workspace, workspace
 }
 
 // LastFeedback returns the most recent non-empty feedback of the run.

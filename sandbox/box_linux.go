@@ -194,6 +194,11 @@ func (b *Box) startInit(ctx context.Context) error {
 	if err := handOver(ws); err != nil {
 		return err
 	}
+	if b.opts.Snapshot != "" {
+		s.Objects = storeObjects(b.opts.Snapshot)
+	} else {
+		s.Objects = storeObjects(b.opts.Workspace)
+	}
 	if b.opts.Policy.Network == NetworkAllowlist {
 		if b.opts.ProxySocket == "" {
 			return fmt.Errorf("%w: network allowlist needs the harness proxy, and none is running", ErrUnavailable)

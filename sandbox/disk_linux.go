@@ -81,6 +81,7 @@ func openDisk(stateDir string, limit int64) (*disk, error) {
 		if err := d.hostHasRoom(); err != nil {
 			return nil, err
 		}
+		// A new image: no loop device can be holding it yet.
 		if err := makeImage(d.image, limit); err != nil {
 			return nil, err
 		}
@@ -90,12 +91,12 @@ func openDisk(stateDir string, limit int64) (*disk, error) {
 		// A resumed run keeps the disk it was made with: its content is
 		// the run's state, and shrinking it could lose some.
 		d.limit = st.Size()
-	}
-	if err := d.hostHasRoom(); err != nil {
-		return nil, err
-	}
-	if err := waitImageFree(d.image, imageFreeTimeout); err != nil {
-		return nil, err
+		if err := d.hostHasRoom(); err != nil {
+			return nil, err
+		}
+		if err := waitImageFree(d.image, imageFreeTimeout); err != nil {
+			return nil, err
+		}
 	}
 	loop, err := attachLoop(d.image)
 	if err != nil {
@@ -135,33 +136,62 @@ func (d *disk) hostHasRoom() error {
 	return nil
 }
 
-// makeImage formats a sparse ext4 image of exactly size bytes. It is
-// written under a temporary name so a crash never leaves half an image.
+// makeImage writes a sparse ext4 image of exactly size bytes: a copy of
+// the formatted template of that size (see imageTemplate), or, when no
+// template can be had, a fresh mkfs. It is written under a temporary
+// name so a crash never leaves half an image.
 func makeImage(path string, size int64) error {
 	tmp := path + ".tmp"
 	_ = os.Remove(tmp)
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	// mkfs.ext4 is required even when a template exists: the template
+	// is a saving, not a way around what the disk limit needs (the
+	// doctor checks for it, and a box never starts on a machine that
+	// could not format its disk).
+	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
+		return fmt.Errorf("%w: the disk limit needs mkfs.ext4 (Debian package e2fsprogs): %w", ErrUnavailable, err)
+	}
+	if tmpl, err := imageTemplate(size); err == nil {
+		if err := copySparse(tmpl, tmp, size); err == nil {
+			return os.Rename(tmp, path)
+		}
+		_ = os.Remove(tmp)
+	}
+	if err := formatImage(tmp, size, ""); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// formatImage creates path as a sparse file of size bytes and formats
+// it as ext4, holding a copy of the directory tree root when set.
+func formatImage(path string, size int64, root string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
 	err = f.Truncate(size)
 	f.Close()
 	if err != nil {
+		os.Remove(path)
 		return fmt.Errorf("disk image: %w", err)
 	}
 	mkfs, err := exec.LookPath("mkfs.ext4")
 	if err != nil {
-		os.Remove(tmp)
+		os.Remove(path)
 		return fmt.Errorf("%w: the disk limit needs mkfs.ext4 (Debian package e2fsprogs): %w", ErrUnavailable, err)
 	}
 	// No reserved blocks: the box gets the whole limit. Lazy init keeps
 	// the image sparse and mkfs fast.
-	out, err := exec.Command(mkfs, "-q", "-F", "-m", "0", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1", tmp).CombinedOutput()
+	args := []string{"-q", "-F", "-m", "0", "-E", mkfsExtended}
+	if root != "" {
+		args = append(args, "-d", root)
+	}
+	out, err := exec.Command(mkfs, append(args, path)...).CombinedOutput()
 	if err != nil {
-		os.Remove(tmp)
+		os.Remove(path)
 		return fmt.Errorf("%w: format the disk image: %w: %s", ErrUnavailable, err, strings.TrimSpace(string(out)))
 	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // imageFreeTimeout bounds the wait for a killed box's loop device.
@@ -285,18 +315,30 @@ func (d *disk) path(rel ...string) string {
 	return filepath.Join(append([]string{fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), d.mnt.Fd())}, rel...)...)
 }
 
-// layout creates the disk's directories. /tmp is world-writable with the
-// sticky bit, for whichever uid commands run as.
+// diskLayout is the disk's directories and their modes. /tmp is
+// world-writable with the sticky bit, for whichever uid commands run as.
+var diskLayout = []struct {
+	name string
+	mode fs.FileMode
+}{{diskUpper, 0o755}, {diskOvlWork, 0o755}, {diskCaches, 0o755}, {diskHome, 0o755}, {diskTmp, 0o1777 | fs.ModeSticky}}
+
+// layout creates the disk's directories, unless the image came with
+// them (a template's copy does; see imageTemplate).
 func (d *disk) layout() error {
-	for _, dir := range []string{diskUpper, diskOvlWork, diskCaches, diskHome} {
-		if err := os.MkdirAll(d.path(dir), 0o755); err != nil {
+	for _, l := range diskLayout {
+		p := d.path(l.name)
+		st, err := os.Lstat(p)
+		if err == nil && st.IsDir() && st.Mode()&(fs.ModePerm|fs.ModeSticky) == l.mode {
+			continue
+		}
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return err
+		}
+		if err := os.Chmod(p, l.mode); err != nil {
 			return err
 		}
 	}
-	if err := os.MkdirAll(d.path(diskTmp), 0o1777); err != nil {
-		return err
-	}
-	return os.Chmod(d.path(diskTmp), 0o1777|fs.ModeSticky)
+	return nil
 }
 
 // free returns the bytes still free on the disk.

@@ -13,6 +13,17 @@
 // Closing the box kills its init process and with it the whole PID
 // namespace.
 //
+// A box's workspace is usually a snapshot (see [LeaseSnapshot]): a
+// read-only checkout of one commit, cached per commit under the cache
+// directory and shared by every run, used as the overlay's lower layer.
+// Snapshots borrow their git objects from one object store per
+// repository, which the harness owns and fills from the user's
+// repository without running anything there; the box sees the store
+// read-only at /work/.git/objects. A snapshot of a new commit imports
+// only the new objects and hard-links the unchanged files of the nearest
+// cached snapshot, so it costs what changed. [EvictSnapshots] keeps the
+// cache under its cap; leased snapshots and their stores stay.
+//
 // The confinement is applied in a re-executed copy of the harness binary,
 // never in the harness itself. Programs that use this package must call
 // [Main] at the very start of main (and tests in TestMain): it returns at

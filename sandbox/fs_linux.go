@@ -65,6 +65,12 @@ func buildBox(s *setup) ([]string, error) {
 		return nil, err
 	}
 	layers = append(layers, ws)
+	if s.Objects != "" {
+		if err := mountObjects(s.Objects, filepath.Join(root, WorkDir)); err != nil {
+			return nil, err
+		}
+		layers = append(layers, "git objects from the shared object store, read-only")
+	}
 	if err := mountScratch(root, disk, s.NestedUser); err != nil {
 		return nil, err
 	}
@@ -240,6 +246,15 @@ func bindRO(src, dst string) error {
 	}
 	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s: %w", src, err)
+	}
+	if !st.IsDir() {
+		// Nothing is mounted below a file: no need to read the mount
+		// table (which grows with every mount: most of /etc's binds are
+		// files, and reading it for each was a cost of every box start).
+		if err := remountRO(dst); err != nil {
+			return fmt.Errorf("make %s read-only: %w", dst, err)
+		}
+		return nil
 	}
 	mounts, err := mountsUnder(dst)
 	if err != nil {

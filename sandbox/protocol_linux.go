@@ -40,6 +40,10 @@ type setup struct {
 	CacheDir  string   `json:"cache_dir,omitempty"`
 	ProxySock string   `json:"proxy_sock,omitempty"`
 	GitRO     bool     `json:"git_ro"`
+	// Objects is the host object directory of the harness's object store
+	// that the workspace's .git borrows from, shown read-only at
+	// /work/.git/objects (see storeObjects).
+	Objects string `json:"objects,omitempty"`
 	// NestedUser runs each command in a user namespace of its own (a
 	// harness that is not root has no second host uid to map).
 	NestedUser bool `json:"nested_user,omitempty"`

@@ -138,3 +138,14 @@ func opaqueBeneath(root, rel string) bool {
 	}
 	return false
 }
+
+// lstatBeneath is the lstat of rel below root reached through directories
+// only, or nil when there is no such entry (a component is missing, not
+// a directory, or a symlink).
+func lstatBeneath(root, rel string) (*unix.Stat_t, error) {
+	n, err := statBeneath(root, rel)
+	if err != nil || n.missing {
+		return nil, err
+	}
+	return &n.st, nil
+}

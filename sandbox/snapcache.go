@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -100,6 +99,12 @@ type SnapshotInfo struct {
 	// (snapshots/<repo hash>/<commit>), hard-linked to the repository's
 	// pack; never leased, so it is always removable.
 	Legacy bool `json:"legacy,omitempty"`
+	// Store is the key of the object store the snapshot borrows its
+	// objects from (see ListStores); empty for a snapshot holding its
+	// own pack. Bytes then counts only what the snapshot adds to the
+	// store: its directories and the files it does not share with the
+	// snapshot it was built on.
+	Store string `json:"store,omitempty"`
 }
 
 var (
@@ -141,9 +146,8 @@ func ListSnapshots(cacheDir string) ([]SnapshotInfo, error) {
 
 func describe(root, commit string) SnapshotInfo {
 	s := SnapshotInfo{Commit: commit, Dir: filepath.Join(root, commit)}
-	var m snapshotMeta
-	if b, err := os.ReadFile(filepath.Join(root, commit+".json")); err == nil && json.Unmarshal(b, &m) == nil && m.Bytes > 0 {
-		s.Repo, s.Bytes = m.Repo, m.Bytes
+	if m, err := readSnapshotMeta(root, commit); err == nil && m.Bytes > 0 {
+		s.Repo, s.Bytes, s.Store = m.Repo, m.Bytes, m.Store
 	} else {
 		s.Bytes, _ = diskUsage(s.Dir)
 	}
@@ -163,45 +167,70 @@ func describe(root, commit string) SnapshotInfo {
 }
 
 // RemoveSnapshot deletes one snapshot unless a live run leases it; it
-// reports whether it did.
+// reports whether it did. The snapshot's object store goes with its last
+// snapshot, unless a build is using it.
 func RemoveSnapshot(s SnapshotInfo) (bool, error) {
+	ok, _, err := removeSnapshot(s)
+	return ok, err
+}
+
+// removeSnapshot is RemoveSnapshot that also returns the disk it freed:
+// the snapshot's own files (not those another snapshot still links) and
+// its store when that went too.
+func removeSnapshot(s SnapshotInfo) (bool, int64, error) {
 	if s.Legacy {
-		return true, os.RemoveAll(s.Dir)
+		return true, s.Bytes, os.RemoveAll(s.Dir)
 	}
 	root := filepath.Dir(s.Dir)
 	lock := filepath.Join(root, s.Commit+".lock")
 	f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	defer f.Close()
 	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !stillLinked(f, lock) {
-		return false, nil // leased, or someone else just removed it
+		return false, 0, nil // leased, or someone else just removed it
 	}
+	m, _ := readSnapshotMeta(root, s.Commit)
 	// Renamed first, so no reader ever sees a half-deleted snapshot.
 	trash, err := os.MkdirTemp(root, ".trash-")
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	defer os.RemoveAll(trash)
 	if err := os.Rename(s.Dir, filepath.Join(trash, "s")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, err
+		return false, 0, err
+	}
+	freed := s.Bytes
+	cacheDir := filepath.Dir(root)
+	if m.Store != "" {
+		if freed, err = storeRemoved(cacheDir, m.Store, filepath.Join(trash, "s")); err != nil {
+			return false, 0, err
+		}
 	}
 	_ = os.Remove(filepath.Join(root, s.Commit+".json"))
-	return true, os.Remove(lock)
+	if err := os.Remove(lock); err != nil {
+		return true, freed, err
+	}
+	if m.Store != "" {
+		n, err := removeStoreIfUnused(cacheDir, m.Store)
+		return true, freed + n, err
+	}
+	return true, freed, nil
 }
 
 // EvictSnapshots removes least recently used snapshots until the cache
-// holds at most max bytes, skipping leased ones; it returns what it
-// removed.
+// (snapshots and object stores: see CacheBytes) holds at most max bytes,
+// skipping leased ones, then object stores no snapshot uses; it returns
+// the snapshots it removed, each with the bytes its removal freed.
 func EvictSnapshots(cacheDir string, max int64) ([]SnapshotInfo, error) {
-	list, err := ListSnapshots(cacheDir)
+	total, err := CacheBytes(cacheDir)
 	if err != nil {
 		return nil, err
 	}
-	var total int64
-	for _, s := range list {
-		total += s.Bytes
+	list, err := ListSnapshots(cacheDir)
+	if err != nil {
+		return nil, err
 	}
 	var removed []SnapshotInfo
 	for _, s := range list {
@@ -211,16 +240,20 @@ func EvictSnapshots(cacheDir string, max int64) ([]SnapshotInfo, error) {
 		if s.InUse {
 			continue
 		}
-		ok, err := RemoveSnapshot(s)
+		ok, freed, err := removeSnapshot(s)
 		if err != nil {
 			return removed, err
 		}
 		if ok {
+			s.Bytes = freed
 			removed = append(removed, s)
-			total -= s.Bytes
+			total -= freed
 		}
 	}
-	return removed, nil
+	if total > max {
+		_, err = evictStores(cacheDir, total-max)
+	}
+	return removed, err
 }
 
 // diskUsage is the space the files under dir take on disk.

@@ -128,21 +128,29 @@ func TestSnapshotEviction(t *testing.T) {
 		at := base.Add(time.Duration(i) * time.Minute)
 		os.Chtimes(filepath.Join(cache, "snapshots", c+".lock"), at, at)
 	}
-	list, _ := sandbox.ListSnapshots(cache)
-	one := list[0].Bytes
-	// Room for two snapshots: one must go, and it is not the leased one.
-	removed, err := sandbox.EvictSnapshots(cache, 2*one+one/2)
+	// Room for all but a little: one snapshot must go, and it is not the
+	// leased one. (The cap counts the object store the snapshots borrow
+	// from, and a snapshot built on another holds only what changed, so
+	// the room is measured rather than counted in snapshots.)
+	usage, err := sandbox.CacheBytes(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed, err := sandbox.EvictSnapshots(cache, usage-1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(removed) != 1 || removed[0].Commit != commits[2] {
 		t.Fatalf("evicted %+v, want only %s (least recently used, not leased)", removed, commits[2])
 	}
+	if now, _ := sandbox.CacheBytes(cache); removed[0].Bytes <= 0 || now != usage-removed[0].Bytes {
+		t.Fatalf("the cache held %d, now %d, and the eviction says it freed %d", usage, now, removed[0].Bytes)
+	}
 	// No room at all: everything but the leased snapshot goes.
 	if _, err := sandbox.EvictSnapshots(cache, 0); err != nil {
 		t.Fatal(err)
 	}
-	list, _ = sandbox.ListSnapshots(cache)
+	list, _ := sandbox.ListSnapshots(cache)
 	if len(list) != 1 || list[0].Commit != commits[0] {
 		t.Fatalf("left %+v, want the leased %s", list, commits[0])
 	}

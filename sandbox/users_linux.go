@@ -68,9 +68,15 @@ func handOver(dir string) error {
 		return nil // handed over before (a cached snapshot)
 	}
 	// The top directory goes last: it marks the whole tree as handed over.
+	// Entries owned already are left alone: a snapshot built on another
+	// links its files, and chown would touch the shared inodes' ctime.
 	err := filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return err
+		}
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil && st.Uid == HostCommandID && st.Gid == HostCommandID {
+			return nil
 		}
 		return unix.Lchown(p, HostCommandID, HostCommandID)
 	})
@@ -78,4 +84,26 @@ func handOver(dir string) error {
 		return fmt.Errorf("hand the workspace over to the commands' uid: %w", err)
 	}
 	return unix.Lchown(dir, HostCommandID, HostCommandID)
+}
+
+// handedOver reports whether a snapshot was handed over to the
+// commands' uid whole (its top directory goes last).
+func handedOver(dir string) bool {
+	if !rootHarness() {
+		return true // nothing to hand over
+	}
+	var st unix.Stat_t
+	return unix.Lstat(dir, &st) == nil && st.Uid == HostCommandID && st.Gid == HostCommandID
+}
+
+// handOverEntry hands one entry of a snapshot being built over to the
+// commands' uid (st is its lstat).
+func handOverEntry(p string, st *unix.Stat_t) error {
+	if !rootHarness() || st.Uid == HostCommandID && st.Gid == HostCommandID {
+		return nil
+	}
+	if err := unix.Lchown(p, HostCommandID, HostCommandID); err != nil {
+		return fmt.Errorf("hand the snapshot over to the commands' uid: %w", err)
+	}
+	return nil
 }

@@ -1,14 +1,12 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -29,23 +27,76 @@ func Snapshot(ctx context.Context, repo, rev, cacheDir string) (dir, commit stri
 // every clone of the same commit, and holds a lease on it until Release
 // (or until the process ends): eviction never removes a leased snapshot.
 //
-// The snapshot owns its files. Its .git holds a pack of exactly the
-// objects reachable from the commit, written fresh by git pack-objects,
-// never hard links into the user's .git: the box hands the snapshot over
-// to the commands' uid (lchown), which on a hard link would re-own the
-// user's own pack, and a `git gc` in the user's repository would keep an
-// old pack alive as long as a snapshot linked it. The history stays
-// because promotion pushes from a repository that borrows these objects,
-// and a push to an empty remote needs every ancestor of the base.
+// The snapshot's .git borrows its objects from the repository's object
+// store in the cache (cacheDir/stores; see objstore.go), which the
+// harness owns: nothing is hard-linked into the user's .git (the box
+// hands the snapshot over to the commands' uid, which on a hard link
+// would re-own the user's files), and nothing runs in the user's
+// repository but git rev-parse with its config's programs disabled. The
+// first snapshot of a repository copies its packs (what a local clone
+// costs); a snapshot of a new commit imports only the new objects and
+// links the files that did not change from the nearest cached snapshot,
+// so it costs what changed. The history stays because promotion pushes
+// from a repository that borrows these objects, and a push to an empty
+// remote needs every ancestor of the base.
 func LeaseSnapshot(ctx context.Context, repo, rev, cacheDir string) (*SnapshotLease, error) {
-	repo, err := filepath.Abs(repo)
+	commit, src, err := inspectSource(ctx, repo, rev, cacheDir)
 	if err != nil {
 		return nil, err
 	}
-	commit, err := gitOut(ctx, repo, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
-	if err != nil {
-		return nil, fmt.Errorf("resolve %q in %s: %w", rev, repo, err)
+	return leaseOrBuild(cacheDir, commit, func(root string) error {
+		st, err := openStore(ctx, cacheDir, storeKey(src.common), src.common, src.format)
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		if err := st.ensure(ctx, src, commit); err != nil {
+			return fmt.Errorf("snapshot %s: %w", src.repo, err)
+		}
+		b := &build{st: st, src: src, format: src.format, commit: commit, root: root}
+		return b.onBase(ctx, b.pickBase(ctx))
+	})
+}
+
+// LeaseDerivedSnapshot leases a snapshot of commit, which repo holds and
+// which builds on the snapshot base (the Dir of a lease from this cache,
+// typically the run's own): clean-checkout CI's box for a commit the run
+// made. repo is a repository the harness wrote, such as the run's
+// promotion repository, which borrows base's objects through its
+// alternates. Only the objects base's store lacks are imported, and the
+// checkout links base's unchanged files: it costs the change, not the
+// history. A base from before object stores falls back to LeaseSnapshot.
+func LeaseDerivedSnapshot(ctx context.Context, cacheDir, base, repo, commit string) (*SnapshotLease, error) {
+	root := filepath.Join(cacheDir, "snapshots")
+	baseCommit := filepath.Base(base)
+	if filepath.Clean(base) != filepath.Join(root, baseCommit) || !commitName.MatchString(baseCommit) {
+		return nil, fmt.Errorf("derived snapshot: %s is not a snapshot in %s", base, root)
 	}
+	m, err := readSnapshotMeta(root, baseCommit)
+	if err != nil || m.Store == "" {
+		return LeaseSnapshot(ctx, repo, commit, cacheDir)
+	}
+	resolved, src, err := inspectSource(ctx, repo, commit, cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	return leaseOrBuild(cacheDir, resolved, func(root string) error {
+		st, err := openStore(ctx, cacheDir, m.Store, src.common, src.format)
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		if err := st.ensure(ctx, src, resolved, baseCommit); err != nil {
+			return fmt.Errorf("snapshot %s: %w", src.repo, err)
+		}
+		b := &build{st: st, src: src, format: src.format, commit: resolved, root: root}
+		return b.onBase(ctx, baseCommit)
+	})
+}
+
+// leaseOrBuild leases the snapshot of commit, building it first (with
+// make) when the cache has none, then trims the cache to its cap.
+func leaseOrBuild(cacheDir, commit string, make func(root string) error) (*SnapshotLease, error) {
 	root := filepath.Join(cacheDir, "snapshots")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
@@ -57,7 +108,7 @@ func LeaseSnapshot(ctx context.Context, repo, rev, cacheDir string) (*SnapshotLe
 	if _, err := os.Stat(l.Dir); err == nil {
 		return l, nil
 	}
-	if err := buildSnapshot(ctx, repo, commit, root); err != nil {
+	if err := make(root); err != nil {
 		l.Release()
 		return nil, err
 	}
@@ -67,74 +118,53 @@ func LeaseSnapshot(ctx context.Context, repo, rev, cacheDir string) (*SnapshotLe
 	return l, nil
 }
 
-// snapshotMeta is written beside a snapshot as <commit>.json.
-type snapshotMeta struct {
-	Repo  string    `json:"repo"`
-	Bytes int64     `json:"bytes"`
-	Built time.Time `json:"built"`
-}
-
-// buildSnapshot writes root/<commit> atomically: a fresh repository with
-// its own pack, checked out at commit.
-func buildSnapshot(ctx context.Context, repo, commit, root string) error {
-	tmp, err := os.MkdirTemp(root, ".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	if _, err := gitOut(ctx, "", "init", "--quiet", "--template=", tmp); err != nil {
-		return fmt.Errorf("snapshot %s: %w", repo, err)
-	}
-	gitDir := filepath.Join(tmp, ".git")
-	// A shallow user repository stops history where it does; so must the
-	// snapshot, or git would look for parents it never got.
-	if p, err := gitOut(ctx, repo, "rev-parse", "--path-format=absolute", "--git-path", "shallow"); err == nil {
-		if b, err := os.ReadFile(p); err == nil {
-			if err := os.WriteFile(filepath.Join(gitDir, "shallow"), b, 0o644); err != nil {
-				return err
+// onBase builds the snapshot on the cached snapshot of baseCommit, held
+// by a lease meanwhile, or afresh when there is none or building on it
+// fails (its files are then left as they were).
+func (b *build) onBase(ctx context.Context, baseCommit string) error {
+	if baseCommit != "" {
+		bl, err := lease(b.root, baseCommit)
+		if err == nil {
+			defer bl.Release()
+			if _, serr := os.Stat(bl.Dir); serr == nil {
+				err = b.run(ctx, bl.Dir, baseCommit)
+				if err != nil {
+				}
+				var r refused
+				if err == nil || ctx.Err() != nil || errors.As(err, &r) {
+					return err
+				}
 			}
 		}
 	}
-	pack := exec.CommandContext(ctx, "git", "pack-objects", "--revs", "--quiet", filepath.Join(gitDir, "objects", "pack", "pack"))
-	pack.Dir, pack.Env = repo, gitEnv()
-	pack.Stdin = strings.NewReader(commit + "\n")
-	var errb bytes.Buffer
-	pack.Stdout, pack.Stderr = nil, &errb
-	if err := pack.Run(); err != nil {
-		return fmt.Errorf("snapshot %s at %s: git pack-objects: %w: %s", repo, commit, err, strings.TrimSpace(errb.String()))
-	}
-	if _, err := gitOut(ctx, tmp, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit); err != nil {
-		return fmt.Errorf("snapshot %s at %s: %w", repo, commit, err)
-	}
-	size, err := diskUsage(tmp)
+	return b.run(ctx, "", "")
+}
+
+// refused is an error no other base would avoid (objects missing or
+// corrupt, no room).
+type refused struct{ error }
+
+func (r refused) Unwrap() error { return r.error }
+
+// snapshotMeta is written beside a snapshot as <commit>.json.
+type snapshotMeta struct {
+	Repo string `json:"repo"`
+	// Bytes is what the snapshot added to the cache: its directories and
+	// the files it does not share with its base.
+	Bytes int64     `json:"bytes"`
+	Built time.Time `json:"built"`
+	// Store is the key of the object store it borrows from (none for a
+	// snapshot from before stores: it holds its own pack).
+	Store string `json:"store,omitempty"`
+	// Base is the snapshot it was built on, linking its unchanged files.
+	Base string `json:"base,omitempty"`
+}
+
+func readSnapshotMeta(root, commit string) (snapshotMeta, error) {
+	var m snapshotMeta
+	b, err := os.ReadFile(filepath.Join(root, commit+".json"))
 	if err != nil {
-		return err
+		return m, err
 	}
-	dir := filepath.Join(root, commit)
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(dir); statErr == nil {
-			return nil // another run built it first
-		}
-		return err
-	}
-	b, _ := json.Marshal(snapshotMeta{Repo: repo, Bytes: size, Built: time.Now().UTC()})
-	return os.WriteFile(filepath.Join(root, commit+".json"), b, 0o644)
-}
-
-// gitEnv keeps the system git config out of the harness's git commands.
-func gitEnv() []string {
-	return append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1")
-}
-
-// gitOut runs git and returns its trimmed standard output.
-func gitOut(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = gitEnv()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-	}
-	return strings.TrimSpace(out.String()), nil
+	return m, json.Unmarshal(b, &m)
 }

@@ -1,9 +1,17 @@
-// Command harness measures the harness's own steps (diff_cap, git_commit,
-// git_push, review, and the run's finish after the last node) on a
-// large-history repository next to a 10-file one, in one process, and
-// prints a markdown table with the ratios.
+// Command harness measures what the harness itself costs per run: the
+// workspace (snapshot and box), diff_cap, git_commit, git_push,
+// clean-checkout CI's box, review and the run's wrap-up after the last
+// node. It measures the three cases a team meets: the first run ever on
+// a repository (empty cache), a run on the commit the last run used, and
+// the first run after main moved by one commit. Each repository's
+// `git clone --no-hardlinks` is timed beside its first run, as the
+// yardstick. Everything runs in one process, side by side, so the
+// shared machine's noise hits all cases alike.
 //
-//	go run ./bench/harness [-files 5000 -commits 35000 -per 6] [-runs 5]
+// The repositories: a 10-file one and a long generated history
+// (bench/histrepo), and with -real, local clones of real repositories.
+//
+//	go run ./bench/harness [-runs 3] [-files 5000 -commits 35000 -per 6] [-real name=/path,...]
 package main
 
 import (
@@ -13,114 +21,161 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/bench/histrepo"
-	"github.com/sandgate/sandgate/nodes"
-	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
-var steps = []string{"cap", "commit", "push", "review", "finish"}
+// repo is one repository under measurement: the user's clone, and the
+// files the runs and the new commits edit.
+type repo struct {
+	name, dir, objects string
+	fix                func(i int) string // the run's one-line edit
+	move               func(i int) string // a file main's new commit changes
+}
 
 func main() {
 	sandbox.Main()
 	var big histrepo.Spec
-	flag.IntVar(&big.Files, "files", 5000, "files in the large repository")
-	flag.IntVar(&big.Commits, "commits", 35000, "commits in the large repository")
+	flag.IntVar(&big.Files, "files", 5000, "files in the generated repository")
+	flag.IntVar(&big.Commits, "commits", 35000, "commits in the generated repository")
 	flag.IntVar(&big.PerCommit, "per", 6, "files each generated commit changes")
-	runs := flag.Int("runs", 5, "runs per repository")
+	runs := flag.Int("runs", 3, "runs of each case per repository")
+	real := flag.String("real", "", "name=path,... of real repositories to clone and measure")
+	skipSmall := flag.Bool("no-small", false, "leave out the 10-file repository")
 	flag.Parse()
 	tmp, err := os.MkdirTemp("", "sg-bench-")
 	check(err)
 	defer os.RemoveAll(tmp)
 	ctx := context.Background()
-	repos := map[string]histrepo.Spec{"small": {Files: 10, Commits: 5, PerCommit: 1}, "large": big}
-	times := map[string]map[string][]time.Duration{}
-	objects := map[string]string{}
-	for _, name := range []string{"small", "large"} {
-		dir := filepath.Join(tmp, name)
+	var repos []repo
+	specs := []struct {
+		name string
+		spec histrepo.Spec
+	}{{"10-file repository", histrepo.Spec{Files: 10, Commits: 5, PerCommit: 1}}, {"generated history", big}}
+	if *skipSmall {
+		specs = specs[1:]
+	}
+	for _, s := range specs {
+		dir := filepath.Join(tmp, strings.Fields(s.name)[0])
 		t0 := time.Now()
-		check(histrepo.Generate(ctx, dir, repos[name]))
-		objects[name] = strings.TrimSpace(gitOut(dir, "rev-list", "--all", "--objects", "--count"))
-		fmt.Fprintf(os.Stderr, "%s: %s objects generated in %s\n", name, objects[name], time.Since(t0).Round(time.Millisecond))
-		times[name] = map[string][]time.Duration{}
-		for i := 0; i < *runs; i++ {
-			for step, d := range runOnce(ctx, tmp, dir, i) {
-				times[name][step] = append(times[name][step], d)
-			}
-		}
+		check(histrepo.Generate(ctx, dir, s.spec))
+		fmt.Fprintf(os.Stderr, "%s generated in %s\n", s.name, time.Since(t0).Round(time.Millisecond))
+		files := s.spec.Files
+		repos = append(repos, repo{name: s.name, dir: dir,
+			fix: func(i int) string {
+				return fmt.Sprintf("sed -i 's/revision/revision (fixed)/' %s", histrepo.Path(i%files))
+			},
+			move: func(i int) string { return histrepo.Path((i + files/2) % files) }})
 	}
-	fmt.Printf("| step | 10-file repo (%s objects) | large repo (%s objects) | large ÷ small |\n|---|---|---|---|\n", objects["small"], objects["large"])
-	var totS, totL time.Duration
-	for _, s := range append(steps, "total") {
-		var ms, ml time.Duration
-		if s == "total" {
-			ms, ml = totS, totL
-		} else {
-			ms, ml = median(times["small"][s]), median(times["large"][s])
-			totS, totL = totS+ms, totL+ml
+	for _, nv := range strings.Split(*real, ",") {
+		name, src, ok := strings.Cut(nv, "=")
+		if !ok {
+			continue
 		}
-		fmt.Printf("| %s | %s (%s) | %s (%s) | %.2f× |\n", s, ms.Round(10*time.Microsecond), spread(times["small"][s]),
-			ml.Round(10*time.Microsecond), spread(times["large"][s]), float64(ml)/float64(max(ms, 1)))
+		dir := filepath.Join(tmp, name)
+		gitOut("", "clone", "-q", "--no-hardlinks", src, dir)
+		goFiles := strings.Fields(gitOut(dir, "ls-files", "--", "*.go"))
+		docs := strings.Fields(gitOut(dir, "ls-files", "--", "*.md"))
+		if len(goFiles) == 0 || len(docs) == 0 {
+			check(fmt.Errorf("%s: no Go or Markdown files to edit", src))
+		}
+		repos = append(repos, repo{name: name, dir: dir,
+			fix: func(i int) string {
+				return fmt.Sprintf("echo '// fixed by the benchmark' >> %s", goFiles[i%len(goFiles)])
+			},
+			move: func(i int) string { return docs[i%len(docs)] }})
+	}
+	fmt.Printf("machine: %s\n\n", machine())
+	for i := range repos {
+		r := &repos[i]
+		r.objects = objectCount(r.dir)
+		measure(ctx, tmp, r, *runs)
 	}
 }
 
-// runOnce runs the blueprint once and returns each step's duration: the
-// node's own, and for finish the time from the last node's end to Run's
-// return.
-func runOnce(ctx context.Context, tmp, repo string, i int) map[string]time.Duration {
-	work := filepath.Join(tmp, fmt.Sprintf("%s-%d", filepath.Base(repo), i))
-	remote := filepath.Join(work, "remote.git")
-	gitOut("", "clone", "-q", "--bare", "--shared", repo, remote)
-	rt := &runtime.Runtime{Registry: nodes.NewRegistry(), RunsDir: filepath.Join(work, "runs"),
-		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, CacheDir: filepath.Join(tmp, "cache")})}
-	src := histrepo.StepsBlueprint(histrepo.Path(i), remote, filepath.Join(work, "reviews"))
-	b, err := rt.Registry.Parse("steps.yaml", []byte(src))
-	check(err)
-	sum, err := rt.Run(ctx, b, runtime.RunOptions{Workspace: repo})
-	end := time.Now()
-	check(err)
-	if sum.Status != runtime.StatusSucceeded {
-		check(fmt.Errorf("run %s: %s", sum.Status, sum.Reason))
+// measure runs the three cases runs times on r and prints its table.
+func measure(ctx context.Context, tmp string, r *repo, runs int) {
+	res := map[string][]sample{}
+	var clones []time.Duration
+	for i := 0; i < runs; i++ {
+		cache := filepath.Join(tmp, fmt.Sprintf("cache-%s-%d", strings.Fields(r.name)[0], i))
+		ref := filepath.Join(tmp, "clone-ref")
+		t0 := time.Now()
+		gitOut("", "clone", "-q", "--no-hardlinks", r.dir, ref)
+		clones = append(clones, time.Since(t0))
+		check(os.RemoveAll(ref))
+		res["first"] = append(res["first"], runOnce(ctx, tmp, cache, r, 3*i))
+		res["same"] = append(res["same"], runOnce(ctx, tmp, cache, r, 3*i+1))
+		moveMain(r, i)
+		s := runOnce(ctx, tmp, cache, r, 3*i+2)
+		res["new"] = append(res["new"], s)
+		res["derived"] = append(res["derived"], derivedCI(ctx, cache, s))
+		check(os.RemoveAll(cache))
+		fmt.Fprintf(os.Stderr, "%s: round %d done\n", r.name, i+1)
 	}
-	events, err := runtime.ReadJournal(filepath.Join(sum.Dir, "events.jsonl"))
+	fmt.Printf("### %s (%s objects)\n\n", r.name, r.objects)
+	fmt.Printf("| case | workspace | cap+commit+push+review | ci node | finish | harness total | cache growth |\n|---|---|---|---|---|---|---|\n")
+	for _, c := range []struct{ key, label string }{{"first", "first run ever"}, {"same", "same commit again"},
+		{"new", "first run after a new commit"}, {"derived", "the same, ci on LeaseDerivedSnapshot"}} {
+		ss := res[c.key]
+		col := func(f func(sample) time.Duration) string { return stat(ss, f) }
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s |\n", c.label, col(func(s sample) time.Duration { return s.workspace }),
+			col(func(s sample) time.Duration { return s.steps }), col(func(s sample) time.Duration { return s.ci }),
+			col(func(s sample) time.Duration { return s.finish }), col(func(s sample) time.Duration { return s.total }), growth(ss))
+	}
+	fmt.Printf("\n`git clone --no-hardlinks` of the repository: %s; first run's workspace ÷ clone: %s\n\n",
+		stat(nil, nil, clones...), ratio(res["first"], clones))
+}
+
+// moveMain commits a one-line change on the user's main, as a team's
+// main moves between runs.
+func moveMain(r *repo, i int) {
+	f := filepath.Join(r.dir, r.move(i))
+	b, err := os.ReadFile(f)
 	check(err)
-	out := map[string]time.Duration{}
-	var last time.Time
-	for _, ev := range events {
-		if ev.Type == runtime.EvNodeFinished {
-			out[ev.Node] = time.Duration(ev.DurationMS) * time.Millisecond
-			last = ev.Time
+	check(os.WriteFile(f, append(b, []byte(fmt.Sprintf("\n// main moved %d\n", i))...), 0o644))
+	gitOut(r.dir, "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "-q", "-am", "main moved "+strconv.Itoa(i))
+}
+
+func objectCount(dir string) string {
+	n := 0
+	for _, l := range strings.Split(gitOut(dir, "count-objects", "-v"), "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok && (k == "count" || k == "in-pack") {
+			x, _ := strconv.Atoi(v)
+			n += x
 		}
 	}
-	out["finish"] = end.Sub(last)
-	return out
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
-func median(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
+func machine() string {
+	load, _ := os.ReadFile("/proc/loadavg")
+	mem := "?"
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		f := strings.Fields(string(b))
+		if len(f) > 1 {
+			kb, _ := strconv.Atoi(f[1])
+			mem = fmt.Sprintf("%d GiB", (kb+1<<19)>>20)
+		}
 	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
-}
-
-func spread(ds []time.Duration) string {
-	if len(ds) == 0 {
-		return "sum of medians"
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[0].Round(10*time.Microsecond).String() + "–" + s[len(s)-1].Round(10*time.Microsecond).String()
+	uname, _ := exec.Command("uname", "-sr").Output()
+	gitv, _ := exec.Command("git", "version").Output()
+	return fmt.Sprintf("%d cores, %s, %s, %s, %s, load average %s at the start", numCPU(), mem,
+		strings.TrimSpace(string(uname)), strings.TrimSpace(string(gitv)), goVersion(), strings.Join(strings.Fields(string(load))[:3], " "))
 }
 
 func gitOut(dir string, args ...string) string {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		check(fmt.Errorf("git %v: %w: %s", args, err, out))

@@ -121,3 +121,23 @@ func git(ctx context.Context, dir string, stdin io.Reader, args ...string) error
 	}
 	return nil
 }
+
+// RunBlueprint is the blueprint bench/harness runs: the steps of
+// StepsBlueprint behind the shell command fix (any one-line edit), then
+// clean-checkout CI of the pushed commit running `true`, so the figure
+// includes the CI node's own box.
+func RunBlueprint(fix, remote, reviews string) string {
+	return strings.NewReplacer("FIX", fmt.Sprintf("%q", fix), "REMOTE", remote, "REVIEWS", reviews).Replace(`version: 1
+name: steps
+start: fix
+nodes:
+  fix: {type: shell, run: FIX, next: cap}
+  cap: {type: diff_cap, max_lines: 10, on_pass: commit, on_fail: stuck}
+  commit: {type: git_commit, message: "fix: one line", next: push}
+  push: {type: git_push, remote: REMOTE, next: ci}
+  ci: {type: ci, provider: command, run: "true", on_pass: review, on_fail: stuck}
+  review: {type: review, dir: REVIEWS, next: done}
+  done: {type: succeed}
+  stuck: {type: handoff, reason: failed}
+`)
+}

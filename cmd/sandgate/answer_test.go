@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,6 +39,7 @@ func handedOffRun(t *testing.T, repo, runs, bp string) string {
 	t.Helper()
 	first := modelScript(t, `- tool_calls: [{function: {name: run, arguments: {command: "echo first > step1.txt"}}}]
 - tool_calls: [{function: {name: finish, arguments: {summary: wrote step1}}}]
+- tool_calls: [{function: {name: finish, arguments: {summary: nothing more}}}]
 `)
 	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--model", first)
 	if code != exitHandoff || !strings.Contains(out, "sandgate answer ") {
@@ -77,10 +82,35 @@ func TestAnswerCLI(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "answered by ana at ") || !strings.Contains(out, "status: succeeded") {
 		t.Fatalf("show: exit %d\n%s", code, out)
 	}
+	before := dirState(t, dir)
 	code, _, errs = runCLI("answer", dir, "--to", "implement", "--note", "again")
 	if code != exitUsage || !strings.Contains(errs, "ended succeeded") {
 		t.Fatalf("answering a succeeded run: exit %d %q", code, errs)
 	}
+	if after := dirState(t, dir); after != before {
+		t.Fatalf("a refused answer wrote in the run directory:\n%s\nbefore:\n%s", after, before)
+	}
+}
+
+// dirState lists every file under dir with its size and time.
+func dirState(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %d %s\n", p, info.Size(), info.ModTime())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // TestAnswerCLIBudget: an answer that does not help hands the run off
@@ -91,7 +121,10 @@ func TestAnswerCLIBudget(t *testing.T) {
 	repo, runs := gitRepo(t), t.TempDir()
 	bp := writeBlueprint(t, answerE2E)
 	dir := handedOffRun(t, repo, runs, bp)
-	empty := modelScript(t, "[]\n")
+	// An agent that finishes without changing anything, twice.
+	empty := modelScript(t, `- tool_calls: [{function: {name: finish, arguments: {summary: nothing to change}}}]
+- tool_calls: [{function: {name: finish, arguments: {summary: still nothing}}}]
+`)
 	code, _, errs := runCLI("answer", dir, "--to", "implemnt", "--note", "x", "--model", empty)
 	if code != exitUsage || !strings.Contains(errs, `did you mean "implement"`) {
 		t.Fatalf("typo: exit %d %q", code, errs)
@@ -131,5 +164,93 @@ func TestAnswerWithoutWorkspaceState(t *testing.T) {
 	}
 	if after := must(os.ReadFile(filepath.Join(dir, "events.jsonl"))); string(after) != string(journal) {
 		t.Fatalf("the refused answer changed the journal:\n%s", after[len(journal):])
+	}
+}
+
+// answerKeeps hands off after one line; the same scripted agent, run
+// again by an answer, adds the second line the gate wants.
+const answerKeeps = `version: 1
+name: answer-keeps
+budget: {answers: 1}
+start: implement
+nodes:
+  implement: {type: agent, prompt: add a line, next: gate}
+  gate: {type: shell, run: "test $(wc -l < lines.txt) -ge 2", on_pass: done, on_fail: stuck}
+  done: {type: succeed}
+  stuck: {type: handoff, reason: one line is not enough}
+`
+
+// shellWords splits a command line the way sh does.
+func shellWords(t *testing.T, line string) []string {
+	out, err := exec.Command("sh", "-c", `eval "set -- $1"; printf '%s\0' "$@"`, "sh", line).Output()
+	if err != nil {
+		t.Fatalf("sh cannot read %q: %v", line, err)
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+}
+
+// TestAnswerKeepsTheRun: a run started with --model script:FILE (a
+// relative path, as the demo's) is answered by the line its hand-off
+// prints, run from another directory with nothing added but the note: the
+// answer reuses the run's model and succeeds. Before that, an answer
+// that cannot start (a real model without its key) is refused without
+// touching the run, which stays handed off and answerable.
+func TestAnswerKeepsTheRun(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	repo, runs := gitRepo(t), t.TempDir()
+	bp := writeBlueprint(t, answerKeeps)
+	scripts := t.TempDir()
+	os.WriteFile(filepath.Join(scripts, "model.yaml"), []byte(`- tool_calls: [{function: {name: run, arguments: {command: "echo line >> lines.txt"}}}]
+- tool_calls: [{function: {name: finish, arguments: {summary: added a line}}}]
+`), 0o644)
+	var code int
+	var out, errs string
+	inDir(t, scripts, func() {
+		code, out, errs = runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--model", "script:model.yaml")
+	})
+	_, printed, found := strings.Cut(out, "to continue it: ")
+	if code != exitHandoff || !found {
+		t.Fatalf("first leg: exit %d, want 3 and an answer line\n%s\n%s", code, out, errs)
+	}
+	line := strings.TrimSpace(strings.SplitN(printed, "\n", 2)[0])
+	args := shellWords(t, line)
+	if args[0] != "sandgate" || args[1] != "answer" || args[len(args)-2] != "--note" {
+		t.Fatalf("the printed line is not an answer ending in --note: %q", line)
+	}
+	dir := args[2]
+	journal := must(os.ReadFile(filepath.Join(dir, "events.jsonl")))
+
+	// A real model without its key: refused before anything is recorded.
+	code, _, errs = runCLI(append(slices.Clone(args[1:len(args)-1]), "add one more line", "--model", "gpt-4.1")...)
+	if code != exitUsage || !strings.Contains(errs, "OPENAI_API_KEY is not set") {
+		t.Fatalf("answer with a real model and no key: exit %d %q", code, errs)
+	}
+	if after := must(os.ReadFile(filepath.Join(dir, "events.jsonl"))); string(after) != string(journal) {
+		t.Fatalf("the refused answer changed the journal:\n%s", after[len(journal):])
+	}
+	if code, shown, _ := runCLI("show", dir); code != exitOK || !strings.Contains(shown, "status: handed_off") {
+		t.Fatalf("after the refused answer the run is not handed off:\n%s", shown)
+	}
+
+	// The printed line, from another directory, the note filled in.
+	inDir(t, t.TempDir(), func() {
+		code, out, errs = runCLI(append(slices.Clone(args[1:len(args)-1]), "add one more line")...)
+	})
+	if code != exitOK || !strings.Contains(out, "✓ gate") {
+		t.Fatalf("the printed answer line: exit %d, want 0\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestScriptWithoutFinishFailsTheNode: a scripted agent whose replies run
+// out before it calls finish does not pass its node (it did: the script
+// "finished" with a plain message); the run fails and says why.
+func TestScriptWithoutFinishFailsTheNode(t *testing.T) {
+	repo, runs := gitRepo(t), t.TempDir()
+	bp := writeBlueprint(t, "version: 1\nname: short-script\nstart: implement\nnodes:\n  implement: {type: agent, prompt: fix Add, next: done}\n  done: {type: succeed}\n")
+	script := modelScript(t, `- tool_calls: [{function: {name: read_file, arguments: {path: calc.go}}}]
+`)
+	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--model", script)
+	if code != exitFailed || !strings.Contains(out, "no replies left") {
+		t.Fatalf("exit %d, want 1 with the script's end as the reason\n%s\n%s", code, out, errs)
 	}
 }

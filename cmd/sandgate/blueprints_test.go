@@ -30,6 +30,7 @@ func TestDemo(t *testing.T) {
 	}
 	// The queued change shows the agent's own summary (its finish call).
 	_, dir, _ := strings.Cut(out, "the demo's files stay in ")
+	dir, _, _ = strings.Cut(dir, "\n")
 	reviews := filepath.Join(strings.TrimSpace(dir), ".sandgate", "reviews")
 	entries, _ := os.ReadDir(reviews)
 	if len(entries) != 1 {
@@ -38,10 +39,34 @@ func TestDemo(t *testing.T) {
 	if code, show, errs := runCLI("review", "show", entries[0].Name(), "--dir", reviews); code != exitOK || !strings.Contains(show, "Summary\n-------\nAdd returned a - b; it now returns a + b, and go test passes.") {
 		t.Fatalf("review show of the demo's change: exit %d\n%s%s", code, show, errs)
 	}
+	// The demo says the one command that shows its run from anywhere.
+	_, again, _ := strings.Cut(out, "see this run again: ")
+	again, _, _ = strings.Cut(again, "\n")
+	if args := shellWords(t, again); len(args) < 3 || args[1] != "show" {
+		t.Errorf("no command to see the demo's run: %q", again)
+	} else if code, shown, errs := runCLI(args[1:]...); code != exitOK || !strings.Contains(shown, "status: succeeded") {
+		t.Errorf("%s: exit %d\n%s%s", again, code, shown, errs)
+	}
 	os.RemoveAll(strings.TrimSpace(dir))
 	code, out, errs = runCLI("demo", "bad-patch")
 	if code != exitHandoff || !strings.Contains(out, "status: handed_off") || !strings.Contains(out, "# Hand-off") || !strings.Contains(out, "Add(2, 3) = 1, want 5") {
 		t.Fatalf("demo bad-patch: exit %d\n%s\n%s", code, out, errs)
+	}
+	// Its hand-off's answer line, as printed, continues the run with the
+	// demo's scripted model (it asked for an API key and failed the run):
+	// the script's wrong fixes hand it off again, answerable no more
+	// often than budget.answers allows.
+	_, line, _ := strings.Cut(out, "\nsandgate answer ")
+	line, _, _ = strings.Cut(line, "\n")
+	args := shellWords(t, "sandgate answer "+line)
+	code, out, errs = runCLI(append(args[1:len(args)-1], "Add must add")...)
+	if code != exitHandoff || !strings.Contains(out, `answered by`) {
+		t.Fatalf("the demo hand-off's answer line: exit %d, want 3\n%s\n%s", code, out, errs)
+	}
+	_, dir, _ = strings.Cut(out, "run dir: ")
+	dir, _, _ = strings.Cut(dir, "\n")
+	if demo := filepath.Dir(filepath.Dir(filepath.Dir(dir))); filepath.IsAbs(demo) && strings.HasPrefix(filepath.Base(demo), "sandgate-demo-") {
+		os.RemoveAll(demo)
 	}
 }
 

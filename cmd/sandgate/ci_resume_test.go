@@ -7,7 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/sandgate/sandgate/internal/wait"
 
 	"github.com/sandgate/sandgate/internal/ghfake"
 	"github.com/sandgate/sandgate/runtime"
@@ -108,18 +109,17 @@ func checkResumedCI(t *testing.T, after []ghfake.Request, dir, sha string) {
 // commit twice (it is waiting, past its first look) and returns the sha.
 func waitForPolls(t *testing.T, gh *ghfake.Server, cmd *exec.Cmd) string {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		n, sha := 0, ""
+	var sha string
+	if wait.For(t, func() bool {
+		n := 0
 		for _, r := range gh.Requests() {
 			if strings.HasSuffix(r.Path, "/check-runs") {
 				n, sha = n+1, r.SHA
 			}
 		}
-		if n >= 2 {
-			return sha
-		}
-		time.Sleep(20 * time.Millisecond)
+		return n >= 2
+	}) {
+		return sha
 	}
 	cmd.Process.Kill()
 	cmd.Wait()

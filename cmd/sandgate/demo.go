@@ -17,6 +17,8 @@ import (
 
 	"github.com/sandgate/sandgate/blueprints"
 	"github.com/sandgate/sandgate/cost"
+	"github.com/sandgate/sandgate/internal/shellquote"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -29,15 +31,27 @@ var demoRepo = map[string]string{
 	"AGENTS.md":    "# Conventions\n- Fix bugs in the code, never by changing tests.\n- Run `go test ./...` before finishing.\n",
 }
 
+const demoHelp = `[bad-patch]
+
+Runs the offline demo in a new temporary directory: a Go repository with a
+seeded bug, its bare remote, the shipped fix-failing-test blueprint and a
+scripted model (a real one when OPENAI_API_KEY is set). The agent fixes the
+bug behind the gates and the change goes to review; with bad-patch its
+fixes fail, the retry bound runs out and the run is handed off (exit 3).
+
+flags:`
+
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("demo", "[bad-patch]", stderr)
+	fs := newFlags("demo", demoHelp, stdout, stderr)
 	model := fs.String("model", "", "model for the agent (default: a scripted model, or a real one when OPENAI_API_KEY is set)")
 	keep := fs.Bool("keep", true, "keep the demo directory afterwards")
 	prices := fs.String("prices", "", "YAML/JSON price table for the model (default $SANDGATE_PRICES, then built-in list prices)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil || len(pos) > 1 || (len(pos) == 1 && pos[0] != "bad-patch") {
-		fs.Usage()
-		return exitUsage
+	pos, code, ok := fs.parseN(args, 0, 1)
+	if !ok {
+		return code
+	}
+	if len(pos) == 1 && pos[0] != "bad-patch" {
+		return fs.usageError(fmt.Sprintf("unknown scenario %q (the one other scenario is bad-patch)", pos[0]))
 	}
 	scenario := "fix"
 	if len(pos) == 1 {
@@ -83,7 +97,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Workspace: repo, Inputs: map[string]any{
+	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Workspace: repo, Settings: rf.settings(bpPath), Inputs: map[string]any{
 		"task": "TestAdd fails: Add(2, 3) returns -1", "remote": remote}})
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
@@ -92,7 +106,12 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	report(stdout, sum)
-	fmt.Fprintf(stdout, "\nthe demo's files stay in %s\n", dir)
+	if *keep {
+		// The demo's runs live in its own directory, not the current
+		// repository's: say how to see them from anywhere.
+		fmt.Fprintf(stdout, "\nthe demo's files stay in %s\nsee this run again: sandgate show %s --runs-dir %s\n",
+			dir, sum.RunID, shellquote.Quote(rf.runsDir))
+	}
 	return exitCode(sum.Status)
 }
 
@@ -154,6 +173,7 @@ func setUpDemo(dir, scenario string, model *string) (repo, remote, bpPath string
 // report prints the verdict, the trace's stage timings and the change that
 // went to review, or the hand-off.
 func report(w io.Writer, sum *runtime.Summary) {
+	w = termtext.Writer{W: w} // with a real model, the reason, the diff and handoff.md are its words
 	fmt.Fprintf(w, "\nstatus: %s (%s)\nrun directory: %s\n", sum.Status, sum.Reason, sum.Dir)
 	if v := verifySummary(filepath.Join(sum.Dir, "verify.json")); v != "" {
 		fmt.Fprintf(w, "\nverify.json: %s\n", v)

@@ -12,13 +12,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/eval"
-	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
 const evalHelp = `TASKS.yaml --blueprint FILE --out DIR [--concurrency N] [--model M]
-       sandgate eval compare A/report.json B/report.json [--format table|json]
+       sandgate eval compare A/report.json B/report.json [--format text|json]
        sandgate eval import-swebench FILE.jsonl --repos DIR [--out DIR]
 
 Runs the blueprint once per task, each in its own run (DIR/runs/<id>/),
@@ -39,20 +40,21 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 			return cmdEvalImport(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("eval", evalHelp, stderr)
+	fs := newFlags("eval", evalHelp, stdout, stderr)
 	var rf runFlags
 	rf.register(fs)
+	fs.hidden["runs-dir"] = true // eval's runs go to --out DIR/runs
 	bpFile := fs.String("blueprint", "", "blueprint file (or built-in name) to measure")
 	out := fs.String("out", "", "output directory (report.json, report.md, runs/)")
 	conc := fs.Int("concurrency", 1, "tasks run at once")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+	files, code, ok := fs.parseN(args, 1, 1)
+	if !ok {
+		return code
 	}
-	if len(files) != 1 || *bpFile == "" || *out == "" || *conc < 1 {
-		fs.Usage()
-		return exitUsage
+	if *bpFile == "" || *out == "" || *conc < 1 {
+		return fs.usageError("--blueprint and --out are required, --concurrency at least 1")
 	}
+	*out = absPath(*out) // its runs and review queue: nodes work in other directories
 	if err := sandbox.Platform(); err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
@@ -66,13 +68,18 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return reportLoadError(stderr, err)
 	}
+	if err := checkTaskModels(bp, set, &rf); err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return exitUsage
+	}
 	r := rf.redactor(bp.Credentials)
 	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	pr := newEvalProgress(stdout)
 	rep, err := eval.Run(ctx, set, eval.Options{Blueprint: bp.File, Source: bp.Source, Out: *out, Concurrency: *conc,
-		Model: rf.model, AllowUnsandboxed: rf.allowUnsandboxed, Run: cliRunner(rf, stderr), Progress: pr.update})
+		Model: rf.model, AllowUnsandboxed: rf.allowUnsandboxed, Progress: pr.update,
+		Run: eval.DefaultRun(eval.DefaultRunOptions{Config: rf.runConfig("", "", nil, stderr)})})
 	pr.finish()
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate eval:", err)
@@ -80,47 +87,18 @@ func cmdEval(args []string, stdout, stderr io.Writer) int {
 			return exitFailed
 		}
 	}
-	if rf.json {
+	if rf.json() {
 		b, _ := json.MarshalIndent(rep.Summary, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 	} else {
 		s := rep.Summary
 		fmt.Fprintf(stdout, "\nresolved %d/%d, handed off %d, false promotions %d, invalid %d, errors %d (tokens %d, cost %.4f)\nreport: %s\n",
-			s.Resolved, s.Measured, s.HandedOff, s.FalsePromotions, s.Invalid, s.Errors, s.Tokens, s.Cost, filepath.Join(*out, "report.md"))
+			s.Resolved, s.Measured, s.HandedOff, s.FalsePromotions, s.Invalid, s.Errors, s.Tokens, s.Cost, termtext.Line(filepath.Join(*out, "report.md")))
 	}
 	if rep.Summary.Partial {
 		return exitCanceled
 	}
 	return exitOK
-}
-
-// cliRunner performs one task's run on the path `sandgate run` takes: the
-// same registry options, environment and credential checks, with the
-// task's repository, commit, model and record directories.
-func cliRunner(base runFlags, stderr io.Writer) eval.RunFunc {
-	return func(ctx context.Context, req eval.RunRequest) (*runtime.Summary, error) {
-		rf := base
-		rf.model, rf.runsDir, rf.reviewDir = req.Model, req.RunsDir, req.ReviewDir
-		if rf.model == "" {
-			rf.model = base.model
-		}
-		rt := newRuntime(&rf, req.Repo, req.Rev, newProgress(io.Discard, false), stderr)
-		bp, err := rt.Registry.Parse(req.File, req.Source)
-		if err != nil {
-			return nil, err
-		}
-		in := inputFlags{}
-		for k, v := range req.Inputs {
-			in[k] = v
-		}
-		if err := checkInputs(bp, in); err != nil {
-			return nil, fmt.Errorf("task %s: %w", req.Task.ID, err)
-		}
-		if err := checkModelKeys(bp, &rf); err != nil {
-			return nil, fmt.Errorf("task %s: %w", req.Task.ID, err)
-		}
-		return rt.Run(ctx, bp, runtime.RunOptions{Inputs: req.Inputs, Workspace: req.Repo})
-	}
 }
 
 // evalProgress prints tasks done/total, running and an ETA: rewritten in
@@ -140,16 +118,16 @@ func (p *evalProgress) update(pr eval.Progress) {
 		left := time.Duration(int64(pr.Elapsed) / int64(pr.Done) * int64(pr.Total-pr.Done))
 		eta = left.Round(time.Second).String()
 	}
-	line := fmt.Sprintf("[%d/%d] running: %s  eta %s", pr.Done, pr.Total, orElse(strings.Join(pr.Running, ", "), "-"), eta)
+	line := fmt.Sprintf("[%d/%d] running: %s  eta %s", pr.Done, pr.Total, termtext.Line(orElse(strings.Join(pr.Running, ", "), "-")), eta)
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		if pr.Last != nil {
-			fmt.Fprintf(p.w, "\r\033[K%s: %s\n%s", pr.Last.ID, pr.Last.Status, line)
+			fmt.Fprintf(p.w, "\r\033[K%s: %s\n%s", termtext.Line(pr.Last.ID), termtext.Line(string(pr.Last.Status)), line)
 		}
 		return
 	}
 	if pr.Last != nil {
-		fmt.Fprintf(p.w, "[%d/%d] %s: %s (%d ms)\n", pr.Done, pr.Total, pr.Last.ID, pr.Last.Status, pr.Last.DurationMS)
+		fmt.Fprintf(p.w, "[%d/%d] %s: %s (%d ms)\n", pr.Done, pr.Total, termtext.Line(pr.Last.ID), termtext.Line(string(pr.Last.Status)), pr.Last.DurationMS)
 	}
 }
 
@@ -157,4 +135,24 @@ func (p *evalProgress) finish() {
 	if p.tty {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// checkTaskModels makes sandgate run's model-key check for every model the
+// tasks run with (a task's own, else --model), before any task starts.
+func checkTaskModels(bp *blueprint.Blueprint, set *eval.TaskSet, rf *runFlags) error {
+	seen := map[string]bool{}
+	for _, t := range set.Tasks {
+		f := *rf
+		if t.Model != "" {
+			f.model = t.Model
+		}
+		if seen[f.model] {
+			continue
+		}
+		seen[f.model] = true
+		if err := checkModelKeys(bp, &f); err != nil {
+			return fmt.Errorf("task %s: %w", t.ID, err)
+		}
+	}
+	return nil
 }

@@ -41,7 +41,7 @@ func findExternal(name string) (string, error) {
 	}
 	p, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("%s not found beside %s nor on PATH; build it with: (cd temporal && go build -o \"$(dirname \"$(command -v sandgate)\")\" ./cmd/sandgate-temporal)", name, os.Args[0])
+		return "", fmt.Errorf("%s not found beside %s nor on PATH; build it from the repository root with: (cd temporal && go build -o \"$(dirname \"$(command -v sandgate)\")\" ./cmd/sandgate-temporal)", name, os.Args[0])
 	}
 	return p, nil
 }
@@ -81,6 +81,43 @@ func runExternal(args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
+const workerHelp = `[flags]
+
+Serves runs from a Temporal server on this host by handing over to the
+sandgate-temporal binary, found beside sandgate or on PATH. Build it from
+the repository root with:
+
+  (cd temporal && go build -o "$(dirname "$(command -v sandgate)")" ./cmd/sandgate-temporal)
+
+sandgate-temporal worker's flags:`
+
 func cmdWorker(args []string, stdout, stderr io.Writer) int {
+	if wantsHelp(args) {
+		fmt.Fprintf(stdout, "usage: sandgate worker %s\n", workerHelp)
+		bin, err := findExternal(temporalBinary)
+		if err != nil {
+			fmt.Fprintf(stdout, "  (none here: %v)\n", err)
+			return exitOK
+		}
+		cmd := exec.Command(bin, "worker", "--help")
+		cmd.Stdout, cmd.Stderr = stdout, stdout
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(stderr, "sandgate: %s worker --help: %v\n", bin, err)
+		}
+		return exitOK
+	}
 	return runExternal(append([]string{"worker"}, args...), stdout, stderr)
+}
+
+// wantsHelp reports whether the arguments ask for help before any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help", "--h":
+			return true
+		}
+	}
+	return false
 }

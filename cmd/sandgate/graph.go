@@ -10,15 +10,11 @@ import (
 )
 
 func cmdGraph(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("graph", "FILE", stderr)
-	format := fs.String("format", "mermaid", "output format: mermaid or dot")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(files) != 1 || (*format != "mermaid" && *format != "dot") {
-		fs.Usage()
-		return exitUsage
+	fs := newFlags("graph", "FILE|NAME\n\nDraws a blueprint file, or a built-in blueprint by name, as a Mermaid or\nGraphviz DOT graph of its nodes and edges (retry edges with their bounds).\n\nflags:", stdout, stderr)
+	format := fs.format("mermaid", "dot")
+	files, code, ok := fs.parseN(args, 1, 1)
+	if !ok {
+		return code
 	}
 	bp, err := loadBlueprint(files[0])
 	if err != nil {
@@ -33,9 +29,9 @@ func cmdGraph(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdSchema(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 0 {
-		fmt.Fprintln(stderr, "usage: sandgate schema")
-		return exitUsage
+	fs := newFlags("schema", "\n\nPrints the JSON Schema of the blueprint format, for editors\n(# yaml-language-server: $schema=...).", stdout, stderr)
+	if _, code, ok := fs.parseN(args, 0, 0); !ok {
+		return code
 	}
 	stdout.Write(blueprint.JSONSchema(nodes.Types()))
 	return exitOK

@@ -51,7 +51,7 @@ func TestHandoffTakeover(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("show: exit %d\n%s", code, errs)
 	}
-	for _, want := range []string{"- **task**: fix Add", "The `test` gate still failed after 2 attempt(s) of the agent `implement`",
+	for _, want := range []string{"- **task**: `fix Add`", "The `test` gate still failed after 2 attempt(s) of the agent `implement`",
 		"retry edge test.edges[1] → implement (max 1) exhausted", "git -C " + repo + " apply --index " + filepath.Join(dir, "change.patch")} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("show lacks %q:\n%s", want, shown)
@@ -65,7 +65,7 @@ func TestHandoffTakeover(t *testing.T) {
 		t.Fatalf("takeover %q, binary %q", h.Takeover, h.Change.Binary)
 	}
 	md := string(must(os.ReadFile(filepath.Join(dir, "handoff.md"))))
-	for _, want := range []string{"said: added a logo and touched Add", "said: swapped the operands", "failing: TestAdd"} {
+	for _, want := range []string{"said: `added a logo and touched Add`", "said: `swapped the operands`", "failing: `TestAdd`"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("handoff.md lacks %q:\n%s", want, md)
 		}

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sandgate/sandgate/internal/wait"
 
 	"github.com/chromedp/chromedp"
 	"github.com/sandgate/sandgate/internal/browsertest"
@@ -75,7 +76,7 @@ func TestInboxBrowserE2E(t *testing.T) {
 - tool_calls: [{function: {name: finish, arguments: {summary: fixed}}}]
 `)
 	w := newInboxWorld(t, fix)
-	b := browsertest.Start(t, 3*time.Minute)
+	b := browsertest.Start(t)
 	nav := func(path string) {
 		t.Helper()
 		b.Do(t, chromedp.Navigate(w.ts.URL+path), chromedp.WaitReady(chromedp.CSS("main")))
@@ -118,10 +119,10 @@ func answerInBrowser(t *testing.T, w *inboxWorld, b *browsertest.Browser, nav fu
 		t.Errorf("the run page does not show the answer: %q", got)
 	}
 	status := ""
-	for deadline := time.Now().Add(90 * time.Second); status != "succeeded" && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
+	wait.For(t, func() bool {
 		status = browsertest.Eval[string](t, b, `document.getElementById("run-status").textContent`)
-	}
+		return status == "succeeded"
+	})
 	if status != "succeeded" || !browsertest.Eval[bool](t, b, `window.notReloaded === true`) {
 		t.Fatalf("run page status %q (want succeeded without a reload); answer log:\n%s", status, readLogs(dir))
 	}

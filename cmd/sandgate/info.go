@@ -38,15 +38,19 @@ func version() string {
 }
 
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("version", "\n\nPrints the module version, the VCS revision (+dirty for a modified tree) and\nthe Go version the binary was built with.", stdout, stderr)
+	if _, code, ok := fs.parseN(args, 0, 0); !ok {
+		return code
+	}
 	fmt.Fprintln(stdout, version())
 	return exitOK
 }
 
 // cmdBlueprints lists the blueprints shipped in the binary with their inputs.
 func cmdBlueprints(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 0 {
-		fmt.Fprintln(stderr, "usage: sandgate blueprints")
-		return exitUsage
+	flags := newFlags("blueprints", "\n\nLists the blueprints built into this binary with their inputs; run,\nvalidate, graph and eval take these names wherever they take a file.", stdout, stderr)
+	if _, code, ok := flags.parseN(args, 0, 0); !ok {
+		return code
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	for _, name := range builtinNames() {

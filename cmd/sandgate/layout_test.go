@@ -39,22 +39,24 @@ func goCmd(t *testing.T, env []string, args ...string) string {
 // runtime knows nothing of the built-in nodes or the sandbox. A package
 // that starts importing one of ours outside its row fails here, on every
 // OS the build covers (the Linux-only files are the ones with the most
-// imports, so GOOS is varied).
+// imports, so GOOS is varied). Leaf internal packages — importing nothing
+// of ours, like internal/shellquote — bend no seam and are allowed
+// anywhere.
 func TestImportDirection(t *testing.T) {
 	allowed := map[string][]string{
 		"sandbox":   nil,
 		"secrets":   nil,
 		"blueprint": {"secrets"},
 		"runtime":   {"blueprint", "secrets"},
+		// The canary of go test reports reads source trees and writes box
+		// commands: it needs only the sandbox's command types.
+		"internal/gocanary": {"sandbox"},
 		// nodes/ by concept, data flowing one way: box -> change -> verdict
 		// -> commit -> push -> CI -> review. Only the nodes facade knows
 		// every type; no package below imports one above it. The review
 		// queue, the GitHub client and the remote plumbing need no sandbox,
 		// and the inbox reads queues and verdicts through their packages,
 		// never through the nodes facade.
-		// The canary of go test reports reads source trees and writes box
-		// commands: it needs only the sandbox's command types.
-		"internal/gocanary":         {"sandbox"},
 		"nodes/verdict":             nil,
 		"nodes/internal/feedback":   nil,
 		"nodes/internal/atomicfile": nil,
@@ -75,12 +77,13 @@ func TestImportDirection(t *testing.T) {
 		"inbox":                     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
 	}
 	for _, goos := range []string{"linux", "darwin"} {
+		leaves := leafInternal(t, goos)
 		for pkg, want := range allowed {
 			out := goCmd(t, []string{"GOOS=" + goos}, "list", "-deps", "-f", "{{.ImportPath}}", "./"+pkg)
 			var got []string
 			for _, p := range strings.Fields(out) {
 				rel, ok := strings.CutPrefix(p, modulePath+"/")
-				if ok && rel != pkg {
+				if ok && rel != pkg && !leaves[rel] {
 					got = append(got, rel)
 				}
 			}
@@ -90,6 +93,30 @@ func TestImportDirection(t *testing.T) {
 			}
 		}
 	}
+}
+
+// leafInternal lists the module's internal packages (relative paths) that
+// import no package of this module.
+func leafInternal(t *testing.T, goos string) map[string]bool {
+	out := goCmd(t, []string{"GOOS=" + goos}, "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./internal/...")
+	leaves := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		leaf := true
+		for _, dep := range f[1:] {
+			leaf = leaf && !strings.HasPrefix(dep, modulePath+"/")
+		}
+		if rel, _ := strings.CutPrefix(f[0], modulePath+"/"); leaf {
+			leaves[rel] = true
+		}
+	}
+	if !leaves["internal/shellquote"] {
+		t.Fatalf("GOOS=%s: internal/shellquote is not a leaf package:\n%s", goos, out)
+	}
+	return leaves
 }
 
 // TestBuildsOffLinux cross-compiles: the whole module for macOS (where

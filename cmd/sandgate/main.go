@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/secrets"
 )
@@ -60,11 +61,12 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
 		return exitOK
 	}
 	if args[0] == "--version" || args[0] == "-version" {
@@ -74,6 +76,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// environment (see package secrets for which variables count).
 	r := secrets.FromOS()
 	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
+	// Errors quote what runs and repositories wrote (a reason, a file
+	// name, a line of a blueprint): sandgate writes no control sequence of
+	// its own to stderr, so every one there is written out visibly.
+	stderr = termtext.Writer{W: stderr}
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return c.run(args[1:], stdout, stderr)
@@ -90,5 +96,6 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nexit codes: 0 ok, 1 run failed, 2 usage or invalid blueprint, 3 handed off, 130 canceled")
+	fmt.Fprintln(w, "\nsandgate COMMAND --help tells more about each.")
+	fmt.Fprintln(w, "exit codes: 0 ok, 1 run failed, 2 usage or invalid blueprint, 3 handed off, 130 canceled")
 }

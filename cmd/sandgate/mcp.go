@@ -13,12 +13,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const mcpHelp = `[--model M] [--allow-env VAR]... [--allow-endpoint URL]...
+const mcpHelp = `[--model M] [--allow-env VAR]... [--allow-endpoint URL]... [--blueprints-dir DIR]...
 
 Serves sandgate's tools over stdio with the Model Context Protocol, for a
 person's own coding agent (Claude Code, Cursor, Codex): validate_blueprint,
 graph, start_run, run_status, show_run, answer_handoff, list_reviews.
 Claude Code: {"mcpServers": {"sandgate": {"command": "sandgate", "args": ["mcp"]}}}
+
+Blueprint files are read only under the repository the server is started
+in and the --blueprints-dir directories, and only if they are blueprints:
+a tool call cannot make the server read any other file. A tool call that
+fails or panics answers with an error; the server goes on serving.
 
 start_run and answer_handoff start 'sandgate run' / 'sandgate answer' as
 background processes with --model, --base-url, --api-key-env, --allow-env
@@ -30,7 +35,7 @@ go on when the server stops (sandgate cancel stops them).
 flags:`
 
 func cmdMcp(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("mcp", mcpHelp, stderr)
+	fs := newFlags("mcp", mcpHelp, stdout, stderr)
 	var rf runFlags
 	fs.StringVar(&rf.model, "model", "", "model of started runs' agent nodes (as run --model)")
 	fs.StringVar(&rf.baseURL, "base-url", "", "endpoint of started runs' agent nodes (as run --base-url)")
@@ -38,18 +43,17 @@ func cmdMcp(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&rf.allowEnv, "allow-env", "credential variable started runs may pass into the box (repeatable, as run --allow-env)")
 	fs.Var(&rf.allowEndpoints, "allow-endpoint", "URL prefix started runs may send tokens to (repeatable, as run --allow-endpoint)")
 	by := fs.String("by", "", "who answers hand-offs through this server, as recorded (default: the login name)")
-	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) != 0 {
-		if err == nil {
-			fs.Usage()
-		}
-		return exitUsage
+	var bpDirs listFlag
+	fs.Var(&bpDirs, "blueprints-dir", "directory besides the server's repository that tool calls may read blueprint files from (repeatable)")
+	if _, code, ok := fs.parseN(args, 0, 0); !ok {
+		return code
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate mcp: cannot find this binary to start runs with:", err)
 		return exitFailed
 	}
-	srv := newMCPServer(&serveActions{exe: exe, answerArgs: rf.answerArgs()}, decider(*by))
+	srv := newMCPServer(&serveActions{exe: exe, answerArgs: rf.answerArgs()}, decider(*by), mcpRoots(bpDirs))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// stdout is the CLI's redacting writer: no credential of the harness's
@@ -66,14 +70,16 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// mcpTools serve one client. acts starts the run and answer children.
+// mcpTools serve one client. acts starts the run and answer children;
+// roots are the directories blueprint files are read from (blueprintFile).
 type mcpTools struct {
-	acts *serveActions
-	by   string
+	acts  *serveActions
+	by    string
+	roots []string
 }
 
-func newMCPServer(acts *serveActions, by string) *mcp.Server {
-	m := &mcpTools{acts: acts, by: by}
+func newMCPServer(acts *serveActions, by string, roots []string) *mcp.Server {
+	m := &mcpTools{acts: acts, by: by, roots: roots}
 	s := mcp.NewServer(&mcp.Implementation{Name: "sandgate", Version: version()}, &mcp.ServerOptions{
 		Instructions: "sandgate runs coding agents unattended behind gates. Write a blueprint (YAML; " +
 			"sandgate schema prints its JSON Schema), check it with validate_blueprint, then start_run it " +
@@ -81,22 +87,37 @@ func newMCPServer(acts *serveActions, by string) *mcp.Server {
 			"handed-off run, list_reviews shows changes waiting for a person.",
 	})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
-	mcp.AddTool(s, &mcp.Tool{Name: "validate_blueprint", Annotations: readOnly,
+	addTool(s, &mcp.Tool{Name: "validate_blueprint", Annotations: readOnly,
 		Description: "Check a blueprint file; every problem comes back as file:line:col: field: problem."}, m.validate)
-	mcp.AddTool(s, &mcp.Tool{Name: "graph", Annotations: readOnly,
+	addTool(s, &mcp.Tool{Name: "graph", Annotations: readOnly,
 		Description: "Draw a blueprint file as Mermaid (default) or Graphviz DOT."}, m.graph)
-	mcp.AddTool(s, &mcp.Tool{Name: "start_run",
+	addTool(s, &mcp.Tool{Name: "start_run",
 		Description: "Start an unattended run of a blueprint (a file, or a built-in by name) on a git repository, " +
 			"in the background; returns its run id once the run has started. Poll run_status."}, m.startRun)
-	mcp.AddTool(s, &mcp.Tool{Name: "run_status", Annotations: readOnly,
+	addTool(s, &mcp.Tool{Name: "run_status", Annotations: readOnly,
 		Description: "A run's status, the node it is on and its attempts so far."}, m.runStatus)
-	mcp.AddTool(s, &mcp.Tool{Name: "show_run", Annotations: readOnly,
+	addTool(s, &mcp.Tool{Name: "show_run", Annotations: readOnly,
 		Description: "A run's whole summary; for a handed-off run also the start of its hand-off."}, m.showRun)
-	mcp.AddTool(s, &mcp.Tool{Name: "answer_handoff",
+	addTool(s, &mcp.Tool{Name: "answer_handoff",
 		Description: "Continue a handed-off run: node `to` starts again with `note` as its feedback."}, m.answer)
-	mcp.AddTool(s, &mcp.Tool{Name: "list_reviews", Annotations: readOnly,
+	addTool(s, &mcp.Tool{Name: "list_reviews", Annotations: readOnly,
 		Description: "The repository's local review queue: changes runs left for a person to approve or reject."}, m.listReviews)
 	return s
+}
+
+// addTool adds a tool whose handler cannot take the server down: a panic
+// becomes the call's error, and the server (with the runs it started)
+// goes on serving.
+func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				var zero Out
+				res, out, err = nil, zero, fmt.Errorf("%s failed inside the server (%v); the server goes on", t.Name, r)
+			}
+		}()
+		return h(ctx, req, in)
+	})
 }
 
 // repoState is where a repository's runs and reviews are recorded, as

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -16,21 +16,22 @@ import (
 // that are not files: a FIFO nobody writes (reading it would hang the
 // tool, and with it the server's caller) and /dev/zero (reading it would
 // grow the server's memory until the kernel kills it). Each is refused
-// with the path named. The hang check's deadline is generous: it only
-// turns a hang into a failure.
+// with the path named. A hang has no deadline here: go test's -timeout
+// names the call it hung in.
 func TestMCPBlueprintNotAFile(t *testing.T) {
 	cs := mcpClient(t, nil)
 	fifo := filepath.Join(t.TempDir(), "bp.yaml")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ tool, key, path string }{
-		{"validate_blueprint", "path", fifo}, {"graph", "path", fifo}, {"start_run", "blueprint", fifo},
-		{"validate_blueprint", "path", "/dev/zero"}, {"start_run", "blueprint", "/dev/zero"},
+	// /dev/zero is refused before it is opened: it is no .yaml file, and
+	// outside the directories the server reads blueprints from.
+	for _, c := range []struct{ tool, key, path, want string }{
+		{"validate_blueprint", "path", fifo, "not a regular file"}, {"graph", "path", fifo, "not a regular file"},
+		{"start_run", "blueprint", fifo, "not a regular file"},
+		{"validate_blueprint", "path", "/dev/zero", "not a blueprint file"}, {"start_run", "blueprint", "/dev/zero", "not a blueprint file"},
 	} {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{c.key: c.path}})
-		cancel()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{c.key: c.path}})
 		if err != nil {
 			t.Fatalf("%s %s: %v (the tool hung or the server died)", c.tool, c.path, err)
 		}
@@ -40,7 +41,7 @@ func TestMCPBlueprintNotAFile(t *testing.T) {
 				text += tc.Text
 			}
 		}
-		if !strings.Contains(text, c.path) || !strings.Contains(text, "not a regular file") {
+		if !strings.Contains(text, c.path) || !strings.Contains(text, c.want) {
 			t.Errorf("%s %s: %q, want a refusal naming the path", c.tool, c.path, text)
 		}
 	}
@@ -57,5 +58,105 @@ func TestMCPHugeBlueprint(t *testing.T) {
 	_, text, _ := callTool[validateOut](t, cs, "validate_blueprint", map[string]any{"path": big})
 	if !strings.Contains(text, "larger than") {
 		t.Errorf("64 MiB blueprint: %q, want refused as too large", text)
+	}
+}
+
+// TestMCPReadsOnlyBlueprints attacks validate_blueprint, graph and
+// start_run with files that are not the caller's to read: /etc/shadow, a
+// symlink in the repository to a secret outside it, a path that climbs
+// out with "..", a FIFO, a YAML file that is no blueprint and a file that
+// is no YAML. Each is refused, and not one line of any of them comes
+// back; a blueprint in the repository still validates.
+func TestMCPReadsOnlyBlueprints(t *testing.T) {
+	repo := gitRepo(t)
+	outside := t.TempDir()
+	const canary = "canary-mcp-4e7d21"
+	secret := filepath.Join(outside, "secret.yaml")
+	os.WriteFile(secret, []byte("version: 1\npassword: "+canary+"\n"), 0o644)
+	os.Symlink(secret, filepath.Join(repo, "linked.yaml"))
+	os.Symlink(outside, filepath.Join(repo, "linkdir"))
+	os.WriteFile(filepath.Join(repo, "ci.yaml"), []byte("on: push\njobs: {build: {token: "+canary+"}}\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, ".env"), []byte("TOKEN="+canary+"\n"), 0o644)
+	if err := syscall.Mkfifo(filepath.Join(repo, "pipe.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(repo, "good.yaml")
+	os.WriteFile(good, []byte(answerE2E), 0o644)
+	shadow := must(os.ReadFile("/etc/shadow"))
+	cs := mcpClientRoots(t, nil, []string{repo})
+	for _, c := range []struct{ path, want string }{
+		{"/etc/shadow", "not a blueprint file"},
+		{"/etc/../etc/shadow.yaml", "outside the directories"},
+		{filepath.Join(repo, "linked.yaml"), "escapes"},
+		{filepath.Join(repo, "linkdir", "secret.yaml"), "escapes"},
+		{filepath.Join(repo, "..", filepath.Base(outside), "secret.yaml"), "outside the directories"},
+		{filepath.Join(repo, "pipe.yaml"), "not a regular file"},
+		{filepath.Join(repo, "ci.yaml"), "not a blueprint"},
+		{filepath.Join(repo, ".env"), "not a blueprint file"},
+	} {
+		for _, tool := range []struct{ name, key string }{{"validate_blueprint", "path"}, {"graph", "path"}, {"start_run", "blueprint"}} {
+			args := map[string]any{tool.key: c.path}
+			if tool.name == "start_run" {
+				args["repo"] = repo
+			}
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool.name, Arguments: args})
+			if err != nil {
+				t.Fatalf("%s %s: %v", tool.name, c.path, err)
+			}
+			b, _ := json.Marshal(res)
+			got := string(b)
+			if !strings.Contains(got, c.want) {
+				t.Errorf("%s %s: want %q in %s", tool.name, c.path, c.want, got)
+			}
+			if strings.Contains(got, canary) {
+				t.Errorf("BREACH: %s %s returned the canary: %s", tool.name, c.path, got)
+			}
+			for _, line := range strings.Split(string(shadow), "\n") {
+				if name, _, _ := strings.Cut(line, ":"); len(line) > 0 && strings.Contains(got, line) || len(name) > 3 && strings.Contains(got, `"`+name+`"`) {
+					t.Fatalf("BREACH: %s %s returned a line of /etc/shadow: %s", tool.name, c.path, got)
+				}
+			}
+		}
+	}
+	out, text, isErr := callTool[validateOut](t, cs, "validate_blueprint", map[string]any{"path": good})
+	if isErr || !out.Valid {
+		t.Fatalf("a blueprint in the repository: %v %+v %s", isErr, out, text)
+	}
+}
+
+// TestMCPSurvivesItsCallers: a condition nesting 524,288 parentheses (a
+// fatal stack overflow in expr-lang's parser, once) is a positioned
+// problem, and a tool that panics answers with an error; after each the
+// same server still serves.
+func TestMCPSurvivesItsCallers(t *testing.T) {
+	srv := newMCPServer(&serveActions{}, "ana", []string{os.TempDir()})
+	addTool(srv, &mcp.Tool{Name: "boom", Description: "panics"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, struct{}, error) {
+		panic("a bug in a tool")
+	})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	deep := writeBlueprint(t, "version: 1\nname: t\nstart: a\nnodes:\n  a:\n    type: shell\n    run: make\n    edges:\n      - {to: done, when: '"+
+		strings.Repeat("(", 1<<19-200)+"true"+strings.Repeat(")", 1<<19-200)+"'}\n      - {to: done}\n  done: {type: succeed}\n")
+	good := writeBlueprint(t, answerE2E)
+	for i := 0; i < 2; i++ {
+		out, _, isErr := callTool[validateOut](t, cs, "validate_blueprint", map[string]any{"path": deep})
+		if isErr || out.Valid || len(out.Problems) != 1 || !strings.Contains(out.Problems[0], deep+":9:59: nodes.a.edges[0].when: expression nests deeper than 32") {
+			t.Fatalf("deep condition: %v %+v", isErr, out.Problems)
+		}
+		_, text, isErr := callTool[struct{}](t, cs, "boom", map[string]any{})
+		if !isErr || !strings.Contains(text, "boom failed inside the server (a bug in a tool); the server goes on") {
+			t.Fatalf("panicking tool: %v %q", isErr, text)
+		}
+		if out, _, isErr := callTool[validateOut](t, cs, "validate_blueprint", map[string]any{"path": good}); isErr || !out.Valid {
+			t.Fatalf("after a panic: %v %+v", isErr, out)
+		}
 	}
 }

@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sandgate/sandgate/internal/wait"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandgate/sandgate/runtime"
 )
 
 // stdioMCP starts `sandgate mcp ARGS` as a real child process (this test
@@ -17,12 +20,20 @@ import (
 // stdin and stdout.
 func stdioMCP(t *testing.T, args ...string) *mcp.ClientSession {
 	t.Helper()
+	cs, _ := stdioMCPCmd(t, args...)
+	return cs
+}
+
+// stdioMCPCmd is stdioMCP that also returns the server's process.
+func stdioMCPCmd(t *testing.T, args ...string) (*mcp.ClientSession, *exec.Cmd) {
+	t.Helper()
 	t.Setenv("SANDGATE_TEST_CLI", "1")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, append([]string{"mcp"}, args...)...)
+	// The tests' blueprints are written under the temporary directory.
+	cmd := exec.Command(exe, append([]string{"mcp", "--blueprints-dir", os.TempDir()}, args...)...)
 	cmd.Stderr = os.Stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).
 		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
@@ -30,7 +41,7 @@ func stdioMCP(t *testing.T, args ...string) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs
+	return cs, cmd
 }
 
 // bothLegsScript serves both legs of answerE2E from one --model (a script
@@ -39,23 +50,24 @@ func stdioMCP(t *testing.T, args ...string) *mcp.ClientSession {
 // first left, fixes Add.
 const bothLegsScript = `- tool_calls: [{function: {name: run, arguments: {command: "if test -f step1.txt; then sed -i 's/a - b/a + b/' calc.go; else echo first > step1.txt; fi"}}}]
 - tool_calls: [{function: {name: finish, arguments: {summary: did a step}}}]
+- tool_calls: [{function: {name: finish, arguments: {summary: nothing more}}}]
 `
 
-// awaitStatus polls run_status until the run is no longer running. The
-// deadline only keeps a broken run from hanging the test.
+// awaitStatus polls run_status until the run is no longer running (bound
+// by the test's deadline only: a loaded machine is slow, not wrong).
 func awaitStatus(t *testing.T, cs *mcp.ClientSession, id, repo string) statusOut {
 	t.Helper()
-	for end := time.Now().Add(3 * time.Minute); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		s, text, isErr := callTool[statusOut](t, cs, "run_status", map[string]any{"run": id, "repo": repo})
+	var s statusOut
+	wait.Until(t, "run "+id+" ended", func() bool {
+		var text string
+		var isErr bool
+		s, text, isErr = callTool[statusOut](t, cs, "run_status", map[string]any{"run": id, "repo": repo})
 		if isErr {
 			t.Fatalf("run_status %s: %s", id, text)
 		}
-		if s.Status != "running" && s.Status != "finishing" {
-			return s
-		}
-	}
-	t.Fatalf("run %s still running after 3 minutes", id)
-	return statusOut{}
+		return s.Status != "running" && s.Status != "finishing"
+	})
+	return s
 }
 
 // TestMCPStdioRunAndAnswer drives a real `sandgate mcp` over stdio the way
@@ -127,5 +139,37 @@ func TestMCPStdioInputIsNoFlag(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(st.runs); len(ents) != 0 {
 		t.Fatalf("refused runs left directories: %v", ents)
+	}
+}
+
+// TestMCPRunsOutliveTheServer: runs started through `sandgate mcp` go on
+// when the server ends, whether its client closes it (stdin ends) or it
+// dies at once (SIGKILL, as a fatal error in the server would end it):
+// each run finishes, succeeded, on its own.
+func TestMCPRunsOutliveTheServer(t *testing.T) {
+	repo, _ := stateRepo(t)
+	bp := writeBlueprint(t, "version: 1\nname: slow\nstart: a\nnodes:\n  a: {type: shell, run: \"sleep 2\", next: done}\n  done: {type: succeed}\n")
+	for _, end := range []string{"closed", "killed"} {
+		cs, cmd := stdioMCPCmd(t)
+		started, text, isErr := callTool[startOut](t, cs, "start_run", map[string]any{"blueprint": bp, "repo": repo})
+		if isErr {
+			t.Fatalf("start_run: %s", text)
+		}
+		if end == "killed" {
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cs.Close()
+		_ = cmd.Wait()
+		var sum *runtime.Summary
+		wait.Until(t, "the run started through a server that was "+end+" ended", func() bool {
+			sum, _ = runtime.Summarize(started.RunDir)
+			alive, _ := runtime.Alive(started.RunDir)
+			return sum != nil && sum.Status != runtime.StatusRunning && !alive
+		})
+		if sum == nil || sum.Status != runtime.StatusSucceeded {
+			t.Fatalf("server %s: the run ended %+v\n%s", end, sum, must(os.ReadFile(started.Log)))
+		}
 	}
 }

@@ -15,12 +15,19 @@ import (
 // mcpClient connects a Go SDK client to an in-process sandgate MCP server.
 func mcpClient(t *testing.T, acts *serveActions) *mcp.ClientSession {
 	t.Helper()
+	// The tests' blueprints are written under the temporary directory.
+	return mcpClientRoots(t, acts, []string{os.TempDir()})
+}
+
+// mcpClientRoots connects to a server that reads blueprints under roots.
+func mcpClientRoots(t *testing.T, acts *serveActions, roots []string) *mcp.ClientSession {
+	t.Helper()
 	if acts == nil {
 		acts = &serveActions{}
 	}
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := newMCPServer(acts, "ana").Connect(ctx, st, nil)
+	ss, err := newMCPServer(acts, "ana", roots).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,11 @@ type startOut struct {
 // flag's value in one argument (--input=K=V) or follows "--", so none is
 // read as a flag.
 func (m *mcpTools) startRun(ctx context.Context, _ *mcp.CallToolRequest, in startIn) (*mcp.CallToolResult, startOut, error) {
-	args, st, err := startArgs(in, m.acts.answerArgs)
+	bp, src, err := m.startBlueprint(in.Blueprint)
+	if err != nil {
+		return nil, startOut{}, err
+	}
+	args, st, err := startArgs(in, bp, m.acts.answerArgs)
 	if err != nil {
 		return nil, startOut{}, err
 	}
@@ -66,7 +70,17 @@ func (m *mcpTools) startRun(ctx context.Context, _ *mcp.CallToolRequest, in star
 	// The log stays readable through logf even when a run that could not
 	// start removes its directory (or the exit below does).
 	defer logf.Close()
-	args = append([]string{"run", "--run-id=" + id}, args...)
+	bpArg := in.Blueprint
+	if src != nil {
+		// The child runs the copy that was checked here: the file itself
+		// could be swapped (for a link to a secret, whose lines would come
+		// back in the child's errors) between this check and its read.
+		if bpArg, err = keepSource(dir, bp.File, src); err != nil {
+			os.RemoveAll(dir)
+			return nil, startOut{}, err
+		}
+	}
+	args = append(append([]string{"run", "--run-id=" + id}, args...), "--", bpArg)
 	done, err := m.acts.spawn(args, logf, func() {
 		if !startedRun(dir) { // nothing ran: leave no half-made run behind
 			os.RemoveAll(dir)
@@ -91,24 +105,50 @@ func (m *mcpTools) startRun(ctx context.Context, _ *mcp.CallToolRequest, in star
 	return textResult("run %s %s (run_status with run %q; output in %s)", id, out.Status, id, logPath), out, nil
 }
 
-// startArgs checks a start_run call and makes run's arguments from it and
-// the operator's flags (all but --run-id).
-func startArgs(in startIn, operator []string) ([]string, repoState, error) {
-	if in.Blueprint == "" || strings.HasPrefix(in.Blueprint, "-") {
-		return nil, repoState{}, fmt.Errorf("blueprint %q: give a blueprint file or a built-in name (a file whose name starts with '-' as ./NAME)", in.Blueprint)
+// startBlueprint loads the blueprint a start_run call names: a built-in
+// by name (src nil), or a file read as blueprintFile allows.
+func (m *mcpTools) startBlueprint(name string) (*blueprint.Blueprint, []byte, error) {
+	if name == "" || strings.HasPrefix(name, "-") {
+		return nil, nil, fmt.Errorf("blueprint %q: give a blueprint file or a built-in name (a file whose name starts with '-' as ./NAME)", name)
 	}
+	reg := (&runFlags{}).registry()
+	if _, err := os.Stat(name); err != nil && !strings.ContainsAny(name, `/\`) && !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") {
+		bp, err := resolveBlueprint(reg, name)
+		return bp, nil, loadProblems(err)
+	}
+	abs, src, err := m.blueprintFile(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("blueprint %s: %w", name, err)
+	}
+	bp, err := reg.Parse(abs, src)
+	if err != nil {
+		return nil, nil, loadProblems(err)
+	}
+	return bp, src, nil
+}
+
+// keepSource writes a checked blueprint into the run directory, under its
+// own name, for the child to run.
+func keepSource(dir, file string, src []byte) (string, error) {
+	p := filepath.Join(dir, "source", filepath.Base(file))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", fmt.Errorf("keep the blueprint: %w", err)
+	}
+	if err := os.WriteFile(p, src, 0o644); err != nil {
+		return "", fmt.Errorf("keep the blueprint: %w", err)
+	}
+	return p, nil
+}
+
+// startArgs checks a start_run call and makes run's arguments from it and
+// the operator's flags (all but --run-id and the blueprint).
+func startArgs(in startIn, bp *blueprint.Blueprint, operator []string) ([]string, repoState, error) {
 	if in.IncludeUncommitted && in.Head {
 		return nil, repoState{}, errors.New("include_uncommitted and head exclude each other")
 	}
 	st, err := locateRepo(in.Repo)
 	if err != nil {
 		return nil, repoState{}, err
-	}
-	// Load and check inputs here, for a prompt answer; the child checks
-	// again, on the same file.
-	bp, err := resolveBlueprint((&runFlags{}).registry(), in.Blueprint)
-	if err != nil {
-		return nil, repoState{}, loadProblems(err)
 	}
 	inputs := inputFlags{}
 	for k, v := range in.Inputs {
@@ -134,17 +174,15 @@ func startArgs(in startIn, operator []string) ([]string, repoState, error) {
 	for _, k := range keys {
 		args = append(args, "--input="+k+"="+in.Inputs[k])
 	}
-	args = append(args, operator...)
-	bpArg := in.Blueprint
-	if _, err := os.Stat(bpArg); err == nil || strings.ContainsAny(bpArg, `/\`) {
-		bpArg, _ = filepath.Abs(bpArg)
-	}
-	return append(args, "--", bpArg), st, nil
+	return append(args, operator...), st, nil
 }
 
 // loadProblems makes a load failure one error that lists every positioned
 // problem.
 func loadProblems(err error) error {
+	if err == nil {
+		return nil
+	}
 	var ds blueprint.Diagnostics
 	if errors.As(err, &ds) {
 		problems, _ := splitDiagnostics(ds)

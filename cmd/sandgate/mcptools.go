@@ -36,13 +36,24 @@ func (m *mcpTools) validate(_ context.Context, _ *mcp.CallToolRequest, in bluepr
 	if in.Path == "" {
 		return nil, validateOut{}, fmt.Errorf("path: give the blueprint file to check")
 	}
-	s := validateOne(in.Path)
+	s, _ := m.validateFile(in.Path)
 	out := validateOut{File: s.File, Valid: s.Valid, Name: s.Name, Nodes: s.Nodes, WorstCaseRuns: s.WorstCaseRuns}
 	out.Problems, out.Warnings = splitDiagnostics(s.Diagnostics)
 	if !out.Valid {
 		return textResult("invalid: %s: %d problem(s)\n%s", in.Path, len(out.Problems), strings.Join(out.Problems, "\n")), out, nil
 	}
 	return textResult("ok: %s: %s, %d nodes, worst case %d node runs", in.Path, out.Name, out.Nodes, out.WorstCaseRuns), out, nil
+}
+
+// validateFile validates a blueprint file a tool call names, read only
+// as blueprintFile allows; a file it may not read is one problem.
+func (m *mcpTools) validateFile(path string) (validateSummary, *blueprint.Blueprint) {
+	_, src, err := m.blueprintFile(path)
+	var bp *blueprint.Blueprint
+	if err == nil {
+		bp, err = blueprint.Parse(path, src, blueprint.WithTypes(nodes.Types()))
+	}
+	return summarizeLoad(path, bp, err), bp
 }
 
 func splitDiagnostics(ds blueprint.Diagnostics) (errs, warns []string) {
@@ -77,14 +88,10 @@ func (m *mcpTools) graph(_ context.Context, _ *mcp.CallToolRequest, in graphIn) 
 	if in.Path == "" || (out.Format != "mermaid" && out.Format != "dot") {
 		return nil, graphOut{}, fmt.Errorf("want path (a blueprint file) and format mermaid or dot, got path %q format %q", in.Path, in.Format)
 	}
-	s := validateOne(in.Path)
+	s, bp := m.validateFile(in.Path)
 	if !s.Valid {
 		out.Problems, _ = splitDiagnostics(s.Diagnostics)
 		return textResult("invalid: %s\n%s", in.Path, strings.Join(out.Problems, "\n")), out, nil
-	}
-	bp, err := loadBlueprint(in.Path)
-	if err != nil {
-		return nil, graphOut{}, err
 	}
 	out.Valid, out.Graph = true, bp.Mermaid()
 	if out.Format == "dot" {
@@ -142,7 +149,7 @@ func (m *mcpTools) runStatus(_ context.Context, _ *mcp.CallToolRequest, in runIn
 		}
 		out.Attempts = append(out.Attempts, l)
 	}
-	if sum.Status != runtime.StatusRunning && sum.Status != statusInterrupted && harnessAlive(sum.Dir) {
+	if alive, _ := runtime.Alive(sum.Dir); sum.Status != runtime.StatusRunning && sum.Status != runtime.StatusInterrupted && alive {
 		// Answering now would meet the harness still at work.
 		out.Status, out.Reason = "finishing", fmt.Sprintf("ended %s (%s); the harness is still wrapping up", sum.Status, sum.Reason)
 	}

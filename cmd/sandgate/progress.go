@@ -3,17 +3,21 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/lines"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/runtime"
 )
 
 // progress prints a line per node attempt. On a terminal the "running"
-// line is replaced in place by the attempt's verdict.
+// line is replaced in place by the attempt's verdict, and the marks are
+// coloured (unless NO_COLOR). Text from the run (node errors, answers'
+// notes) goes through termtext.Line: the only control sequences the
+// terminal gets are progress's own.
 //
 // On a terminal a ticker also rewrites that line every tickEvery with the
 // elapsed time, so a long silent step (a test suite, a model call) never
@@ -23,6 +27,7 @@ type progress struct {
 	w       io.Writer
 	enabled bool
 	tty     bool
+	color   bool
 	start   map[string]time.Time
 	// now and newTicker are the clock, replaced in tests.
 	now       func() time.Time
@@ -35,13 +40,7 @@ type progress struct {
 const tickEvery = 2 * time.Second
 
 func newProgress(w io.Writer, enabled bool) *progress {
-	tty := false
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil {
-			tty = st.Mode()&os.ModeCharDevice != 0
-		}
-	}
-	return &progress{w: w, enabled: enabled, tty: tty, start: map[string]time.Time{}, now: time.Now,
+	return &progress{w: w, enabled: enabled, tty: termtext.IsTerminal(w), color: termtext.Colors(w), start: map[string]time.Time{}, now: time.Now,
 		newTicker: func() (<-chan time.Time, func()) { t := time.NewTicker(tickEvery); return t.C, t.Stop }}
 }
 
@@ -54,25 +53,30 @@ func (p *progress) Event(ev runtime.Event) {
 	key := fmt.Sprintf("%s#%d", ev.Node, ev.Attempt)
 	switch ev.Type {
 	case runtime.EvRunStarted:
-		fmt.Fprintf(p.w, "run %s: %s\n", ev.RunID, ev.Blueprint)
+		fmt.Fprintf(p.w, "run %s: %s\n", termtext.Line(ev.RunID), termtext.Line(ev.Blueprint))
 	case runtime.EvRunResumed:
 		fmt.Fprintln(p.w, "resumed from the journal")
 	case runtime.EvAnswered:
-		fmt.Fprintf(p.w, "answered by %s: %s gets the note %q\n", ev.By, ev.Node, firstLine(ev.Feedback))
+		fmt.Fprintf(p.w, "answered by %s: %s gets the note %q\n", termtext.Line(ev.By), ev.Node, lines.First(ev.Feedback))
 	case runtime.EvNodeStarted:
 		p.start[key] = p.now()
+		p.clear()
 		if p.tty {
 			fmt.Fprintf(p.w, "  … %-14s #%d running", ev.Node, ev.Attempt)
 			p.startTicker()
+		} else {
+			// A log has no line to rewrite: say when each step starts, so
+			// a long one is seen to be under way.
+			fmt.Fprintf(p.w, "  … %-14s #%d started\n", ev.Node, ev.Attempt)
 		}
 	case runtime.EvNodeFinished:
 		delete(p.start, key)
 		p.clear()
 		verdict := string(ev.Outcome)
 		if ev.Error != "" {
-			verdict = "error: " + firstLine(ev.Error)
+			verdict = "error: " + termtext.Line(lines.First(ev.Error))
 		}
-		fmt.Fprintf(p.w, "  %s %-14s #%d %-7s %6d ms\n", mark(ev), ev.Node, ev.Attempt, verdict, ev.DurationMS)
+		fmt.Fprintf(p.w, "  %s %-14s #%d %-7s %6d ms\n", p.mark(ev), ev.Node, ev.Attempt, verdict, ev.DurationMS)
 	case runtime.EvNodeCanceled:
 		delete(p.start, key)
 		p.clear()
@@ -83,6 +87,32 @@ func (p *progress) Event(ev runtime.Event) {
 		if ev.Count > 0 {
 			fmt.Fprintf(p.w, "    ↺ %s → %s (%d)\n", ev.Edge, ev.To, ev.Count)
 		}
+	}
+}
+
+// Note implements runtime.NoteObserver: what a long step (the snapshot,
+// the box, CI's clean box) is doing, on a line of its own.
+func (p *progress) Note(n runtime.Note) {
+	if !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clear()
+	if n.Node == "" {
+		// The run's own steps, before its first node: as its other lines.
+		fmt.Fprintf(p.w, "run %s: %s\n", n.RunID, lines.First(n.Text))
+	} else {
+		fmt.Fprintf(p.w, "  … %s #%d: %s\n", n.Node, n.Attempt, lines.First(n.Text))
+	}
+	p.redraw()
+}
+
+// redraw puts the running line back after a note on a terminal; p.mu is
+// held.
+func (p *progress) redraw() {
+	if p.tty && len(p.start) > 0 {
+		fmt.Fprintf(p.w, "  … running %s", p.running())
 	}
 }
 
@@ -115,6 +145,12 @@ func (p *progress) refresh() {
 	if len(p.start) == 0 {
 		return
 	}
+	p.clear()
+	fmt.Fprintf(p.w, "  … running %s", p.running())
+}
+
+// running lists what runs and for how long; p.mu is held.
+func (p *progress) running() string {
 	keys := make([]string, 0, len(p.start))
 	for k := range p.start {
 		keys = append(keys, k)
@@ -124,8 +160,7 @@ func (p *progress) refresh() {
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s %s", k, p.now().Sub(p.start[k]).Round(time.Second))
 	}
-	p.clear()
-	fmt.Fprintf(p.w, "  … running %s", strings.Join(parts, ", "))
+	return strings.Join(parts, ", ")
 }
 
 // close stops the refresher.
@@ -146,23 +181,15 @@ func (p *progress) clear() {
 	}
 }
 
-func mark(ev runtime.Event) string {
+// mark is an attempt's verdict as one coloured character.
+func (p *progress) mark(ev runtime.Event) string {
 	switch {
 	case ev.Error != "":
-		return "!"
+		return termtext.Paint(p.color, termtext.Red, "!")
 	case ev.Outcome == runtime.OutcomePass:
-		return "✓"
+		return termtext.Paint(p.color, termtext.Green, "✓")
 	case ev.Outcome == runtime.OutcomeHandoff:
-		return "⇢"
+		return termtext.Paint(p.color, termtext.Yellow, "⇢")
 	}
-	return "✗"
-}
-
-func firstLine(s string) string {
-	for i, r := range s {
-		if r == '\n' {
-			return s[:i]
-		}
-	}
-	return s
+	return termtext.Paint(p.color, termtext.Red, "✗")
 }

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
 	"syscall"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes"
+	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -30,90 +29,81 @@ type pruneOpts struct {
 	dryRun                        bool
 }
 
+const pruneHelp = `[--older-than 168h] [--keep N] [--dry-run]
+
+Removes the current repository's runs (never one a process carries on),
+its decided review entries (never a pending one), and snapshots in the
+shared cache unused for --older-than (never one a live run holds: those
+are named and kept).
+
+flags:`
+
 func cmdPrune(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("prune", "[--older-than 168h] [--keep N] [--dry-run]", stderr)
+	fs := newFlags("prune", pruneHelp, stdout, stderr)
 	var o pruneOpts
-	fs.StringVar(&o.runsDir, "runs-dir", filepath.Join(".sandgate", "runs"), "directory holding run directories")
-	fs.StringVar(&o.reviewsDir, "reviews-dir", filepath.Join(".sandgate", "reviews"), "local review queue directory")
+	fs.StringVar(&o.runsDir, "runs-dir", "", "directory holding run directories (default: the current repository's, see run --help)")
+	fs.StringVar(&o.reviewsDir, "reviews-dir", "", "local review queue directory (default: the current repository's, beside its runs)")
 	fs.StringVar(&o.cacheDir, "cache-dir", sandbox.DefaultCacheDir(), "snapshot cache directory")
 	fs.DurationVar(&o.olderThan, "older-than", 168*time.Hour, "remove only what was last used longer ago than this")
 	fs.IntVar(&o.keep, "keep", 0, "always keep the N newest runs and N newest review entries")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list what would be removed; remove nothing")
-	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) != 0 || o.keep < 0 || o.olderThan < 0 {
-		if err == nil {
-			fs.Usage()
-		}
-		return exitUsage
+	if _, code, ok := fs.parseN(args, 0, 0); !ok {
+		return code
 	}
-	items, err := pruneCandidates(o, time.Now())
+	if o.keep < 0 || o.olderThan < 0 {
+		return fs.usageError("--keep and --older-than cannot be negative")
+	}
+	if o.runsDir == "" {
+		o.runsDir = defaultRunsDir(".")
+	}
+	if o.reviewsDir == "" {
+		o.reviewsDir = filepath.Join(filepath.Dir(defaultRunsDir(".")), "reviews")
+	}
+	items, held, err := pruneCandidates(o, time.Now())
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitFailed
+	}
+	for _, it := range held {
+		fmt.Fprintf(stdout, "kept %s %s: a live run holds it (last used %s)\n", it.kind, it.name, it.when.Format("2006-01-02 15:04"))
 	}
 	return pruneApply(o, items, stdout, stderr)
 }
 
 // pruneCandidates lists what is old enough to go: finished or aborted
-// runs (never a live one), decided review entries, unused snapshots.
-func pruneCandidates(o pruneOpts, now time.Time) ([]pruneItem, error) {
+// runs (never a live one), decided review entries, unused snapshots; and
+// the old snapshots live runs hold, which stay.
+func pruneCandidates(o pruneOpts, now time.Time) (items, held []pruneItem, err error) {
 	cutoff := now.Add(-o.olderThan)
 	runs, err := pruneRuns(o.runsDir, cutoff, o.keep)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reviews, err := pruneReviews(o.reviewsDir, cutoff, o.keep)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	snaps, err := pruneSnapshots(o.cacheDir, cutoff)
+	snaps, held, err := pruneSnapshots(o.cacheDir, cutoff)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return append(append(runs, reviews...), snaps...), nil
+	return append(append(runs, reviews...), snaps...), held, nil
 }
 
-// pruneRuns: run directories past the cutoff, beyond the keep newest,
-// whose process is gone.
+// pruneRuns: finished or aborted runs past the cutoff, beyond the keep
+// newest (runtime.OldRuns); removal skips a run resumed meanwhile.
 func pruneRuns(dir string, cutoff time.Time, keep int) ([]pruneItem, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	runs, err := runtime.OldRuns(dir, cutoff, keep)
 	if err != nil {
 		return nil, err
 	}
-	var runs []pruneItem
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		st, err := os.Stat(filepath.Join(p, "events.jsonl"))
-		if !e.IsDir() || err != nil {
-			continue // not a run directory
-		}
-		runs = append(runs, pruneItem{kind: "run", name: e.Name(), path: p, when: st.ModTime()})
-	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].when.After(runs[j].when) })
-	var out []pruneItem
+	out := make([]pruneItem, len(runs))
 	for i, r := range runs {
-		if i < keep || !r.when.Before(cutoff) || runAlive(r.path) {
-			continue
-		}
-		r.bytes = diskUsage(r.path)
-		path := r.path
-		r.remove = func() (bool, error) {
-			if runAlive(path) { // resumed meanwhile
-				return false, nil
-			}
-			return true, os.RemoveAll(path)
-		}
-		out = append(out, r)
+		out[i] = pruneItem{kind: "run", name: r.ID, path: r.Dir, when: r.LastUsed, bytes: diskUsage(r.Dir),
+			remove: func() (bool, error) { return runtime.RemoveRun(r.Dir) }}
 	}
 	return out, nil
 }
-
-// runAlive reports whether the run's process (its pid file, removed when
-// a run finishes) still exists. A reused pid keeps a dead run: prune errs
-// towards keeping.
-func runAlive(dir string) bool { return pidFileAlive(dir, true) }
 
 // pruneReviews: decided review entries past the cutoff (the queue knows
 // its layout and which entries may go; a pending entry is a person's
@@ -133,27 +123,34 @@ func pruneReviews(dir string, cutoff time.Time, keep int) ([]pruneItem, error) {
 	return out, nil
 }
 
-// pruneSnapshots: snapshots unused since the cutoff and not leased by a
-// live run.
-func pruneSnapshots(cacheDir string, cutoff time.Time) ([]pruneItem, error) {
-	list, err := sandbox.ListSnapshots(cacheDir)
+// pruneSnapshots: snapshots unused since the cutoff
+// (sandbox.StaleSnapshots), and those a live run holds, which are kept
+// and named.
+func pruneSnapshots(cacheDir string, cutoff time.Time) (items, held []pruneItem, err error) {
+	stale, leased, err := sandbox.StaleSnapshots(cacheDir, cutoff)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []pruneItem
-	for _, s := range list {
-		if s.InUse || !s.LastUsed.Before(cutoff) {
-			continue
-		}
+	for _, s := range stale {
 		name := s.Commit
 		if s.Legacy {
 			name = filepath.Base(s.Dir) + " (legacy, hard-linked to a repository)"
 		}
-		s := s
-		out = append(out, pruneItem{kind: "snapshot", name: name, path: s.Dir, bytes: s.Bytes, when: s.LastUsed,
+		items = append(items, pruneItem{kind: "snapshot", name: name, path: s.Dir, bytes: s.Bytes, when: s.LastUsed,
 			remove: func() (bool, error) { return sandbox.RemoveSnapshot(s) }})
 	}
-	return out, nil
+	for _, s := range leased {
+		held = append(held, pruneItem{kind: "snapshot", name: s.Commit + snapshotRepo(s), path: s.Dir, bytes: s.Bytes, when: s.LastUsed})
+	}
+	return items, held, nil
+}
+
+// snapshotRepo names the repository a snapshot was taken of, when known.
+func snapshotRepo(s sandbox.SnapshotInfo) string {
+	if s.Repo == "" {
+		return ""
+	}
+	return " of " + s.Repo
 }
 
 func pruneApply(o pruneOpts, items []pruneItem, stdout, stderr io.Writer) int {
@@ -167,23 +164,23 @@ func pruneApply(o pruneOpts, items []pruneItem, stdout, stderr io.Writer) int {
 		if !o.dryRun {
 			done, err := it.remove()
 			if err != nil {
-				fmt.Fprintf(stderr, "sandgate: prune %s %s: %v\n", it.kind, it.path, err)
+				fmt.Fprintf(stderr, "sandgate: prune %s %s: %v\n", it.kind, termtext.Line(it.path), err)
 				code = exitFailed
 				continue
 			}
 			if !done {
-				fmt.Fprintf(stdout, "kept %s %s: in use\n", it.kind, it.name)
+				fmt.Fprintf(stdout, "kept %s %s: in use\n", it.kind, termtext.Line(it.name))
 				continue
 			}
 		}
 		freed += it.bytes
-		fmt.Fprintf(stdout, "%s %-8s %s  %s  (last used %s)\n", verb, it.kind, it.name, humanBytes(it.bytes), it.when.Format("2006-01-02 15:04"))
+		fmt.Fprintf(stdout, "%s %-8s %s  %s  (last used %s)\n", verb, it.kind, termtext.Line(it.name), humanBytes(it.bytes), it.when.Format("2006-01-02 15:04"))
 	}
 	if !o.dryRun {
 		removed, err := sandbox.EvictSnapshots(o.cacheDir, sandbox.CacheMax())
 		for _, s := range removed {
 			freed += s.Bytes
-			fmt.Fprintf(stdout, "removed snapshot %s  %s  (cache over its %s cap)\n", s.Commit, humanBytes(s.Bytes), humanBytes(sandbox.CacheMax()))
+			fmt.Fprintf(stdout, "removed snapshot %s  %s  (cache over its %s cap)\n", termtext.Line(s.Commit), humanBytes(s.Bytes), humanBytes(sandbox.CacheMax()))
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "sandgate: evict snapshots:", err)

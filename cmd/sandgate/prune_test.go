@@ -90,10 +90,20 @@ func TestPrune(t *testing.T) {
 			t.Errorf("dry run does not list %s:\n%s", want, out)
 		}
 	}
-	for _, never := range []string{"r3-old-running", "r4-new-done", "rv-pending", f.leased.Commit} {
+	for _, never := range []string{"r3-old-running", "r4-new-done", "rv-pending"} {
 		if strings.Contains(out, never) {
 			t.Errorf("dry run lists %s:\n%s", never, out)
 		}
+	}
+	// The snapshot a live run holds is never to be removed, and prune
+	// says it kept it.
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, f.leased.Commit) && !strings.HasPrefix(line, "kept snapshot "+f.leased.Commit) {
+			t.Errorf("dry run lists the leased snapshot other than as kept: %s", line)
+		}
+	}
+	if !strings.Contains(out, "kept snapshot "+f.leased.Commit+" of ") || !strings.Contains(out, "a live run holds it") {
+		t.Errorf("dry run does not say it kept the leased snapshot:\n%s", out)
 	}
 	if !exists(filepath.Join(f.runs, "r1-old-done")) || !exists(f.idle) || !exists(filepath.Join(f.reviews, "rv-decided")) {
 		t.Fatal("dry run deleted something")
@@ -146,5 +156,36 @@ func TestRunDirAfterFinishIsSmall(t *testing.T) {
 	}
 	if exists(filepath.Join(dirs[0], "box", "disk.img")) {
 		t.Fatal("finished run kept its disk image")
+	}
+}
+
+// TestPruneDefaultsToRepoState: without --runs-dir and --reviews-dir,
+// prune works on the records `sandgate run` keeps for the current
+// repository (under $XDG_STATE_HOME), not on ./.sandgate.
+func TestPruneDefaultsToRepoState(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	repo := gitRepo(t)
+	root, err := repoRoot(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(stateDir(root), "runs", "r-old")
+	review := filepath.Join(stateDir(root), "reviews", "rv-old")
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	for _, f := range []struct{ path, body string }{
+		{filepath.Join(run, "events.jsonl"), "{}\n"},
+		{filepath.Join(review, "entry.json"), fmt.Sprintf(`{"id":"rv-old","status":"approved","created":%q}`, old.Format(time.RFC3339))},
+	} {
+		os.MkdirAll(filepath.Dir(f.path), 0o755)
+		if err := os.WriteFile(f.path, []byte(f.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(f.path, old, old)
+	}
+	var code int
+	var out, errs string
+	inDir(t, repo, func() { code, out, errs = runCLI("prune", "--cache-dir", t.TempDir()) })
+	if code != exitOK || !strings.Contains(out, "removed 2 item(s)") || exists(run) || exists(review) {
+		t.Fatalf("exit %d; the repository's old run and review should be gone:\n%s%s", code, out, errs)
 	}
 }

@@ -95,6 +95,11 @@ func TestReviewQueueCLI(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "approved") {
 		t.Fatalf("approve: exit %d\n%s", code, out)
 	}
+	// The review node declares no on_approve: approving merged nothing,
+	// and says how to make it merge.
+	if !strings.Contains(out, "nothing merged") || !strings.Contains(out, "on_approve: {merge_into: main}") {
+		t.Errorf("approve without on_approve does not say how to merge:\n%s", out)
+	}
 	d, err := (&nodes.ReviewQueue{Dir: reviews}).Get(id)
 	if err != nil || d.Entry.Status != "approved" || d.Entry.Note != "looks right" || d.Entry.Decided.IsZero() || d.Entry.DecidedBy == "" {
 		t.Fatalf("entry after approve: %+v %v", d, err)

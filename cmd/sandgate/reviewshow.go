@@ -10,22 +10,26 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes"
 )
 
 // writeReview prints an entry for a person deciding on it: what changed
 // and why (the agent's summary), what the gates said, which files, and the
-// diff itself.
+// diff itself. Every piece of it came from a run, so it is printed through
+// termtext: control characters written out, file names quoted as git
+// quotes them.
 func writeReview(w io.Writer, d *nodes.ReviewDetail) {
 	e := d.Entry
-	fmt.Fprintf(w, "%s\n%s\n\n", e.Title, strings.Repeat("=", max(len([]rune(e.Title)), 3)))
+	title := termtext.Line(e.Title)
+	fmt.Fprintf(w, "%s\n%s\n\n", title, strings.Repeat("=", max(len([]rune(title)), 3)))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "id\t%s\n", e.ID)
-	fmt.Fprintf(tw, "status\t%s\n", statusLine(&e))
-	fmt.Fprintf(tw, "branch\t%s at %s (base %s)\n", e.Branch, short(e.Commit), short(e.Base))
-	fmt.Fprintf(tw, "on approve\t%s\n", approveLine(&e))
+	fmt.Fprintf(tw, "id\t%s\n", termtext.Line(e.ID))
+	fmt.Fprintf(tw, "status\t%s\n", termtext.Line(statusLine(&e)))
+	fmt.Fprintf(tw, "branch\t%s at %s (base %s)\n", termtext.Line(e.Branch), termtext.Line(short(e.Commit)), termtext.Line(short(e.Base)))
+	fmt.Fprintf(tw, "on approve\t%s\n", termtext.Line(approveLine(&e)))
 	if e.RunDir != "" {
-		fmt.Fprintf(tw, "evidence\tsandgate show %s\n", e.RunDir)
+		fmt.Fprintf(tw, "evidence\tsandgate show %s\n", termtext.Line(e.RunDir))
 	}
 	tw.Flush()
 
@@ -33,14 +37,14 @@ func writeReview(w io.Writer, d *nodes.ReviewDetail) {
 	if e.AgentSummary == "" {
 		fmt.Fprintln(w, "(no agent summary: the run had no agent node, or it did not finish)")
 	} else {
-		fmt.Fprintln(w, strings.TrimRight(e.AgentSummary, "\n"))
+		fmt.Fprintln(w, termtext.Text(strings.TrimRight(e.AgentSummary, "\n")))
 	}
 
 	heading(w, "Verdict: "+overall(d.Verify))
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "GATE\tVERDICT\tDETAILS")
 	for _, g := range d.Gates {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", g.Gate, g.Verdict, cmp.Or(g.Details, "-"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", termtext.Line(g.Gate), termtext.Line(g.Verdict), termtext.Line(cmp.Or(g.Details, "-")))
 	}
 	tw.Flush()
 
@@ -52,15 +56,15 @@ func writeReview(w io.Writer, d *nodes.ReviewDetail) {
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	for _, f := range d.Files {
 		if f.Binary {
-			fmt.Fprintf(tw, "\tbinary\t\t  %s\n", f.Path)
+			fmt.Fprintf(tw, "\tbinary\t\t  %s\n", termtext.Name(f.Path))
 			continue
 		}
-		fmt.Fprintf(tw, "\t+%d\t-%d\t  %s\n", f.Added, f.Deleted, f.Path)
+		fmt.Fprintf(tw, "\t+%d\t-%d\t  %s\n", f.Added, f.Deleted, termtext.Name(f.Path))
 	}
 	tw.Flush()
 
 	heading(w, "Diff")
-	io.WriteString(w, d.Diff)
+	io.WriteString(termtext.Writer{W: w}, d.Diff)
 	if d.Diff != "" && !strings.HasSuffix(d.Diff, "\n") {
 		fmt.Fprintln(w)
 	}
@@ -107,8 +111,14 @@ func approveLine(e *nodes.ReviewEntry) string {
 func landedLine(e *nodes.ReviewEntry) string {
 	a := e.OnApprove
 	switch {
-	case e.Status != nodes.StatusApproved || a == nil:
+	case e.Status != nodes.StatusApproved:
 		return ""
+	case a == nil:
+		// Approval only recorded the decision: say how to make it land.
+		return "nothing merged: the blueprint's review node declares no on_approve; to merge approved changes, give it " +
+			"on_approve: {merge_into: main} (a local queue; method: ff or merge) or on_approve: {github: merge} (a pull request)"
+	}
+	switch {
 	case a.GitHub == "merge":
 		return "merged the pull request as " + short(e.Landed)
 	case a.GitHub != "":

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/cost"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
@@ -49,7 +50,7 @@ func (f *listFlag) Set(s string) error {
 // runFlags are shared by run and resume.
 type runFlags struct {
 	runsDir          string
-	json             bool
+	format           *string
 	allowUnsandboxed bool
 	model            string
 	record           string
@@ -62,11 +63,14 @@ type runFlags struct {
 	// loaded from it (loadPrices), nil until then.
 	prices   string
 	priceTab cost.Table
+	// given are the flags given on the command line; answer and resume
+	// take the others from the run's record (carryOn).
+	given map[string]bool
 }
 
-func (rf *runFlags) register(fs *flag.FlagSet) {
+func (rf *runFlags) register(fs *flagSet) {
 	fs.StringVar(&rf.runsDir, "runs-dir", "", "directory holding run directories (default $XDG_STATE_HOME/sandgate/<repo>-<hash>/runs, outside the work tree)")
-	fs.BoolVar(&rf.json, "json", false, "print the run summary as JSON")
+	rf.format = fs.format("text", "json")
 	fs.BoolVar(&rf.allowUnsandboxed, "allow-unsandboxed", false, "let blueprints with sandbox.isolation: none run commands unconfined")
 	fs.StringVar(&rf.model, "model", "", "model for every agent node: a model name, script:FILE or replay:FILE")
 	fs.StringVar(&rf.record, "record", "", "append every model exchange to FILE, for replay:FILE later")
@@ -77,6 +81,9 @@ func (rf *runFlags) register(fs *flag.FlagSet) {
 	fs.Var(&rf.allowEndpoints, "allow-endpoint", "let the blueprint send credentials to URLs under this prefix: an agent's base_url, a git_push remote with token_env, a review's base_url (repeatable; https://github.com and https://api.github.com need none)")
 }
 
+// json: the summary goes out as JSON (--format json).
+func (rf *runFlags) json() bool { return rf.format != nil && *rf.format == "json" }
+
 // redactor removes the harness's credentials (and the operator's key, and
 // the blueprint's token_env names when bp is known) from what the CLI prints.
 func (rf *runFlags) redactor(creds []string) *secrets.Redactor {
@@ -86,30 +93,35 @@ func (rf *runFlags) redactor(creds []string) *secrets.Redactor {
 	return secrets.FromOS(creds...)
 }
 
-func (rf *runFlags) registry() *runtime.Registry {
-	return nodes.NewRegistryWith(nodes.Options{
+// config is the runtime configuration the flags make for a run on commit
+// rev of repo (rev empty: HEAD, or the run's recorded base on resume).
+func (rf *runFlags) config(repo, rev string) nodes.Config {
+	return nodes.Config{RunsDir: rf.runsDir, Repo: repo, Rev: rev,
 		Agent:    agent.Options{Model: rf.model, Record: rf.record, BaseURL: rf.baseURL, APIKeyEnv: rf.apiKeyEnv, Prices: rf.priceTab},
-		AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints, ReviewDir: rf.reviewDir})
+		AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints, ReviewDir: rf.reviewDir, AllowUnconfined: rf.allowUnsandboxed}
 }
 
-// newRuntime builds the runtime for a run on commit rev of repo (rev
-// empty: HEAD, or the run's recorded base on resume).
+// registry loads blueprints with the flags' allowances.
+func (rf *runFlags) registry() *runtime.Registry {
+	return nodes.NewRegistryWith(rf.config("", "").Options())
+}
+
+// runConfig is config with what every run of the CLI has: traces and
+// metrics (runtime/telemetry), egress alerts on stderr and, when p is not
+// nil, progress through p.
+func (rf *runFlags) runConfig(repo, rev string, p *progress, stderr io.Writer) nodes.Config {
+	c := rf.config(repo, rev)
+	if p != nil {
+		c.Observer = p
+	}
+	c.Tracing, c.Metrics = telemetry.Tracing(), telemetry.Metrics()
+	c.OnAlert = func(a sandbox.Alert) { fmt.Fprintf(stderr, "ALERT egress %s %s: %s\n", a.Method, a.Target, a.Reason) }
+	return c
+}
+
+// newRuntime builds the runtime for a run on commit rev of repo.
 func newRuntime(rf *runFlags, repo, rev string, p *progress, stderr io.Writer) *runtime.Runtime {
-	var extra []string
-	if rf.apiKeyEnv != "" {
-		extra = []string{rf.apiKeyEnv}
-	}
-	return &runtime.Runtime{
-		Registry: rf.registry(),
-		RunsDir:  rf.runsDir,
-		Observer: p,
-		Tracing:  telemetry.Tracing(),
-		Metrics:  telemetry.Metrics(),
-		Secrets:  extra,
-		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev, AllowUnconfined: rf.allowUnsandboxed, Caches: nodes.GoCaches(),
-			AllowEnv: rf.allowEnv,
-			OnAlert:  func(a sandbox.Alert) { fmt.Fprintf(stderr, "ALERT egress %s %s: %s\n", a.Method, a.Target, a.Reason) }}),
-	}
+	return nodes.NewRuntime(rf.runConfig(repo, rev, p, stderr))
 }
 
 const runHelp = `FILE|NAME --repo DIR [--input NAME=VALUE]...
@@ -131,7 +143,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if wantsTemporal(args) {
 		return runExternal(append([]string{"run"}, args...), stdout, stderr)
 	}
-	fs := newFlags("run", runHelp, stderr)
+	fs := newFlags("run", runHelp, stdout, stderr)
 	var rf runFlags
 	rf.register(fs)
 	repo := fs.String("repo", ".", "repository the run works on")
@@ -140,13 +152,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	runID := fs.String("run-id", "", "name of the run directory (default: a time-stamped random id; sandgate mcp names its runs)")
 	inputs := inputFlags{}
 	fs.Var(inputs, "input", "blueprint input NAME=VALUE (repeatable)")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+	files, code, ok := fs.parseN(args, 1, 1)
+	if !ok {
+		return code
 	}
-	if len(files) != 1 || (*inc && *head) {
-		fs.Usage()
-		return exitUsage
+	if *inc && *head {
+		return fs.usageError("--include-uncommitted and --head exclude each other")
 	}
 	if *runID != "" && !validRunID(*runID) {
 		fmt.Fprintf(stderr, "sandgate run: --run-id %q: want letters, digits, '.', '_' and '-', not starting with '.' or '-'\n", *runID)
@@ -165,7 +176,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}
-	p := newProgress(stdout, !rf.json)
+	p := newProgress(stdout, !rf.json())
 	defer p.close()
 	rt := newRuntime(&rf, root, rev, p, stderr)
 	// The runtime's registry knows the review directory preflight chose; a
@@ -176,7 +187,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: root, RunID: *runID})
+	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: root, RunID: *runID, Settings: rf.settings(bp.File)})
 	return finishRun(sum, err, &rf, stdout, stderr)
 }
 
@@ -221,18 +232,20 @@ func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo st
 	if rf.runsDir == "" {
 		rf.runsDir = filepath.Join(stateDir(root), "runs")
 	}
+	rf.runsDir = absPath(rf.runsDir)
 	rf.reviewDir = filepath.Join(stateDir(root), "reviews")
 	return root, rev, nil
 }
 
 func cmdResume(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("resume", "RUN_ID|RUN_DIR", stderr)
+	fs := newFlags("resume", "RUN_ID|RUN_DIR\n\nContinues a run whose harness died (sandgate runs shows it interrupted) from its\njournal: completed nodes never run again. Exit codes as for run.\n\nflags:", stdout, stderr)
 	var rf runFlags
 	rf.register(fs)
-	dirs, ok := exactlyOne(fs, args)
+	dirs, code, ok := fs.parseN(args, 1, 1)
 	if !ok {
-		return exitUsage
+		return code
 	}
+	rf.given = fs.given()
 	return continueRun(&rf, dirs[0], stdout, stderr, func(ctx context.Context, rt *runtime.Runtime, dir string) (*runtime.Summary, error) {
 		return rt.Resume(ctx, dir)
 	})
@@ -259,17 +272,24 @@ func continueRun(rf *runFlags, arg string, stdout, stderr io.Writer,
 	if rf.runsDir == "" {
 		rf.runsDir = filepath.Dir(dir)
 	}
+	rf.runsDir = absPath(rf.runsDir)
 	rf.reviewDir = filepath.Join(filepath.Dir(filepath.Clean(rf.runsDir)), "reviews")
+	if err := rf.carryOn(dir); err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return exitUsage
+	}
 	r := rf.redactor(nil)
 	stdout, stderr = r.Writer(stdout), r.Writer(stderr)
 	if bp, err := rf.registry().Load(filepath.Join(dir, "blueprint.yaml")); err == nil {
-		// A blueprint that no longer loads fails in the runtime, which says why.
-		if err := rf.checkPrices(bp); err != nil {
+		// A blueprint that no longer loads fails in the runtime, which
+		// says why. These checks come before anything is journaled: a run
+		// they refuse stays as it was (a handed-off run answerable).
+		if err := errors.Join(rf.checkPrices(bp), checkModelKeys(bp, rf)); err != nil {
 			fmt.Fprintln(stderr, "sandgate:", err)
 			return exitUsage
 		}
 	}
-	p := newProgress(stdout, !rf.json)
+	p := newProgress(stdout, !rf.json())
 	defer p.close()
 	rt := newRuntime(rf, prev.Workspace, "", p, stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -286,14 +306,16 @@ func finishRun(sum *runtime.Summary, err error, rf *runFlags, stdout, stderr io.
 			return exitUsage
 		}
 	}
-	if rf.json {
+	if rf.json() {
 		b, _ := json.MarshalIndent(sum, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 	} else {
-		fmt.Fprintf(stdout, "\nstatus: %s (%s)\nrun dir: %s\n", sum.Status, sum.Reason, sum.Dir)
+		fmt.Fprintf(stdout, "\nstatus: %s (%s)\nrun dir: %s\n", sum.Status, termtext.Short(sum.Reason, maxReason), termtext.Line(sum.Dir))
 		if sum.Status == runtime.StatusHandedOff {
-			fmt.Fprintf(stdout, "hand-off: %s\n", filepath.Join(sum.Dir, "handoff.md"))
-			fmt.Fprintf(stdout, "to continue it: sandgate answer %s --to NODE --note TEXT\n", sum.Dir)
+			fmt.Fprintf(stdout, "hand-off: %s\n", termtext.Line(filepath.Join(sum.Dir, "handoff.md")))
+			if line := answerLine(sum.Dir); line != "" {
+				fmt.Fprintf(stdout, "to continue it: %s\n", termtext.Line(line))
+			}
 		}
 	}
 	return exitCode(sum.Status)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/wait"
+
 	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -156,27 +158,29 @@ nodes:
 		t.Fatal(err)
 	}
 	var dir string
-	for i := 0; i < 500 && dir == ""; i++ {
-		time.Sleep(20 * time.Millisecond)
+	if !wait.For(t, func() bool {
 		if m, _ := filepath.Glob(filepath.Join(runs, "*", "events.jsonl")); len(m) == 1 {
 			if b, _ := os.ReadFile(m[0]); strings.Contains(string(b), `"type":"node_started","node":"slow"`) {
 				dir = filepath.Dir(m[0])
 			}
 		}
-	}
-	if dir == "" {
+		return dir != ""
+	}) {
 		cmd.Process.Kill()
 		t.Fatal("the run never reached the slow node")
 	}
-	time.Sleep(200 * time.Millisecond) // let the slow command start in the box
+	// Kill the harness once the slow command runs in the box (else the
+	// check below would pass for want of a process).
+	wait.Until(t, "the slow command started in the box", func() bool { return pgrep("sleep 987691") != "" })
 	cmd.Process.Kill()
 	cmd.Wait()
-	time.Sleep(200 * time.Millisecond)
-	if b, _ := exec.Command("pgrep", "-f", "sleep 987691").Output(); len(b) > 0 {
-		t.Fatalf("a process of the killed run's box survived: %s", b)
+	// Its box's processes die with it, and the kernel detaches its disk;
+	// both take a moment, which a loaded machine stretches.
+	if !wait.For(t, func() bool { return pgrep("sleep 987691") == "" }) {
+		t.Fatalf("a process of the killed run's box survived: %s", pgrep("sleep 987691"))
 	}
-	if held := loopsHolding(filepath.Join(dir, "box", "disk.img")); len(held) > 0 {
-		t.Fatalf("the killed run's disk is still attached to %v", held)
+	if !wait.For(t, func() bool { return len(loopsHolding(filepath.Join(dir, "box", "disk.img"))) == 0 }) {
+		t.Fatalf("the killed run's disk is still attached to %v", loopsHolding(filepath.Join(dir, "box", "disk.img")))
 	}
 	// Make the resumed slow node quick: the blueprint was saved with the run.
 	saved := filepath.Join(dir, "blueprint.yaml")
@@ -191,22 +195,20 @@ nodes:
 	}
 }
 
-// loopsHolding lists loop devices backed by file, waiting a little for
-// the kernel to detach autoclear devices whose last user is gone.
+// loopsHolding lists loop devices backed by file.
 func loopsHolding(file string) []string {
 	var held []string
-	for i := 0; i < 50; i++ {
-		held = held[:0]
-		files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
-		for _, f := range files {
-			if b, _ := os.ReadFile(f); strings.TrimSpace(string(b)) == file {
-				held = append(held, f)
-			}
+	files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	for _, f := range files {
+		if b, _ := os.ReadFile(f); strings.TrimSpace(string(b)) == file {
+			held = append(held, f)
 		}
-		if len(held) == 0 {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	return held
+}
+
+// pgrep lists the processes whose command line holds pattern.
+func pgrep(pattern string) string {
+	b, _ := exec.Command("pgrep", "-f", pattern).Output()
+	return strings.TrimSpace(string(b))
 }

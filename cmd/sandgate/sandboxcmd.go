@@ -5,28 +5,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
 
 func cmdSandbox(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("sandbox", "check", stderr)
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+	fs := newFlags("sandbox", "check\n\nReports which isolation layers work on this machine (namespaces, Landlock,\nseccomp, cgroups, the disk limit) and where the snapshot cache is. Exit 1\nwhen one is missing: sandgate then refuses to run commands.\n\nflags:", stdout, stderr)
+	format := fs.format("text", "json")
+	pos, code, ok := fs.parseN(args, 1, 1)
+	if !ok {
+		return code
 	}
-	if len(pos) != 1 || pos[0] != "check" {
-		fs.Usage()
-		return exitUsage
+	if pos[0] != "check" {
+		return fs.usageError(fmt.Sprintf("unknown sandbox command %q", pos[0]))
 	}
 	layers := sandbox.Check(context.Background())
-	ok := true
+	ok = true
 	for _, l := range layers {
 		ok = ok && l.OK
 	}
-	if *asJSON {
+	if *format == "json" {
 		b, _ := json.MarshalIndent(layers, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 	} else {
@@ -50,14 +48,14 @@ func cmdSandbox(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// cacheLine tells where the shared snapshots live and how full the cache is.
+// cacheLine tells where the shared snapshots live and how full the cache
+// is, counted as its cap counts it (sandbox.CacheBytes: the object stores
+// and the snapshots' own files, each once).
 func cacheLine() string {
 	dir := sandbox.DefaultCacheDir()
 	list, _ := sandbox.ListSnapshots(dir)
-	var n int64
-	for _, s := range list {
-		n += s.Bytes
-	}
-	return fmt.Sprintf("\nsnapshot cache: %s (%d snapshots, %s of %s; SANDGATE_CACHE_MAX sets the cap, sandgate prune empties it)",
-		filepath.Join(dir, "snapshots"), len(list), humanBytes(n), humanBytes(sandbox.CacheMax()))
+	stores, _ := sandbox.ListStores(dir)
+	n, _ := sandbox.CacheBytes(dir)
+	return fmt.Sprintf("\nsnapshot cache: %s (%d snapshots of %d repositories, %s of %s; SANDGATE_CACHE_MAX sets the cap, sandgate prune empties it)",
+		dir, len(list), len(stores), humanBytes(n), humanBytes(sandbox.CacheMax()))
 }

@@ -16,13 +16,14 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 )
 
-const serveHelp = `[--addr HOST:PORT] [--runs DIR]... [--reviews DIR]...
+const serveHelp = `[--addr HOST:PORT] [--runs-dir DIR]... [--reviews-dir DIR]...
 
 Serves the web inbox: runs (live while they run), hand-offs to answer and
 the review queue to approve or reject. Approvals land changes in this
 process with the --allow-endpoint prefixes given here; an answer starts
-'sandgate answer' with --model, --base-url, --api-key-env, --allow-env and
---allow-endpoint as given here, its output in the run's answer-<n>.log. An
+'sandgate answer', which keeps the model and allowances the run was started
+with, except those of --model, --base-url, --api-key-env, --allow-env and
+--allow-endpoint given here; its output is in the run's answer-<n>.log. An
 answered run goes on when the server stops (sandgate cancel stops it).
 
 flags:`
@@ -35,24 +36,23 @@ type serveConfig struct {
 }
 
 func cmdServe(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("serve", serveHelp, stderr)
+	fs := newFlags("serve", serveHelp, stdout, stderr)
 	addr := fs.String("addr", "127.0.0.1:7777", "address to listen on; a non-loopback address needs --token")
 	token := fs.String("token", os.Getenv("SANDGATE_TOKEN"), "token every request must carry (default $SANDGATE_TOKEN)")
 	by := fs.String("by", "", "who answers and decides in this inbox, as recorded (default: the login name)")
 	var runs, reviews listFlag
-	fs.Var(&runs, "runs", "runs directory to show (repeatable; default: the current repository's)")
-	fs.Var(&reviews, "reviews", "review queue directory to show (repeatable; default: the current repository's)")
+	fs.Var(&runs, "runs-dir", "runs directory to show (repeatable; default: the current repository's)")
+	fs.Var(&reviews, "reviews-dir", "review queue directory to show (repeatable; default: the current repository's)")
+	fs.alias("runs", "runs-dir")
+	fs.alias("reviews", "reviews-dir")
 	var rf runFlags
 	fs.StringVar(&rf.model, "model", "", "model of answered runs' agent nodes (as run --model)")
 	fs.StringVar(&rf.baseURL, "base-url", "", "endpoint of answered runs' agent nodes (as run --base-url)")
 	fs.StringVar(&rf.apiKeyEnv, "api-key-env", "", "variable holding answered runs' API key (as run --api-key-env)")
 	fs.Var(&rf.allowEnv, "allow-env", "credential variable answered runs may pass into the box (repeatable, as run --allow-env)")
 	fs.Var(&rf.allowEndpoints, "allow-endpoint", "URL prefix approvals and answered runs may send tokens to (repeatable, as review/run --allow-endpoint)")
-	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) != 0 {
-		if err == nil {
-			fs.Usage()
-		}
-		return exitUsage
+	if _, code, ok := fs.parseN(args, 0, 0); !ok {
+		return code
 	}
 	if err := inbox.CheckAddr(*addr, *token); err != nil {
 		fmt.Fprintln(stderr, "sandgate serve:", err)

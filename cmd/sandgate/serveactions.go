@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/nodes"
+	"github.com/sandgate/sandgate/runtime"
 )
 
 // serveActions carry out the inbox's answers and decisions. A decision is
@@ -68,6 +69,11 @@ func (a *serveActions) Decide(ctx context.Context, queueDir, id string, approve 
 // directory; it runs in its own process group, so neither a browser that
 // leaves nor a ^C to the server stops it, and a goroutine reaps it.
 func (a *serveActions) Answer(ctx context.Context, runDir, node, note, by string) error {
+	// A run that is not handed off is refused before anything is
+	// written (no answer log, no child).
+	if err := runtime.Answerable(runDir); err != nil {
+		return err
+	}
 	if !a.claim(runDir) {
 		return fmt.Errorf("an answer to %s is already under way", filepath.Base(runDir))
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,8 +14,8 @@ import (
 
 // TestServeAnswerOutlivesRequest: the request that answered may end at
 // once (a browser that leaves); the answered run goes on to success, its
-// process is reaped, and a second answer to the finished run fails with
-// the child's own error, taken from its log.
+// process is reaped, and a second answer to the finished run is refused
+// before anything is written: no child, no answer log.
 func TestServeAnswerOutlivesRequest(t *testing.T) {
 	fix := modelScript(t, `- tool_calls: [{function: {name: edit_file, arguments: {path: calc.go, old: "a - b", new: "a + b"}}}]
 - tool_calls: [{function: {name: finish, arguments: {summary: fixed}}}]
@@ -32,8 +34,11 @@ func TestServeAnswerOutlivesRequest(t *testing.T) {
 		t.Fatalf("zombies: %v", z)
 	}
 	err = w.acts.Answer(context.Background(), dir, "implement", "again", "ana")
-	if err == nil || !strings.Contains(err.Error(), "ended succeeded") || !strings.Contains(err.Error(), "answer-2.log") {
+	if !errors.Is(err, runtime.ErrNotAnswerable) || !strings.Contains(err.Error(), "is succeeded, not handed off") {
 		t.Fatalf("answering a succeeded run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "answer-2.log")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused answer left answer-2.log: %v", err)
 	}
 }
 

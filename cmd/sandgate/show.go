@@ -2,27 +2,25 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/runtime"
 )
 
 func cmdShow(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("show", "RUN_ID|RUN_DIR", stderr)
-	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	fs := newFlags("show", "RUN_ID|RUN_DIR\n\nPrints a run's timeline (each node attempt: outcome, duration, tokens, the edge\ntaken, outputs), its answers, status, totals and verdict, and for a handed-off\nrun the start of its hand-off.\n\nflags:", stdout, stderr)
+	format := fs.format("text", "json")
 	runsDir := fs.String("runs-dir", "", "directory holding run directories (default: the current repository's, see run --help)")
-	dirs, ok := exactlyOne(fs, args)
+	dirs, code, ok := fs.parseN(args, 1, 1)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	dir, err := runDir(dirs[0], *runsDir)
 	if err == nil {
@@ -33,12 +31,12 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}
-	if *asJSON {
+	if *format == "json" {
 		b, _ := json.MarshalIndent(sum, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "run %s (%s), started %s\n\n", sum.RunID, sum.Blueprint, sum.Started.Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(stdout, "run %s (%s, %s), started %s\n\n", termtext.Line(sum.RunID), termtext.Line(sum.BlueprintName), termtext.Line(sum.Blueprint), sum.Started.Format("2006-01-02 15:04:05"))
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tATTEMPT\tOUTCOME\tDURATION\tTOKENS\tEDGE\tOUTPUTS")
 	for _, a := range sum.Attempts {
@@ -55,79 +53,102 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		if a.To != "" {
 			edge = a.Edge + " → " + a.To
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d ms\t%d\t%s\t%s\n", a.Node, a.Attempt, out, a.DurationMS, a.Tokens, edge, compactOutputs(a.Outputs))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d ms\t%d\t%s\t%s\n", termtext.Line(a.Node), a.Attempt, termtext.Line(out), a.DurationMS, a.Tokens, termtext.Line(edge), termtext.Line(compactOutputs(a.Outputs)))
 	}
 	tw.Flush()
 	for i, a := range sum.Answers {
 		if i == 0 {
 			fmt.Fprintln(stdout)
 		}
-		fmt.Fprintf(stdout, "answered by %s at %s: %s gets the note %q\n", a.By, a.Time.Format("2006-01-02 15:04:05"), a.Node, a.Note)
+		fmt.Fprintf(stdout, "answered by %s at %s: %s gets the note %q\n", termtext.Line(a.By), a.Time.Format("2006-01-02 15:04:05"), termtext.Line(a.Node), a.Note)
 	}
-	fmt.Fprintf(stdout, "\nstatus: %s", sum.Status)
-	if sum.Reason != "" {
-		fmt.Fprintf(stdout, " (%s)", sum.Reason)
+	fmt.Fprintf(stdout, "\nstatus: %s", termtext.Line(string(sum.Status)))
+	// A hand-off's reason may be an agent's words: the lead below quotes
+	// it after the harness's own account.
+	if sum.Reason != "" && sum.Status != runtime.StatusHandedOff {
+		fmt.Fprintf(stdout, " (%s)", termtext.Short(sum.Reason, maxReason))
 	}
-	if sum.Status == statusInterrupted {
-		fmt.Fprintf(stdout, "\nresume with: sandgate resume %s", dirs[0])
+	if sum.Status == runtime.StatusInterrupted {
+		fmt.Fprintf(stdout, "\nresume with: sandgate resume %s", termtext.Line(dirs[0]))
 	}
-	fmt.Fprintf(stdout, "\nnode runs: %d, tokens: %d, cost: $%.4f, duration: %d ms\n", sum.NodeRuns, sum.Tokens, sum.Cost, sum.DurationMS)
+	fmt.Fprintf(stdout, "\nnode runs: %d, tokens: %d, cost: $%.4f, duration: %d ms (workspace set-up %d ms, wrap-up %d ms)\n",
+		sum.NodeRuns, sum.Tokens, sum.Cost, sum.DurationMS, sum.WorkspaceMS, sum.FinishMS)
 	if v := verifySummary(filepath.Join(dirs[0], "verify.json")); v != "" {
-		fmt.Fprintf(stdout, "verify.json: %s\n", v)
+		fmt.Fprintf(stdout, "verify.json: %s\n", termtext.Line(v))
 	}
 	if sum.Status == runtime.StatusHandedOff {
 		printHandoffLead(stdout, dirs[0])
-		fmt.Fprintf(stdout, "hand-off: %s\n", filepath.Join(dirs[0], "handoff.md"))
+		fmt.Fprintf(stdout, "hand-off: %s\n", termtext.Line(filepath.Join(dirs[0], "handoff.md")))
 	}
 	return exitOK
 }
 
-// printHandoffLead prints the start of a hand-off: the task, the outcome
-// and the commands that take the change over.
+// printHandoffLead prints the start of a hand-off: the outcome, the
+// commands that take the change over, how to answer, then the task and
+// the reason as quotations (see runtime.Handoff.Lead), with any control
+// character written out.
 func printHandoffLead(w io.Writer, dir string) {
 	var h runtime.Handoff
 	b, err := os.ReadFile(filepath.Join(dir, "handoff.json"))
 	if err != nil || json.Unmarshal(b, &h) != nil {
 		return
 	}
-	fmt.Fprintf(w, "\n%s\n", strings.TrimRight(h.Lead(), "\n"))
+	fmt.Fprintf(w, "\n%s\n", termtext.Text(strings.TrimRight(h.Lead(), "\n")))
 }
 
+// maxReason caps a reason in a status line or a table cell (in runes);
+// sandgate show and the run's files have it whole.
+const maxReason = 200
+
 func cmdRuns(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("runs", "", stderr)
-	runsDir := fs.String("runs-dir", "", "directory holding run directories (default: the current repository's, see run --help)")
-	if _, err := parseInterspersed(fs, args); err != nil {
-		return exitUsage
+	fs := newFlags("runs", "\n\nLists runs, newest first: id, blueprint name, status (a run whose harness\ndied is interrupted), node runs, duration (the workspace step included),\ncost and why it ended.\n\nflags:", stdout, stderr)
+	var dirs listFlag
+	fs.Var(&dirs, "runs-dir", "directory holding run directories (repeatable; default: the current repository's, see run --help)")
+	format := fs.format("text", "json")
+	if _, code, ok := fs.parseN(args, 0, 0); !ok {
+		return code
 	}
-	if *runsDir == "" {
-		*runsDir = defaultRunsDir(".")
+	if len(dirs) == 0 {
+		dirs = listFlag{defaultRunsDir(".")}
 	}
-	list, err := runtime.ListRuns(*runsDir)
-	if err != nil {
-		fmt.Fprintln(stderr, "sandgate:", err)
-		return exitUsage
+	var list []*runtime.Summary
+	for _, d := range dirs {
+		l, err := runtime.ListRuns(d)
+		if err != nil {
+			fmt.Fprintln(stderr, "sandgate:", err)
+			return exitUsage
+		}
+		list = append(list, l...)
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Started.After(list[j].Started) })
+	if *format == "json" {
+		for _, s := range list {
+			s.MarkInterrupted()
+		}
+		b, _ := json.MarshalIndent(orEmpty(list), "", "  ")
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
+		return exitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tBLUEPRINT\tSTATUS\tNODE RUNS\tDURATION\tCOST\tREASON")
 	for _, s := range list {
-		markInterrupted(s)
 		reason := s.Reason
-		if s.Status == statusInterrupted {
+		if s.MarkInterrupted() {
 			reason = "the harness stopped; resume with: sandgate resume " + s.Dir
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d ms\t$%.4f\t%s\n", s.RunID, filepath.Base(s.Blueprint), s.Status, s.NodeRuns, s.DurationMS, s.Cost, reason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d ms\t$%.4f\t%s\n", termtext.Line(s.RunID), termtext.Line(orElse(s.BlueprintName, filepath.Base(s.Blueprint))), termtext.Line(string(s.Status)), s.NodeRuns, s.DurationMS, s.Cost, termtext.Short(reason, maxReason))
 	}
 	tw.Flush()
 	return exitOK
 }
 
 func cmdCancel(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cancel", "RUN_ID|RUN_DIR", stderr)
+	fs := newFlags("cancel", "RUN_ID|RUN_DIR\n\nAsks a run to stop from another process: it ends canceled and its box's\nprocesses die.\n\nflags:", stdout, stderr)
 	reason := fs.String("reason", "canceled with sandgate cancel", "why the run is stopped")
 	runsDir := fs.String("runs-dir", "", "directory holding run directories (default: the current repository's, see run --help)")
-	dirs, ok := exactlyOne(fs, args)
+	dirs, code, ok := fs.parseN(args, 1, 1)
 	if !ok {
-		return exitUsage
+		return code
 	}
 	dir, err := runDir(dirs[0], *runsDir)
 	if err == nil {
@@ -138,7 +159,7 @@ func cmdCancel(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "cancel requested: %s\n", dirs[0])
+	fmt.Fprintf(stdout, "cancel requested: %s\n", termtext.Line(dirs[0]))
 	return exitOK
 }
 
@@ -175,10 +196,6 @@ func verifySummary(path string) string {
 	return string(out)
 }
 
-// statusInterrupted is shown for a run whose journal has no end and whose
-// harness process is gone: it will not finish unless resumed.
-const statusInterrupted runtime.Status = "interrupted"
-
 // runDir resolves a run id (looked up in runsDir, default the current
 // repository's) or a run directory path.
 func runDir(arg, runsDir string) (string, error) {
@@ -207,34 +224,14 @@ func summarize(dir string, err error) (*runtime.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	markInterrupted(s)
+	s.MarkInterrupted()
 	return s, nil
 }
 
-// markInterrupted turns "running" into "interrupted" when the process
-// recorded in the run's pid file is gone (or the file is).
-func markInterrupted(s *runtime.Summary) {
-	if s.Status != runtime.StatusRunning || harnessAlive(s.Dir) {
-		return
+// orEmpty makes a nil list encode as [] rather than null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	s.Status = statusInterrupted
-}
-
-// harnessAlive: an unreadable pid file shows the run as interrupted.
-func harnessAlive(dir string) bool { return pidFileAlive(dir, false) }
-
-// pidFileAlive reports whether the process in dir's pid file (removed
-// when a run finishes) still exists; unreadable is the answer for a pid
-// file that is there but holds no pid.
-func pidFileAlive(dir string, unreadable bool) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "pid"))
-	if err != nil {
-		return false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return unreadable
-	}
-	err = syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return s
 }

@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/inbox"
+	"github.com/sandgate/sandgate/internal/termtext"
 )
 
-const statsHelp = `[--since 7d] [--blueprint NAME] [--runs DIR]... [--format table|json]
+const statsHelp = `[--since 7d] [--blueprint NAME] [--runs-dir DIR]... [--format text|json]
 
 Aggregates the runs of one or more runs directories (default: the current
 repository's): success, hand-off and failure rates of finished runs,
@@ -23,16 +24,16 @@ that failed most and the tests the test gate found flaky.
 flags:`
 
 func cmdStats(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("stats", statsHelp, stderr)
+	fs := newFlags("stats", statsHelp, stdout, stderr)
 	var runs listFlag
-	fs.Var(&runs, "runs", "runs directory (repeatable; default: the current repository's)")
+	fs.Var(&runs, "runs-dir", "runs directory (repeatable; default: the current repository's)")
+	fs.alias("runs", "runs-dir")
 	since := fs.String("since", "", "only runs started within this long ago: 7d, 12h, 90m")
-	bp := fs.String("blueprint", "", "only runs of this blueprint (its name)")
-	format := fs.String("format", "table", "table or json")
+	bp := fs.String("blueprint", "", "only runs of this blueprint: its name, as sandgate runs and the inbox show it")
+	format := fs.format("text", "json", "table")
 	top := fs.Int("top", 5, "entries in each ranked list")
-	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) > 0 || (*format != "table" && *format != "json") {
-		fs.Usage()
-		return exitUsage
+	if _, code, ok := fs.parseN(args, 0, 0); !ok {
+		return code
 	}
 	q := inbox.StatsQuery{Blueprint: *bp, Top: *top}
 	if *since != "" {
@@ -50,7 +51,7 @@ func cmdStats(args []string, stdout, stderr io.Writer) int {
 	st := inbox.ComputeStats(ix.Runs(), q)
 	if *format == "json" {
 		b, _ := json.MarshalIndent(st, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 		return exitOK
 	}
 	writeStats(stdout, st)
@@ -95,7 +96,7 @@ func writeStats(w io.Writer, s *inbox.Stats) {
 			fmt.Fprintf(tw, "(none)\t\n")
 		}
 		for _, c := range t.list {
-			fmt.Fprintf(tw, "%s\t%d\n", c.Name, c.Count)
+			fmt.Fprintf(tw, "%s\t%d\n", termtext.Short(c.Name, maxReason), c.Count)
 		}
 		tw.Flush()
 	}

@@ -91,10 +91,17 @@ func TestStatsJSON(t *testing.T) {
 		HandoffReasons  []struct {
 			Name  string
 			Count int
-		}
+		} `json:"handoff_reasons"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 		t.Fatal(err)
+	}
+	var keys map[string]any
+	if err := json.Unmarshal(out.Bytes(), &keys); err != nil {
+		t.Fatal(err)
+	}
+	if bad := notSnakeCase(keys); len(bad) > 0 {
+		t.Errorf("stats --format json keys not in snake_case: %v", bad)
 	}
 	if st.Runs != 7 || st.Succeeded != 2 || fmt.Sprintf("%.2f", st.Cost) != "16.76" {
 		t.Fatalf("without --since: %+v", st)
@@ -107,4 +114,23 @@ func TestStatsJSON(t *testing.T) {
 			t.Errorf("%v: exit %d", bad, code)
 		}
 	}
+}
+
+// notSnakeCase lists the keys, at any depth, that are not lower_snake_case.
+func notSnakeCase(v any) []string {
+	var bad []string
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			if strings.ToLower(k) != k || strings.ContainsAny(k, " -") {
+				bad = append(bad, k)
+			}
+			bad = append(bad, notSnakeCase(x)...)
+		}
+	case []any:
+		for _, x := range t {
+			bad = append(bad, notSnakeCase(x)...)
+		}
+	}
+	return bad
 }

@@ -7,12 +7,14 @@ import (
 	"io"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes"
 )
 
-// loadBlueprint loads a file with the built-in node types.
+// loadBlueprint loads a file, or a built-in blueprint by name, with the
+// built-in node types.
 func loadBlueprint(path string) (*blueprint.Blueprint, error) {
-	return blueprint.Load(path, blueprint.WithTypes(nodes.Types()))
+	return resolveBlueprint(nodes.NewRegistry(), path)
 }
 
 type validateSummary struct {
@@ -25,17 +27,13 @@ type validateSummary struct {
 }
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("validate", "FILE...", stderr)
-	format := fs.String("format", "text", "output format: text or json")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+	fs := newFlags("validate", "FILE|NAME...\n\nChecks blueprint files, or built-in blueprints by name, against the node\ntypes built into this binary, and reports every problem as\nfile:line:col: field: problem. Exit 2 when any is invalid.\n\nflags:", stdout, stderr)
+	format := fs.format("text", "json")
+	files, code, ok := fs.parseN(args, 1, -1)
+	if !ok {
+		return code
 	}
-	if len(files) == 0 || (*format != "text" && *format != "json") {
-		fs.Usage()
-		return exitUsage
-	}
-	code := exitOK
+	code = exitOK
 	var out []validateSummary
 	for _, f := range files {
 		s := validateOne(f)
@@ -49,14 +47,19 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	if *format == "json" {
 		b, _ := json.MarshalIndent(out, "", "  ")
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, string(termtext.JSON(b)))
 	}
 	return code
 }
 
 func validateOne(path string) validateSummary {
-	s := validateSummary{File: path, Diagnostics: blueprint.Diagnostics{}}
 	bp, err := loadBlueprint(path)
+	return summarizeLoad(path, bp, err)
+}
+
+// summarizeLoad is the validation summary of a blueprint loaded from path.
+func summarizeLoad(path string, bp *blueprint.Blueprint, err error) validateSummary {
+	s := validateSummary{File: path, Diagnostics: blueprint.Diagnostics{}}
 	if err != nil {
 		var ds blueprint.Diagnostics
 		if !errors.As(err, &ds) {

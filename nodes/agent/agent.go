@@ -18,6 +18,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/cost"
+	"github.com/sandgate/sandgate/internal/lines"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/secrets"
 )
@@ -290,6 +291,10 @@ type session struct {
 }
 
 func (s *session) result(outcome runtime.Outcome, summary, reason string) *runtime.Result {
+	// The model wrote these: bounded here, at the source, to what a
+	// reason or a summary needs; transcript.jsonl has them whole.
+	summary = runtime.CutText(s.in.Redactor.String(summary), runtime.MaxText, "transcript.jsonl")
+	reason = runtime.CutText(s.in.Redactor.String(reason), runtime.MaxText, "transcript.jsonl")
 	sp := s.spend
 	return &runtime.Result{Outcome: outcome, Tokens: sp.in + sp.out, Cost: sp.usd, Reason: reason,
 		Feedback: summary, Artifacts: []string{"transcript.jsonl"},
@@ -390,7 +395,7 @@ func (s *session) tool(ctx context.Context, call ToolCall) (string, error) {
 		}
 	}
 	if strings.HasPrefix(out, "error:") {
-		span.SetStatus(codes.Error, firstLine(out))
+		span.SetStatus(codes.Error, lines.First(out))
 	}
 	// A credential the operator let into the box must not travel on to
 	// the model provider or the transcript through command output.
@@ -407,13 +412,6 @@ func (s *session) mcpTool(name string) (mcpTool, bool) {
 	}
 	t, ok := s.hub.tools[name]
 	return t, ok
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func orDefault(s, d string) string {

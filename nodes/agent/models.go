@@ -42,7 +42,7 @@ func (m *models) load(model, blueprintFile string) (Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		s = &scriptModel{script: script}
+		s = &scriptModel{path: path, script: script}
 	case "replay":
 		rec, tape, err := loadRecording(path)
 		if err != nil {

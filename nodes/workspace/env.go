@@ -30,7 +30,8 @@ type Options struct {
 	// AllowEnv lists the credentials the operator lets into the box
 	// through sandbox.env (the CLI's --allow-env); any other credential
 	// there stops the run before the box starts. Load the blueprint with
-	// the same names (nodes.Options.AllowEnv).
+	// the same names (nodes.Options.AllowEnv): nodes.Config's one AllowEnv
+	// sets both, so the two lists cannot differ.
 	AllowEnv []string
 	// OnAlert receives the egress proxy's alerts.
 	OnAlert func(sandbox.Alert)
@@ -93,6 +94,7 @@ func Open(ctx context.Context, o Options, runDir string, bp *blueprint.Blueprint
 // blueprint allowlists hosts). The environment's services hold the
 // workspace (Service); the caller adds its own.
 func (w *Workspace) Boot(ctx context.Context, o Options, bp *blueprint.Blueprint, check func(snapshot string) error) (*runtime.Environment, error) {
+	runtime.Notef(ctx, "snapshot of %s (taken once per commit, then shared)", w.rev)
 	lease, err := sandbox.LeaseSnapshot(ctx, o.Repo, w.rev, w.cacheDir)
 	if err != nil {
 		return nil, err
@@ -134,6 +136,7 @@ func (w *Workspace) start(ctx context.Context, o Options, bp *blueprint.Blueprin
 			return nil, err
 		}
 	}
+	runtime.Notef(ctx, "starting the box on %.12s", commit)
 	box, err := sandbox.Start(ctx, bo)
 	if err != nil {
 		audit.Close()

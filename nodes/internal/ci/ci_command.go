@@ -79,13 +79,16 @@ func (c *CI) canaryPlan(w *workspace.Workspace, snap string, args []string) *goc
 // commitBox starts a throwaway box over a snapshot of commit, with the
 // run's sandbox policy, and returns the snapshot's directory. The
 // snapshot comes from the promotion repository, where git_commit wrote
-// the commit and from which git_push sent it.
+// the commit and from which git_push sent it; it is derived from the
+// run's base snapshot (leased for the whole run), so it costs the objects
+// and files the change added, not the history.
 func commitBox(ctx context.Context, w *workspace.Workspace, commit string) (*sandbox.Box, string, func(), error) {
 	opts, ok := w.BoxOptions()
 	if !ok || w.CacheDir() == "" {
 		return nil, "", nil, errors.New("clean-checkout ci: the workspace was not built by nodes.Environment")
 	}
-	lease, err := sandbox.LeaseSnapshot(ctx, filepath.Join(w.RunDir, "promote.git"), commit, w.CacheDir())
+	runtime.Notef(ctx, "snapshot of the pushed commit %.12s and a clean box for CI", commit)
+	lease, err := sandbox.LeaseDerivedSnapshot(ctx, w.CacheDir(), w.Snapshot, filepath.Join(w.RunDir, "promote.git"), commit)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("clean-checkout ci: snapshot of %s: %w", gitremote.Short(commit), err)
 	}

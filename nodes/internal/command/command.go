@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/shellquote"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -67,5 +68,6 @@ func (c Command) IsGoTest() bool {
 	return strings.Contains(c.Line, "go test")
 }
 
-// Quote quotes s as one word for sh.
-func Quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+// Quote quotes s as one word for sh (internal/shellquote: the one shell
+// quoter).
+func Quote(s string) string { return shellquote.Quote(s) }

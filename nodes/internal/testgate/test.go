@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/internal/gocanary"
+	"github.com/sandgate/sandgate/internal/lines"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/gate"
@@ -337,7 +338,7 @@ func (t *Test) verdict(in *runtime.Input, w *workspace.Workspace, fp string, sta
 		if !g.Pass {
 			g.Reason = fmt.Sprintf("%d failed, %d problem(s)", rep.Failed, len(rep.Problems))
 			if len(rep.Problems) > 0 {
-				g.Reason += ": " + firstLine(rep.Problems[0])
+				g.Reason += ": " + strings.TrimSuffix(lines.First(rep.Problems[0]), ":")
 			}
 			res.Feedback = FailureFeedback(rep)
 		}
@@ -346,11 +347,6 @@ func (t *Test) verdict(in *runtime.Input, w *workspace.Workspace, fp string, sta
 		res.Feedback += fmt.Sprintf("\nFlaky (failed, then passed on re-run): %s\n", strings.Join(flaky, ", "))
 	}
 	return gate.Finish(in, "tests", fp, start, g, res)
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return strings.TrimSuffix(line, ":")
 }
 
 func FailureFeedback(rep *testreport.Report) string {

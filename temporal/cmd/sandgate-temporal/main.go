@@ -53,8 +53,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return temporal.ExitUsage
 	}
 	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return 0
 	case "worker":
-		return cmdWorker(args[1:], stderr)
+		return cmdWorker(args[1:], stdout, stderr)
 	case "run":
 		return cmdRun(args[1:], stdout, stderr)
 	case "answer":
@@ -89,6 +92,24 @@ func (c *conn) dial() (client.Client, error) {
 	return cl, nil
 }
 
+// help prints a command's usage line and flags to stdout when the
+// arguments ask for help (before any "--"), and reports whether they did:
+// the command then exits 0.
+func help(fs *flag.FlagSet, line string, args []string, stdout io.Writer) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			fmt.Fprintln(stdout, line)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return true
+		}
+	}
+	return false
+}
+
 // parse parses flags that may follow positional arguments.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
@@ -104,7 +125,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func cmdWorker(args []string, stderr io.Writer) int {
+func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c conn
@@ -114,6 +135,9 @@ func cmdWorker(args []string, stderr io.Writer) int {
 	runsDir := fs.String("runs-dir", filepath.Join(".sandgate", "runs"), "directory holding the run directories")
 	model := fs.String("model", "", "model for every agent node: a model name, script:FILE or replay:FILE")
 	unconfined := fs.Bool("allow-unsandboxed", false, "let blueprints with sandbox.isolation: none run commands unconfined")
+	if help(fs, "usage: sandgate-temporal worker --temporal HOST:PORT [flags]", args, stdout) {
+		return 0
+	}
 	if pos, err := parse(fs, args); err != nil || len(pos) > 0 {
 		return temporal.ExitUsage
 	}
@@ -123,10 +147,14 @@ func cmdWorker(args []string, stderr io.Writer) int {
 		return temporal.ExitUsage
 	}
 	defer cl.Close()
-	reg := nodes.NewRegistryWith(nodes.Options{Agent: agent.Options{Model: *model}})
-	h := &temporal.Host{Name: *hostID, MaxRuns: *maxRuns, Runtime: &runtime.Runtime{Registry: reg, RunsDir: *runsDir},
+	cfg := nodes.Config{RunsDir: *runsDir, Agent: agent.Options{Model: *model}, AllowUnconfined: *unconfined}
+	// One runtime (its registry, its runs directory) serves every run; each
+	// run gets the sandboxed workspace of its own repository and commit.
+	h := &temporal.Host{Name: *hostID, MaxRuns: *maxRuns, Runtime: nodes.NewRuntime(cfg),
 		Prepare: func(repo, rev string) runtime.Prepare {
-			return nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev, AllowUnconfined: *unconfined, Caches: nodes.GoCaches()})
+			c := cfg
+			c.Repo, c.Rev = repo, rev
+			return c.Environment()
 		}}
 	ws := temporal.NewWorkers(cl, c.queue, h)
 	for _, w := range ws {
@@ -171,9 +199,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	attrs := fs.Bool("search-attributes", false, "keep SandgateStatus/SandgateBlueprint/SandgateRepository search attributes (registered in the namespace) instead of the memo")
 	inputs := inputFlags{}
 	fs.Var(inputs, "input", "blueprint input NAME=VALUE (repeatable)")
+	const line = "usage: sandgate-temporal run BLUEPRINT --temporal HOST:PORT [--repo DIR] [--input NAME=VALUE]..."
+	if help(fs, line, args, stdout) {
+		return 0
+	}
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: sandgate-temporal run BLUEPRINT --temporal HOST:PORT [--repo DIR] [--input NAME=VALUE]...")
+		fmt.Fprintln(stderr, line)
 		return temporal.ExitUsage
 	}
 	in, name, err := prepareRun(pos[0], *repo, inputs)
@@ -244,9 +276,13 @@ func cmdAnswer(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&a.Node, "node", "", "node to continue with")
 	fs.StringVar(&a.Note, "note", "", "the answer, handed to the node as feedback")
 	fs.StringVar(&a.By, "by", os.Getenv("USER"), "who answers")
+	const line = "usage: sandgate-temporal answer RUN_ID --node NODE --note TEXT --temporal HOST:PORT"
+	if help(fs, line, args, stdout) {
+		return 0
+	}
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 || a.Node == "" {
-		fmt.Fprintln(stderr, "usage: sandgate-temporal answer RUN_ID --node NODE --note TEXT --temporal HOST:PORT")
+		fmt.Fprintln(stderr, line)
 		return temporal.ExitUsage
 	}
 	cl, err := c.dial()
