@@ -41,6 +41,9 @@ type Options struct {
 	Root string
 	// ExecPath is where the collector goes (default ExecPath).
 	ExecPath string
+	// TmpDir holds each round's working directory in the box (default
+	// sandbox.TmpDir); a round removes its own before it ends.
+	TmpDir string
 }
 
 // Plan is one run's canaries: what goes into the overlay and what the
@@ -49,6 +52,7 @@ type Options struct {
 type Plan struct {
 	root       string
 	execPath   string
+	tmpDir     string
 	pkgs       map[string]*pkgPlan // by directory
 	unaffected []string            // directories whose binaries run at once
 	overlay    map[string][]byte   // path → sealed source
@@ -73,6 +77,9 @@ func NewPlan(t Tree, o Options) *Plan {
 	p := &Plan{root: o.Root, pkgs: map[string]*pkgPlan{}, overlay: map[string][]byte{}, hide: o.Hide, nonce: randomHex(16), execPath: o.ExecPath, reserve: diskReserve}
 	if p.root == "" {
 		p.root = sandbox.WorkDir
+	}
+	if p.tmpDir = o.TmpDir; p.tmpDir == "" {
+		p.tmpDir = sandbox.TmpDir
 	}
 	if p.execPath == "" {
 		p.execPath = ExecPath

@@ -79,7 +79,7 @@ func merge(a, b *sandbox.Result) *sandbox.Result {
 // next round (by import path).
 func (p *Plan) round(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, []string, error) {
 	start := time.Now()
-	dir := "/tmp/sandgate-canary-" + randomHex(8)
+	dir := path.Join(p.tmpDir, "sandgate-canary-"+randomHex(8))
 	cmd, err := p.inject(args, "-exec="+p.execPath, "-overlay="+dir+"/overlay.json")
 	if err != nil {
 		return nil, nil, err

@@ -65,6 +65,9 @@ func run(t *testing.T, dir string, changed []string, o Options, args ...string) 
 	if o.ExecPath == "" {
 		o.ExecPath = filepath.Join(t.TempDir(), "exec")
 	}
+	if o.TmpDir == "" {
+		o.TmpDir = t.TempDir()
+	}
 	p := NewPlan(DirTree(dir), o)
 	if len(args) == 0 {
 		args = []string{"go", "test", "-json", "./..."}
@@ -96,7 +99,9 @@ var both = Options{Failing: true, Passing: true}
 
 func TestHonestChangePassesClean(t *testing.T) {
 	dir := module(t, fixed, nil)
-	p, res, problems := run(t, dir, []string{"calc.go"}, both)
+	o := both
+	o.TmpDir = t.TempDir()
+	p, res, problems := run(t, dir, []string{"calc.go"}, o)
 	if len(problems) > 0 || res.ExitCode != 0 {
 		t.Fatalf("an honest change: exit %d, problems %v\n%s", res.ExitCode, problems, res.Output)
 	}
@@ -127,12 +132,10 @@ func TestHonestChangePassesClean(t *testing.T) {
 			}
 		}
 	}
-	if n, _ := filepath.Glob("/tmp/sandgate-canary-*"); len(n) > 0 {
-		for _, d := range n {
-			if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) < time.Minute {
-				t.Errorf("left behind: %s", d)
-			}
-		}
+	// Both phases remove their working directory (with the binaries and
+	// the overlay) before they end.
+	if left, err := os.ReadDir(o.TmpDir); err != nil || len(left) > 0 {
+		t.Errorf("left behind in %s: %v %v", o.TmpDir, left, err)
 	}
 }
 
