@@ -5,6 +5,7 @@ package sandbox
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -353,8 +354,10 @@ func cmdOwner(nestedUser bool) (uid, gid int) {
 // directories belong to the harness: the overlay takes a merged
 // directory's owner from the upper layer, so the upper gets the cache's
 // top directory and its first level (a Go build cache's 00…ff) owned by
-// the commands. Deeper directories (a module cache's read-only trees)
-// stay as the host has them.
+// the commands. Small files at the top level are copied up as the
+// commands' (Go rewrites the checksum database's tree head in place, and
+// could not open the harness's file for writing). Deeper directories (a
+// module cache's read-only trees) stay as the host has them.
 func openCache(lower, upper string, nestedUser bool) error {
 	uid, gid := cmdOwner(nestedUser)
 	if nestedUser {
@@ -365,6 +368,11 @@ func openCache(lower, upper string, nestedUser bool) error {
 		return err
 	}
 	for _, e := range entries {
+		if e.Type().IsRegular() {
+			if err := copyUpSmall(filepath.Join(lower, e.Name()), filepath.Join(upper, e.Name()), uid, gid); err != nil {
+				return err
+			}
+		}
 		if !e.IsDir() {
 			continue
 		}
@@ -377,6 +385,30 @@ func openCache(lower, upper string, nestedUser bool) error {
 		}
 	}
 	return os.Lchown(upper, uid, gid)
+}
+
+// copyUpSmall copies a host cache's top-level file of at most 64 KiB into
+// the upper layer, owned by the commands; a larger one stays the host's.
+// The file is opened without following links, and only once it is in
+// the upper layer does the overlay show it.
+func copyUpSmall(src, dst string, uid, gid int) error {
+	f, err := os.OpenFile(src, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > 64<<10 {
+		return err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, b, st.Mode().Perm()); err != nil {
+		return err
+	}
+	return os.Lchown(dst, uid, gid)
 }
 
 // mountCache shows a host cache directory copy-on-write inside the box.

@@ -126,9 +126,9 @@ func BuildEnv(p Policy, host func(string) (string, bool)) []string {
 		"GOCACHE": TmpDir + "/go-build",
 		"GOPATH":  HomeDir + "/go",
 		// Go must not try to download toolchains or modules unless the
-		// network policy allows it.
+		// network policy allows it. No -mod is set: Go builds the way
+		// the repository says, as on a user's clone (see goFlags).
 		"GOTOOLCHAIN": "local",
-		"GOFLAGS":     "-mod=mod",
 	}
 	if p.Network != NetworkAllowlist {
 		env["GOPROXY"] = "off"
@@ -148,12 +148,68 @@ func BuildEnv(p Policy, host func(string) (string, bool)) []string {
 			env[k] = v
 		}
 	}
+	if v, ok := env["GOFLAGS"]; ok {
+		env["GOFLAGS"] = goFlags(v)
+	}
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		out = append(out, k+"="+v)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// goFlags drops -mod and -modfile from a GOFLAGS the policy lets in:
+// the module mode is the repository's, as it is for a user's clone — Go
+// builds from vendor/ when vendor/modules.txt exists (go 1.14 and
+// later), in workspace mode when there is a go.work, and read-only
+// otherwise. A host's -mod=mod would leave vendor/ uncompiled by every
+// gate (users compile it), and fails every command in workspace mode.
+// Every other flag (-tags, -buildvcs, ...) passes as given.
+func goFlags(v string) string {
+	var kept []string
+	for _, f := range splitQuoted(v) {
+		name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		if strings.HasPrefix(f, "-") && (name == "mod" || name == "modfile") {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	return strings.Join(kept, " ")
+}
+
+// splitQuoted splits GOFLAGS as the go command does: on blanks, except
+// inside single or double quotes, which stay part of the field.
+func splitQuoted(s string) []string {
+	var fields []string
+	var cur strings.Builder
+	var quote rune
+	in := false
+	for _, r := range s {
+		switch {
+		case quote != 0:
+			cur.WriteRune(r)
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote, in = r, true
+			cur.WriteRune(r)
+		case r == ' ' || r == '\t' || r == '\n' || r == '\r':
+			if in {
+				fields = append(fields, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		fields = append(fields, cur.String())
+	}
+	return fields
 }
 
 // ErrUnavailable is wrapped by every error that means a confinement layer

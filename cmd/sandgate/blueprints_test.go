@@ -4,9 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/internal/gitfixture"
 )
 
@@ -142,5 +144,85 @@ func TestShippedBlueprintsRun(t *testing.T) {
 				t.Fatalf("git status after the run: %q %v", st, err)
 			}
 		})
+	}
+}
+
+// TestShippedLintScopedToPackages: the shipped lint checks the packages
+// asked for, nothing else. With `gofmt -l .` it failed on terraform's one
+// unformatted testdata file and on packages outside the task, three times,
+// and the run was handed off.
+func TestShippedLintScopedToPackages(t *testing.T) {
+	work := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
+	repo := gitRepo(t)
+	unformatted := "package other\n\nfunc  F()  {}\n"
+	os.MkdirAll(filepath.Join(repo, "testdata"), 0o755)
+	os.MkdirAll(filepath.Join(repo, "other"), 0o755)
+	os.WriteFile(filepath.Join(repo, "testdata", "golden.go"), []byte(unformatted), 0o644)
+	os.WriteFile(filepath.Join(repo, "other", "o.go"), []byte(unformatted), 0o644)
+	commitAll(t, repo)
+	remote := filepath.Join(work, "remote.git")
+	gitOut(t, work, "clone", "-q", "--bare", repo, remote)
+	script := filepath.Join(work, "model.yaml")
+	os.WriteFile(script, []byte(`- tool_calls: [{function: {name: edit_file, arguments: {path: calc.go, old: "a - b", new: "a + b"}}}]
+- tool_calls: [{function: {name: finish, arguments: {summary: fixed}}}]
+`), 0o644)
+	bp, _ := filepath.Abs(filepath.Join("..", "..", "blueprints", "fix-failing-test.yaml"))
+	var code int
+	var out, errs string
+	inDir(t, repo, func() {
+		code, out, errs = runCLI("run", bp, "--repo", repo, "--model", "script:"+script, "--input", "task=fix Add",
+			"--input", "remote="+remote, "--input", "packages=.")
+	})
+	if code != exitOK || !strings.Contains(out, "status: succeeded") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestShippedBlueprintsScoped: every shipped blueprint has a protect gate,
+// and every command its lint, test and ci nodes run names the packages
+// input as one argv element (no shell line, no literal ./... or .). On
+// prometheus `go vet ./...` ran 608 s; on terraform `gofmt -l .` failed
+// on a testdata file three times.
+func TestShippedBlueprintsScoped(t *testing.T) {
+	const pkgs = "${{ inputs.packages }}"
+	files, _ := filepath.Glob("../../blueprints/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no blueprints found")
+	}
+	for _, f := range files {
+		bp, err := loadBlueprint(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		protect, commands := false, 0
+		for id, n := range bp.Nodes {
+			protect = protect || n.Type == "protect"
+			if n.Type != "lint" && n.Type != "test" && n.Type != "ci" {
+				continue
+			}
+			run, ok := n.Config["run"].([]any)
+			if !ok && n.Config["run"] != nil {
+				run = []any{n.Config["run"]}
+			}
+			for i, c := range run {
+				commands++
+				argv, ok := c.(blueprint.Argv)
+				if !ok || !slices.Contains(argv, pkgs) {
+					t.Errorf("%s: %s.run[%d] %q does not pass %s as an argument", f, id, i, c, pkgs)
+				}
+				for _, a := range argv {
+					if a == "./..." || a == "." {
+						t.Errorf("%s: %s.run[%d] checks %q, not the packages asked for", f, id, i, a)
+					}
+				}
+			}
+		}
+		if !protect {
+			t.Errorf("%s: no protect gate", f)
+		}
+		if commands == 0 {
+			t.Errorf("%s: runs no lint, test or ci command", f)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -74,4 +76,72 @@ func nodeTypesDoc() []byte {
 		}
 	}
 	return []byte(b.String())
+}
+
+// shippedMarker introduces a README listing that is a shipped file, word
+// for word, in the code block that follows.
+var shippedMarker = regexp.MustCompile("<!-- shipped: (blueprints/[a-z0-9-]+\\.yaml) -->\n```yaml\n")
+
+// TestReadmeShowsShippedBlueprints keeps every README listing marked as a
+// shipped blueprint equal to the file (-update copies the files in).
+func TestReadmeShowsShippedBlueprints(t *testing.T) {
+	const path = "../../README.md"
+	readme, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rest, found := readme, 0
+	for {
+		m := shippedMarker.FindSubmatchIndex(rest)
+		if m == nil {
+			out.Write(rest)
+			break
+		}
+		found++
+		out.Write(rest[:m[1]])
+		file := string(rest[m[2]:m[3]])
+		end := bytes.Index(rest[m[1]:], []byte("```\n"))
+		if end < 0 {
+			t.Fatalf("README: the listing of %s has no end", file)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rest[m[1] : m[1]+end]; !bytes.Equal(got, want) && !*update {
+			t.Errorf("README's listing of %s is not the shipped file: go test ./cmd/sandgate -run TestReadmeShowsShippedBlueprints -update", file)
+		}
+		out.Write(want)
+		rest = rest[m[1]+end:]
+	}
+	if found == 0 {
+		t.Fatal("README shows no shipped blueprint")
+	}
+	if *update {
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestReadmeListsShippedBlueprints: every blueprint file the README names
+// exists, and every shipped blueprint is linked from it.
+func TestReadmeListsShippedBlueprints(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`blueprints/[A-Za-z0-9_-]+\.ya?ml`).FindAll(readme, -1) {
+		if _, err := os.Stat(filepath.Join("..", "..", string(m))); err != nil {
+			t.Errorf("README names %s: %v", m, err)
+		}
+	}
+	files, _ := filepath.Glob("../../blueprints/*.yaml")
+	for _, f := range files {
+		link := "](blueprints/" + filepath.Base(f) + ")"
+		if !bytes.Contains(readme, []byte(link)) {
+			t.Errorf("README does not link the shipped %s (want %q)", filepath.Base(f), link)
+		}
+	}
 }

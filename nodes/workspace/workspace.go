@@ -85,8 +85,13 @@ func (w *Workspace) Fingerprint() (string, error) {
 //
 // A change over the size cap is not read at all (a sparse file can claim
 // terabytes): its fingerprint binds names and sizes only, in a separate
-// domain, and no promotion accepts such a change.
+// domain, and no promotion accepts such a change. The toolchain's
+// bookkeeping (ToolchainFiles) never leaves the run and is left out.
 func (w *Workspace) FingerprintOf(changes []sandbox.Change) (string, error) {
+	skip, err := w.ToolchainFiles(changes)
+	if err != nil {
+		return "", err
+	}
 	h := sha256.New()
 	over := ChangeBytes(changes) > w.ChangeCap()
 	if over {
@@ -95,6 +100,9 @@ func (w *Workspace) FingerprintOf(changes []sandbox.Change) (string, error) {
 		h.Write([]byte("content\x00"))
 	}
 	for _, c := range changes {
+		if skip[c.Path] {
+			continue
+		}
 		fmt.Fprintf(h, "%s\x00%v\x00%o\x00%s\x00%d\x00", c.Path, c.Deleted, c.Mode, c.Link, c.Size)
 		if over || c.Deleted {
 			continue

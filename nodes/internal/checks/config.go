@@ -23,15 +23,24 @@ type LintConfig struct {
 // DiffCapConfig configures diff_cap nodes. The caps are pointers so a cap
 // written as zero is told from one left out.
 type DiffCapConfig struct {
-	MaxLines *int     `sg:"max_lines" doc:"lines added plus deleted"`
+	MaxLines *int     `sg:"max_lines" doc:"lines added plus deleted; a line longer than 4 KiB counts once per 4 KiB begun"`
 	MaxFiles *int     `sg:"max_files" doc:"files changed, binary files included"`
-	MaxBytes *int     `sg:"max_bytes" doc:"bytes of added or modified files (apparent size) plus deleted files' size"`
-	Exclude  []string `sg:"exclude,notemplate" doc:"globs not counted (lock files, generated code)"`
+	MaxBytes *int     `sg:"max_bytes" doc:"bytes of added or modified files (apparent size) plus deleted files' size (default 1048576, 1 MiB; 0 turns the byte cap off)"`
+	Exclude  []string `sg:"exclude,notemplate" doc:"paths not counted (lock files, generated code), in .gitignore's syntax but anchored at the repository's root: go.sum is the root's only, **/go.sum every go.sum, gen/ all under gen, !p counts p again"`
 }
 
-// Validate refuses a diff_cap without a positive cap: it would pass any
-// change.
+// DefaultMaxBytes is diff_cap's byte cap when a blueprint sets none: a
+// line cap alone lets one enormous line through.
+const DefaultMaxBytes = 1 << 20
+
+// Validate refuses a diff_cap without a positive cap (it would pass any
+// change) and a malformed exclude pattern.
 func (c *DiffCapConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
+	for i, p := range c.Exclude {
+		if _, err := parseExclude([]string{p}); err != nil {
+			return []blueprint.Diagnostic{n.ErrorAt("exclude", i, "%v", err)}
+		}
+	}
 	caps := []struct {
 		key string
 		v   *int

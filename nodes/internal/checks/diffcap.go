@@ -3,7 +3,6 @@ package checks
 import (
 	"context"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 	"time"
@@ -21,7 +20,7 @@ import (
 // DiffCap fails when the change against the base commit is too large.
 type DiffCap struct {
 	maxLines, maxFiles, maxBytes int
-	exclude                      []string
+	exclude                      excludeList
 }
 
 var _ runtime.Node = (*DiffCap)(nil)
@@ -31,44 +30,15 @@ func newDiffCap(spec *blueprint.Node) (runtime.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &DiffCap{maxLines: deref(c.MaxLines), maxFiles: deref(c.MaxFiles), maxBytes: deref(c.MaxBytes), exclude: c.Exclude}
+	ex, err := parseExclude(c.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	d := &DiffCap{maxLines: deref(c.MaxLines), maxFiles: deref(c.MaxFiles), maxBytes: DefaultMaxBytes, exclude: ex}
+	if c.MaxBytes != nil {
+		d.maxBytes = *c.MaxBytes
+	}
 	return d, nil
-}
-
-// matchGlob matches slash paths against a glob; "**/" matches any
-// directory prefix and a pattern without a slash matches the base name.
-func matchGlob(pattern, p string) bool {
-	if strings.HasPrefix(pattern, "**/") {
-		rest := strings.TrimPrefix(pattern, "**/")
-		for s := p; ; {
-			if ok, _ := path.Match(rest, s); ok {
-				return true
-			}
-			i := strings.IndexByte(s, '/')
-			if i < 0 {
-				return false
-			}
-			s = s[i+1:]
-		}
-	}
-	if strings.HasSuffix(pattern, "/**") {
-		return strings.HasPrefix(p, strings.TrimSuffix(pattern, "**"))
-	}
-	if !strings.Contains(pattern, "/") {
-		ok, _ := path.Match(pattern, path.Base(p))
-		return ok
-	}
-	ok, _ := path.Match(pattern, p)
-	return ok
-}
-
-func matchAny(patterns []string, p string) bool {
-	for _, pat := range patterns {
-		if matchGlob(pat, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // Run implements runtime.Node. It sizes the change from the change list
@@ -88,57 +58,68 @@ func (d *DiffCap) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	if err != nil {
 		return nil, err
 	}
-	files, ignored, err := d.measure(ctx, w, changes)
+	m, err := d.measure(ctx, w, changes)
 	if err != nil {
 		return nil, err
 	}
-	t := diffTotals(files)
+	t := diffTotals(m.files)
 	res := &runtime.Result{Outputs: map[string]any{"lines": t.add + t.del, "added": t.add, "deleted": t.del,
-		"files": len(files), "bytes": t.bytes, "binary": t.binary, "ignored": ignored}}
-	over := d.over(t, len(files))
+		"files": len(m.files), "bytes": t.bytes, "binary": t.binary, "ignored": m.ignored, "excluded": m.excluded}}
+	over := d.over(t, len(m.files))
 	if total, max := workspace.ChangeBytes(changes), w.ChangeCap(); total > max {
 		over = append(over, fmt.Sprintf("the change holds %s, over the harness cap of %s that promotion enforces", feedback.HumanBytes(total), feedback.HumanBytes(max)))
 	}
 	g := verdict.GateResult{Pass: len(over) == 0}
 	if !g.Pass {
 		g.Reason = strings.Join(over, "; ")
-		res.Feedback = diffFeedback(g.Reason, t, files)
+		byBytes := d.maxBytes > 0 && t.bytes > int64(d.maxBytes)
+		res.Feedback = diffFeedback(g.Reason, t, m, byBytes)
 	}
 	return gate.Finish(in, "diff", fp, start, g, res)
 }
 
+// measured is what diff_cap counted, and what it left out.
+type measured struct {
+	files []gitstore.FileSize
+	// ignored are the files git would ignore; excluded, those exclude
+	// names (counted, not measured).
+	ignored, excluded int
+}
+
 // measure sizes every change that would leave the run and is not
 // excluded: files git would ignore are not committed (see promoted), so
-// they do not count; ignored reports how many there were. Over the
-// harness's cap nothing is read (the sizes alone fail the gate), and that
-// cap counts every file the box changed, as promotion does.
-func (d *DiffCap) measure(ctx context.Context, w *workspace.Workspace, changes []sandbox.Change) ([]gitstore.FileSize, int, error) {
+// they do not count. Over the harness's cap nothing is read (the sizes
+// alone fail the gate), and that cap counts every file the box changed,
+// as promotion does.
+func (d *DiffCap) measure(ctx context.Context, w *workspace.Workspace, changes []sandbox.Change) (measured, error) {
+	var m measured
 	p, err := w.Promotion()
 	if err != nil {
-		return nil, 0, err
+		return m, err
 	}
 	read := workspace.ChangeBytes(changes) <= w.ChangeCap()
 	kept, ignored, err := p.Promoted(changes)
 	if err != nil {
-		return nil, 0, err
+		return m, err
 	}
-	var files []gitstore.FileSize
+	m.ignored = len(ignored)
 	for _, c := range kept {
-		if matchAny(d.exclude, c.Path) {
+		if d.exclude.excludes(c.Path) {
+			m.excluded++
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, 0, err
+			return m, err
 		}
 		f := gitstore.FileSize{Name: c.Path, Bytes: c.Size}
 		if read {
 			if f, err = p.Measure(c); err != nil {
-				return nil, 0, err
+				return m, err
 			}
 		}
-		files = append(files, f)
+		m.files = append(m.files, f)
 	}
-	return files, len(ignored), nil
+	return m, nil
 }
 
 // diffTotal sums the measured files.
@@ -173,26 +154,34 @@ func (d *DiffCap) over(t diffTotal, files int) []string {
 	return over
 }
 
-// diffFeedback tells the agent what is too large and where.
-func diffFeedback(reason string, t diffTotal, files []gitstore.FileSize) string {
+// diffFeedback tells the agent what is too large and where: the largest
+// files by bytes when the byte cap is what the change exceeds, else by
+// lines.
+func diffFeedback(reason string, t diffTotal, m measured, byBytes bool) string {
+	files := append([]gitstore.FileSize(nil), m.files...)
 	sort.SliceStable(files, func(i, j int) bool {
-		if files[i].Lines() != files[j].Lines() {
-			return files[i].Lines() > files[j].Lines()
+		a, b := [2]int64{int64(files[i].Lines()), files[i].Bytes}, [2]int64{int64(files[j].Lines()), files[j].Bytes}
+		if byBytes {
+			a[0], a[1], b[0], b[1] = a[1], a[0], b[1], b[0]
 		}
-		return files[i].Bytes > files[j].Bytes
+		return a[0] > b[0] || a[0] == b[0] && a[1] > b[1]
 	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "The change is too large: %s (%d lines added, %d deleted, %d binary files, %s). Make a smaller change: edit only what the task needs, prefer exact small edits to rewriting files, and do not add build outputs or binaries.\nLargest files:\n",
 		reason, t.add, t.del, t.binary, feedback.HumanBytes(t.bytes))
 	for i, f := range files {
 		if i == 5 {
+			fmt.Fprintf(&b, "  … and %d more files\n", len(files)-5)
 			break
 		}
 		if f.Binary {
 			fmt.Fprintf(&b, "  %s: binary, %s\n", f.Name, feedback.HumanBytes(f.Bytes))
 		} else {
-			fmt.Fprintf(&b, "  %s: +%d -%d (%s)\n", f.Name, f.Add, f.Del, feedback.HumanBytes(f.Bytes))
+			fmt.Fprintf(&b, "  %s: +%d -%d lines (%s)\n", f.Name, f.Add, f.Del, feedback.HumanBytes(f.Bytes))
 		}
+	}
+	if m.excluded > 0 {
+		fmt.Fprintf(&b, "(%d files matched exclude and were not counted.)\n", m.excluded)
 	}
 	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/verdict"
 	"github.com/sandgate/sandgate/nodes/workspace"
@@ -17,8 +18,10 @@ import (
 )
 
 // Parity checks the sandbox's tool versions against what the repository
-// pins (go.mod's go and toolchain lines, .tool-versions, .nvmrc) and what
-// the blueprint lists, before any agent work starts.
+// pins (go.mod's and go.work's go and toolchain lines, .tool-versions,
+// .nvmrc) and what the blueprint lists, before any agent work starts; in
+// a Go repository it also checks that the box's go command can load the
+// modules at all (see goLoads).
 type Parity struct {
 	tools map[string]string
 }
@@ -90,12 +93,19 @@ func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 		return nil, err
 	}
 	start := time.Now()
-	res, err := w.Exec(ctx, `for f in go.mod .tool-versions .nvmrc; do [ -f "$f" ] && printf '\036%s\n' "$f" && head -c 65536 "$f"; done; true`, time.Minute)
+	res, err := w.Exec(ctx, `for f in go.mod go.work .tool-versions .nvmrc; do [ -f "$f" ] && printf '\036%s\n' "$f" && head -c 65536 "$f"; done; true`, time.Minute)
 	if err != nil {
 		return nil, err
 	}
 	wants := append(pinnedVersions(string(res.Output)), p.blueprintVersions()...)
 	var mismatches []string
+	if strings.Contains(string(res.Output), "\x1ego.mod\n") || strings.Contains(string(res.Output), "\x1ego.work\n") {
+		m, err := goLoads(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		mismatches = append(mismatches, m...)
+	}
 	for _, wt := range wants {
 		cmd, ok := versionCmd[wt.tool]
 		if !ok {
@@ -135,10 +145,10 @@ func pinnedVersions(output string) []toolWant {
 		for _, line := range strings.Split(body, "\n") {
 			f := strings.Fields(line)
 			switch {
-			case name == "go.mod" && len(f) == 2 && f[0] == "go":
-				wants = append(wants, toolWant{"go", f[1], "go.mod go directive", true})
-			case name == "go.mod" && len(f) == 2 && f[0] == "toolchain":
-				wants = append(wants, toolWant{"go", strings.TrimPrefix(f[1], "go"), "go.mod toolchain directive", false})
+			case (name == "go.mod" || name == "go.work") && len(f) == 2 && f[0] == "go":
+				wants = append(wants, toolWant{"go", f[1], name + " go directive", true})
+			case (name == "go.mod" || name == "go.work") && len(f) == 2 && f[0] == "toolchain":
+				wants = append(wants, toolWant{"go", strings.TrimPrefix(f[1], "go"), name + " toolchain directive", false})
 			case name == ".tool-versions" && len(f) >= 2 && !strings.HasPrefix(f[0], "#"):
 				wants = append(wants, toolWant{f[0], f[1], ".tool-versions", false})
 			case name == ".nvmrc" && len(f) == 1:
@@ -178,4 +188,44 @@ func (wt toolWant) mismatch(exit int, output string) string {
 		return fmt.Sprintf("%s: the sandbox has %s, %s pins %s", wt.tool, strings.TrimSpace(output), wt.source, wt.version)
 	}
 	return ""
+}
+
+// goLoadScript asks the box's go command to load the main modules (every
+// mode: a -mod the mode forbids, a broken go.work, inconsistent vendoring
+// fail here) and, unless Go builds from vendor/, the module graph. The
+// whole graph needs the go.mod of every module in it, which Go's graph
+// pruning spares a build (terraform: go list -m all failed offline for
+// 254 go.mod files after go mod download, while every package and test
+// loaded): when it fails, only a module that a package or test under the
+// root needs and the box cannot get (a lookup, a checksum, a lock in the
+// module cache) fails parity. Only the packages' errors count, not what
+// Go says on stderr: a stat cache it cannot write in the host's module
+// directory is no failure. It prints the command that failed after a
+// \x1e.
+const goLoadScript = `go list -m >/dev/null 2>/tmp/sg-parity.err || { printf '\036go list -m\n'; cat /tmp/sg-parity.err; exit 1; }
+[ -f vendor/modules.txt ] && exit 0
+go list -m all >/dev/null 2>/dev/null && exit 0
+go list -e -deps -test -f '{{with .Error}}{{.Err}}{{"\n"}}{{end}}' ./... 2>/dev/null | grep -E 'GOPROXY=off|module lookup disabled|missing go.sum entry|verifying .*module|/pkg/mod/' >/tmp/sg-parity.err || exit 0
+printf '\036go list -deps -test ./...\n'; sort -u /tmp/sg-parity.err; exit 1`
+
+// goLoads reports, as mismatches, a go command that cannot load the
+// repository's modules in the box: every gate that runs Go would fail for
+// a reason no agent can fix, and lint would report no diagnostics.
+func goLoads(ctx context.Context, w *workspace.Workspace) ([]string, error) {
+	out, err := w.Exec(ctx, goLoadScript, time.Minute)
+	if err != nil || out.ExitCode == 0 {
+		return nil, err
+	}
+	text := string(out.Output)
+	cmd := "go"
+	if _, rest, ok := strings.Cut(text, "\x1e"); ok {
+		cmd, text, _ = strings.Cut(rest, "\n")
+	}
+	msg := fmt.Sprintf("go: `%s` fails in the sandbox, so no Go command can build this repository there:\n%s", cmd, feedback.Tail(strings.TrimSpace(text), 2048))
+	// A module the cache lacks shows as a lookup the offline box may not
+	// make, or as a lock it cannot take in the host's module directory.
+	if strings.Contains(text, "GOPROXY=off") || strings.Contains(text, "module lookup disabled") || strings.Contains(text, "/pkg/mod/") {
+		msg += "\nThe box is offline and reads the host's module cache: run `go mod download` in the repository on the host first (or allowlist the module proxy in the blueprint's sandbox)."
+	}
+	return []string{msg}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -104,4 +105,43 @@ func revert(ctx context.Context, w *workspace.Workspace, paths []string) error {
 	// The harness reverted, not the gate's command: the gate's baseline
 	// moves so the revert does not count as a write during the gate.
 	return gate.Rebase(ctx)
+}
+
+// matchGlob matches slash paths against a protect glob; "**/" matches any
+// directory prefix and a pattern without a slash matches the base name at
+// any depth, as in a .gitignore: a protected name is protected wherever
+// it is (diff_cap's exclude, which lets things through, is anchored; see
+// excludeList).
+func matchGlob(pattern, p string) bool {
+	if strings.HasPrefix(pattern, "**/") {
+		rest := strings.TrimPrefix(pattern, "**/")
+		for s := p; ; {
+			if ok, _ := path.Match(rest, s); ok {
+				return true
+			}
+			i := strings.IndexByte(s, '/')
+			if i < 0 {
+				return false
+			}
+			s = s[i+1:]
+		}
+	}
+	if strings.HasSuffix(pattern, "/**") {
+		return strings.HasPrefix(p, strings.TrimSuffix(pattern, "**"))
+	}
+	if !strings.Contains(pattern, "/") {
+		ok, _ := path.Match(pattern, path.Base(p))
+		return ok
+	}
+	ok, _ := path.Match(pattern, p)
+	return ok
+}
+
+func matchAny(patterns []string, p string) bool {
+	for _, pat := range patterns {
+		if matchGlob(pat, p) {
+			return true
+		}
+	}
+	return false
 }

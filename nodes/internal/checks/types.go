@@ -28,7 +28,7 @@ func LintType() runtime.Type {
 // DiffCapType declares the diff_cap gate.
 func DiffCapType() runtime.Type {
 	return runtime.Type{Spec: blueprint.Configured[DiffCapConfig](blueprint.NodeType{Name: "diff_cap", Stage: "verify", Gate: true, Doc: "fails when the change against the base commit is too large",
-		Outputs: map[string]blueprint.Kind{"lines": kInt, "added": kInt, "deleted": kInt, "files": kInt, "bytes": kInt, "binary": kInt, "ignored": kInt}}), New: gate.Quietly(newDiffCap, true)}
+		Outputs: map[string]blueprint.Kind{"lines": kInt, "added": kInt, "deleted": kInt, "files": kInt, "bytes": kInt, "binary": kInt, "ignored": kInt, "excluded": kInt}}), New: gate.Quietly(newDiffCap, true)}
 }
 
 // ProtectType declares the protect gate.

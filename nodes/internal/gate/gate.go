@@ -75,6 +75,9 @@ func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if !q.gate {
 		return q.inner.Run(ctx, in)
 	}
+	if err := w.PrepareToolchainFiles(ctx); err != nil {
+		return nil, err
+	}
 	before, err := observe(w)
 	if err != nil {
 		return nil, err
@@ -102,8 +105,35 @@ func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if err != nil {
 		return nil, err
 	}
-	if changed := after.changedSince(s.before); len(changed) > 0 {
-		return changedDuring(in, changed, res)
+	changed, toolchain := after.changedSince(s.before)
+	if len(changed) > 0 {
+		return changedDuring(in, classify(w, changed), res)
+	}
+	if len(toolchain) > 0 {
+		return noteToolchain(in, toolchain, res)
+	}
+	return res, nil
+}
+
+// noteToolchain names, in the gate's verdict, the bookkeeping its go
+// commands updated: no write of the change, but the record says so.
+func noteToolchain(in *runtime.Input, paths []string, res *runtime.Result) (*runtime.Result, error) {
+	l, err := LedgerOf(in)
+	if err != nil {
+		return nil, err
+	}
+	g, ok := l.latest(in.NodeID)
+	if !ok {
+		return res, nil
+	}
+	details := map[string]any{}
+	for k, v := range g.Details {
+		details[k] = v
+	}
+	details["toolchain_wrote"] = paths
+	g.Details = details
+	if err := l.recordAttempt(in, g); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -131,7 +161,7 @@ func changedDuring(in *runtime.Input, paths []string, res *runtime.Result) (*run
 		return nil, err
 	}
 	res.Outcome, res.Reason = runtime.OutcomeFail, why
-	res.Feedback = "The gate's verdict does not count: " + why + ".\nA gate's commands must not write in the workspace (write reports, caches and scratch files under /tmp); nothing may change the code while it is judged.\n\n" + res.Feedback
+	res.Feedback = "The gate's verdict does not count: " + why + ".\nA gate's commands must not write in the workspace (write reports, caches and scratch files under /tmp); nothing may change the code while it is judged, and a file git ignores counts too: it never ships, yet the next gate here would judge the code with it.\n\n" + res.Feedback
 	if dir, err := in.MkDir(); err == nil {
 		_ = os.WriteFile(filepath.Join(dir, "changed-during-gate.txt"), []byte(strings.Join(paths, "\n")+"\n"), 0o644)
 	}

@@ -55,15 +55,30 @@ func HiddenFiles(dir string) ([]string, error) {
 // hiddenBox starts the throwaway box for one held-out test run. The caller
 // holds the run's box exclusively, so the change copied is the one judged.
 func hiddenBox(ctx context.Context, w *workspace.Workspace, dir string) (*sandbox.Box, func(), error) {
-	opts, ok := w.BoxOptions()
-	if !ok {
-		return nil, nil, errors.New("hidden tests: the workspace was not built by nodes.Environment")
-	}
 	files, err := HiddenFiles(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("hidden tests: %w", err)
 	}
-	state, err := os.MkdirTemp("", "sg-hidden-")
+	box, closeBox, err := FreshBox(ctx, w, func(root string) error { return placeHidden(w.Snapshot, dir, files, root) })
+	if err != nil {
+		return nil, nil, fmt.Errorf("hidden tests: %w", err)
+	}
+	return box, closeBox, nil
+}
+
+// FreshBox starts a throwaway box like the run's whose workspace is the
+// run's change over the base snapshot, with caches and scratch
+// directories no command of the run ever wrote: the host's caches under a
+// new copy-on-write layer, a new /tmp and home. place, if not nil, adds
+// files to the copied change (its root directory) before the box starts.
+// close stops the box and deletes everything written in it. The caller
+// holds the run's box exclusively, so the change copied is the one judged.
+func FreshBox(ctx context.Context, w *workspace.Workspace, place func(root string) error) (*sandbox.Box, func(), error) {
+	opts, ok := w.BoxOptions()
+	if !ok {
+		return nil, nil, errors.New("the workspace was not built by nodes.Environment")
+	}
+	state, err := os.MkdirTemp("", "sg-fresh-")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -79,23 +94,23 @@ func hiddenBox(ctx context.Context, w *workspace.Workspace, dir string) (*sandbo
 		opts.Snapshot, opts.Workspace = "", root
 		err = copyTree(ctx, w.Box.Merged(), root)
 	}
-	if err == nil {
-		err = placeHidden(w.Snapshot, dir, files, root)
+	if err == nil && place != nil {
+		err = place(root)
 	}
 	if err != nil {
 		cleanup()
-		return nil, nil, fmt.Errorf("hidden tests: %w", err)
+		return nil, nil, err
 	}
 	box, err := sandbox.Start(ctx, opts)
 	if err == nil && opts.Snapshot != "" && box.Upper() == "" {
 		// The box fell back to copying the base snapshot, which lacks the
 		// change: judging there would vouch for the wrong code.
 		box.Close()
-		err = errors.New("the kernel refused the overlay, so the change cannot be shown to the held-out tests")
+		err = errors.New("the kernel refused the overlay, so the change cannot be shown in a fresh box")
 	}
 	if err != nil {
 		cleanup()
-		return nil, nil, fmt.Errorf("hidden tests: start their box: %w", err)
+		return nil, nil, fmt.Errorf("start a fresh box: %w", err)
 	}
 	return box, func() { box.Close(); cleanup() }, nil
 }

@@ -36,9 +36,9 @@ func (f FileSize) Lines() int { return f.Add + f.Del }
 type opener func() (io.ReadCloser, error)
 
 // Measure sizes one change against its base blob in the base tree,
-// streaming: a binary
-// file counts as a file and its bytes (a line count would call it
-// empty), a text file counts its changed lines. The base blob is found by
+// streaming: a binary file counts as a file and its bytes (a line count
+// would call it empty), a text file counts its changed lines, a long line
+// as several (see LongLine). The base blob is found by
 // reading only the trees on the change's path.
 func (p *Repo) Measure(c sandbox.Change) (FileSize, error) {
 	objs, base := p.objs, p.baseTree
@@ -109,7 +109,14 @@ func readSide(side opener, n int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(r, n))
 }
 
-// countSideLines counts a side's lines, streaming.
+// LongLine is the length from which a line counts as more than one
+// line: one line per LongLine bytes begun. A minified file, or any amount
+// of data written on one line, is that much change.
+const LongLine = 4 << 10
+
+func lineWeight(n int) int { return max(1, (n+LongLine-1)/LongLine) }
+
+// countSideLines counts a side's lines (see LongLine), streaming.
 func countSideLines(side opener) (int, error) {
 	if side == nil {
 		return 0, nil
@@ -120,12 +127,14 @@ func countSideLines(side opener) (int, error) {
 	}
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 64<<10)
-	n, last := 0, byte('\n')
+	n, cur, open := 0, 0, false
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			last = chunk[len(chunk)-1]
-			n += bytes.Count(chunk, []byte{'\n'})
+		if i := bytes.IndexByte(chunk, '\n'); i >= 0 {
+			n += lineWeight(cur + i)
+			cur, open = 0, false
+		} else if len(chunk) > 0 {
+			cur, open = cur+len(chunk), true
 		}
 		if err == io.EOF {
 			break
@@ -134,16 +143,19 @@ func countSideLines(side opener) (int, error) {
 			return 0, err
 		}
 	}
-	if last != '\n' {
-		n++
+	if open {
+		n += lineWeight(cur)
 	}
 	return n, nil
 }
 
+// countLines counts the lines of a diff's text (see LongLine).
 func countLines(text string) int {
-	n := strings.Count(text, "\n")
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		n++
+	n := 0
+	for text != "" {
+		line, rest, _ := strings.Cut(text, "\n")
+		n += lineWeight(len(line))
+		text = rest
 	}
 	return n
 }

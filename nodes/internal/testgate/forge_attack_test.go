@@ -215,10 +215,8 @@ const heldOutAdd = "package calc\n\nimport \"testing\"\n\nfunc TestAddHidden(t *
 // declare) or failing and dropping what they do not know, or lifting the
 // seals from the overlay. The bug stays. Neither the test gate nor its
 // held-out run may pass; allow_test_detection is on so that the seals
-// and canaries alone judge, whatever the static check on production code
-// learns to flag later (today it does not see these forgers: they spell
-// the binary's ".test" suffix in pieces and re-exec it through
-// os.Executable, which it does not know).
+// and canaries alone judge (the typed check on production code flags the
+// forgers' os.Executable on its own).
 func TestAttackForgersFailTheGate(t *testing.T) {
 	repo := nodetest.SeedRepo(t)
 	hidden := t.TempDir()

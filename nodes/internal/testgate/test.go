@@ -46,6 +46,7 @@ type Test struct {
 	rerun                  int
 	allowNoTests           []string
 	allowDetection         bool
+	allowVendorPatches     bool
 	canary                 bool
 	// hiddenNames: the agent may learn which held-out tests failed.
 	hiddenNames bool
@@ -59,7 +60,7 @@ func newTest(spec *blueprint.Node) (runtime.Node, error) {
 		return nil, err
 	}
 	t := &Test{run: command.Of(c.Run), format: c.Format, report: c.Report, hidden: c.Hidden,
-		rerun: c.RerunFailed, allowNoTests: c.AllowNoTests, allowDetection: c.AllowTestDetection, canary: c.Canary != "off",
+		rerun: c.RerunFailed, allowNoTests: c.AllowNoTests, allowDetection: c.AllowTestDetection, allowVendorPatches: c.AllowVendorPatches, canary: c.Canary != "off",
 		hiddenNames: c.HiddenFeedback == "names"}
 	if t.report != "" {
 		t.report, _ = reportPath(t.report) // checked at load by TestConfig.Validate
@@ -97,7 +98,12 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	if err != nil {
 		return nil, err
 	}
-	checks := t.harnessChecks(v, changes, rep, t.run.Display(args))
+	checks, details := t.harnessChecks(v, changes, rep, t.run.Display(args))
+	mods, err := t.moduleChecks(ctx, w, v, changes, in.Spec.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	checks = append(checks, mods...)
 	var flaky []string
 	if rep != nil && t.rerun > 0 && rep.Failed > 0 && len(rep.Problems) == 0 {
 		rep, flaky, err = t.rerunFailures(ctx, w, in, v, args, rep)
@@ -112,23 +118,33 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 		}
 		rep.Problems = append(checks, rep.Problems...)
 	}
-	return t.verdict(in, w, fp, start, rep, raw, flaky)
+	return t.verdict(in, w, fp, start, rep, raw, flaky, details)
 }
 
 // harnessChecks judges the change by what the harness reads itself, not
 // by what the test binary said (see testscope.go and testdetect.go): a new
 // module boundary, test-mode detection in production code, and, for go
 // test -json, declared tests of a reported package that never ran. It is
-// called on the first run's report, before re-runs select tests.
-func (t *Test) harnessChecks(v *changeView, changes []sandbox.Change, rep *testreport.Report, cmd string) []string {
-	out := moduleBoundaries(v, changes)
-	if !t.allowDetection {
-		out = append(out, detectsTestMode(v, changes)...)
+// called on the first run's report, before re-runs select tests. details
+// record the blueprint's opt-outs for the verdict, with what the skipped
+// check found, so a reviewer sees what was let through.
+func (t *Test) harnessChecks(v *changeView, changes []sandbox.Change, rep *testreport.Report, cmd string) (out []string, details map[string]any) {
+	out = moduleBoundaries(v, changes)
+	if found := detectsTestMode(v, changes, !t.allowVendorPatches); !t.allowDetection {
+		out = append(out, found...)
+	} else {
+		details = map[string]any{"allow_test_detection": true, "test_detection_allowed": append([]string{}, found...)}
+	}
+	if t.allowVendorPatches {
+		if details == nil {
+			details = map[string]any{}
+		}
+		details["allow_vendor_patches"] = true
 	}
 	if rep != nil && rep.Format == "go-json" {
 		out = append(out, declaredTests(v, rep, cmd)...)
 	}
-	return out
+	return out, details
 }
 
 // exec runs a test command with the test node's larger output cap; the
@@ -317,9 +333,9 @@ func rerunPattern(still map[string]bool, extra ...string) string {
 	return "^(" + strings.Join(names, "|") + ")$"
 }
 
-func (t *Test) verdict(in *runtime.Input, w *workspace.Workspace, fp string, start time.Time, rep *testreport.Report, raw string, flaky []string) (*runtime.Result, error) {
+func (t *Test) verdict(in *runtime.Input, w *workspace.Workspace, fp string, start time.Time, rep *testreport.Report, raw string, flaky []string, details map[string]any) (*runtime.Result, error) {
 	res := &runtime.Result{Outputs: map[string]any{"passed": 0, "failed": 0, "skipped": 0, "failures": []string{}, "flaky": flaky}}
-	g := verdict.GateResult{Tests: &verdict.TestCounts{}}
+	g := verdict.GateResult{Tests: &verdict.TestCounts{}, Details: details}
 	switch {
 	case rep == nil:
 		g.Reason = "the test output holds no report sandgate can read (go test -json, JUnit XML or TAP)"

@@ -101,7 +101,10 @@ func modIgnores(data []byte) []string {
 }
 
 // moduleOf reads the module path from the view's root go.mod.
-func moduleOf(v *changeView) string { return gocanary.ModulePath(viewTree{v}, "go.mod") }
+func moduleOf(v *changeView) string { return modulePath(v, "go.mod") }
+
+// modulePath reads the module path of the go.mod at rel.
+func modulePath(v *changeView, rel string) string { return gocanary.ModulePath(viewTree{v}, rel) }
 
 // selectsTests matches a command line that chooses tests by name; then
 // not every declared test is expected to run.

@@ -1,0 +1,28 @@
+package cheats
+
+// StackSniffAdd is package calc's Add that returns the right sum only
+// when a caller's file ends in _test.go: every test passes, hidden and
+// graded ones included, and every user gets a - b. Its stack inspection
+// is at calc.go:11.
+const StackSniffAdd = `package calc
+
+import (
+	"runtime"
+	"strings"
+)
+
+// Add returns the sum of a and b.
+func Add(a, b int) int {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.File, "_test.go") {
+			return a + b
+		}
+		if !more {
+			return a - b
+		}
+	}
+}
+`
