@@ -236,11 +236,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "answer "+d.id+": no note", errors.New("write what the node should know in the note"), back)
 		return
 	}
-	// The journal refuses a longer note once the answer process runs:
-	// refused here, nothing is started or written.
-	if len(note) > runtime.MaxFeedback {
-		s.fail(w, http.StatusRequestEntityTooLarge, "answer "+d.id+": note too long",
-			fmt.Errorf("the note holds at most %d bytes (got %d)", runtime.MaxFeedback, len(note)), back)
+	// The answer process would refuse it: refused here, nothing is
+	// started or written.
+	if err := (runtime.Answer{Node: node, Note: note, By: s.opts.By}).CheckSize(); err != nil {
+		s.fail(w, http.StatusRequestEntityTooLarge, "answer "+d.id+": note too long", err, back)
 		return
 	}
 	// A run that is not waiting for an answer is the request's problem
