@@ -237,7 +237,7 @@ func (e *engine) checkBase(ctx context.Context, t *Task, gitDir, base string, r 
 	if err := tree(ctx, gitDir, base, t.Hidden, dir); err != nil {
 		return "", err
 	}
-	out, err := e.grader.run(ctx, dir, append(append([]string{}, t.FailToPass...), t.PassToPass...))
+	out, err := e.grader.run(ctx, dir, t.Hidden, append(append([]string{}, t.FailToPass...), t.PassToPass...))
 	if err != nil {
 		return "", err
 	}
@@ -276,7 +276,7 @@ func (e *engine) gradeChange(ctx context.Context, t *Task, runDir string, r *Tas
 	for i, g := range r.Grade {
 		names[i] = g.Name
 	}
-	out, err := e.grader.run(ctx, dir, names)
+	out, err := e.grader.run(ctx, dir, t.Hidden, names)
 	if err != nil {
 		return err
 	}

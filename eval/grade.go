@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/gocanary"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -138,17 +139,19 @@ func clearPath(r *os.Root, rel string) error {
 }
 
 // graded is one grading go test: each declared test's result, the
-// command, and, when a canary shows the report was forged, why (every
-// result is then TestUntrusted).
+// command, and, when a seal or a canary shows the report was forged, why
+// (every result is then TestUntrusted).
 type graded struct {
 	Tests   map[string]string
 	Command string
 	Forged  string
 }
 
-// run runs the named tests in a fresh box over dir and returns each
-// one's result; a test the output never reports is TestMissing.
-func (g *grader) run(ctx context.Context, dir string, names []string) (*graded, error) {
+// run runs the named tests in a fresh box over dir, sealed and canaried,
+// and returns each one's result; a test the output never reports is
+// TestMissing. hidden is the directory of the held-out files placed in
+// dir ("" for none): they leave the box before any test binary runs.
+func (g *grader) run(ctx context.Context, dir, hidden string, names []string) (*graded, error) {
 	out := &graded{Tests: map[string]string{}}
 	for _, n := range names {
 		out.Tests[n] = TestMissing
@@ -161,10 +164,7 @@ func (g *grader) run(ctx context.Context, dir string, names []string) (*graded, 
 		out.Command = "no package declares the tests"
 		return out, nil
 	}
-	canaries, err := addCanaries(dir, pkgs, names)
-	if err != nil {
-		return nil, err
-	}
+	plan := canaryPlan(dir, hidden, pkgs)
 	state, err := os.MkdirTemp("", "sg-eval-grade-")
 	if err != nil {
 		return nil, err
@@ -175,21 +175,20 @@ func (g *grader) run(ctx context.Context, dir string, names []string) (*graded, 
 		return nil, fmt.Errorf("grading box: %w", err)
 	}
 	defer box.Close()
-	run := append([]string{}, names...)
 	dirs := make([]string, len(pkgs))
 	for i, p := range pkgs {
 		dirs[i] = p.Dir
-		run = append(run, canaries[i].Name)
 	}
-	args := append([]string{"go", "test", "-json", "-count=1", "-run", runPattern(run)}, dirs...)
-	res, err := box.Exec(ctx, sandbox.Command{Args: args, Timeout: g.timeout, OutputBytes: 64 << 20})
+	args := append([]string{"go", "test", "-json", "-count=1", "-run", runPattern(append(plan.Names(), names...))}, dirs...)
+	raw, err := plan.Run(ctx, box.Exec, args, g.timeout, 64<<20)
 	if err != nil {
 		return nil, fmt.Errorf("grading: %w", err)
 	}
+	res, forged := plan.Decode(raw)
 	out.Command = strings.Join(args, " ")
-	got := parseResults(res.Output)
-	out.Tests = perPackage(pkgs, canaries, got, names)
-	if out.Forged = forged(canaries, flatten(got), names); out.Forged != "" {
+	out.Tests = perPackage(pkgs, plan, parseResults(res.Output), names)
+	if len(forged) > 0 {
+		out.Forged = joinWhy(forged)
 		for n := range out.Tests {
 			out.Tests[n] = TestUntrusted
 		}
@@ -200,16 +199,9 @@ func (g *grader) run(ctx context.Context, dir string, names []string) (*graded, 
 // perPackage is each declared test's result: it passes only if it passed
 // in every package whose test files declare it, so a namesake passing in
 // another package does not make up for it missing from its own. A
-// package's import path is the one its canary was reported under.
-func perPackage(pkgs []testPkg, canaries []canary, got map[string]map[string]string, names []string) map[string]string {
-	importPath := map[string]string{}
-	for pkg, tests := range got {
-		for _, c := range canaries {
-			if _, ok := tests[c.Name]; ok {
-				importPath[c.Pkg] = pkg
-			}
-		}
-	}
+// package's import path is the one go test reported for its stashed
+// binary.
+func perPackage(pkgs []testPkg, plan *gocanary.Plan, got map[string]map[string]string, names []string) map[string]string {
 	res := map[string]string{}
 	for _, n := range names {
 		top, _, _ := strings.Cut(n, "/")
@@ -218,7 +210,7 @@ func perPackage(pkgs []testPkg, canaries []canary, got map[string]map[string]str
 			if !slices.Contains(p.Tests, top) {
 				continue
 			}
-			got, ok := got[importPath[p.Dir]][n]
+			got, ok := got[plan.ImportPath(p.Dir)][n]
 			if !ok {
 				got = TestMissing
 			}
@@ -232,19 +224,6 @@ func perPackage(pkgs []testPkg, canaries []canary, got map[string]map[string]str
 		res[n] = st
 	}
 	return res
-}
-
-// flatten is every test's result by name alone (canary names are unique).
-func flatten(got map[string]map[string]string) map[string]string {
-	out := map[string]string{}
-	for _, tests := range got {
-		for n, st := range tests {
-			if prev, ok := out[n]; !ok || prev == TestPass {
-				out[n] = st
-			}
-		}
-	}
-	return out
 }
 
 // runPattern is go test's -run pattern for the tests' top-level names.

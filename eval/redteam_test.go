@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sandgate/sandgate/internal/gitfixture"
+	"github.com/sandgate/sandgate/internal/gocanary/gocanarytest"
 )
 
 // forger is a change whose init, in the test binary, prints the framing
@@ -71,48 +72,43 @@ func TestMain(m *testing.M) {
 `
 
 // TestForgedTestOutput: a change that forges go test's report of the
-// held-out tests is not graded resolved.
+// held-out tests is not graded resolved. The forgers of gocanarytest
+// re-run the binary and spare what they take for the canary: its old
+// message, every name the visible test files do not declare (the
+// held-out tests and the canaries alike), or they fail or drop what they
+// do not know, or read the overlay for the seals' tokens.
+//
+// The calc task's held-out files replace its visible calc_test.go, and
+// the grader deletes them before any test binary runs: a forger that
+// learns test names from the package's files finds none, rewrites
+// nothing, and is graded on the tests' honest failure (OnlyKnown). Either
+// way the change must not be graded resolved; every other forger
+// rewrites the report whatever it holds, and the grader must say so.
 func TestForgedTestOutput(t *testing.T) {
 	needSandbox(t)
-	for name, files := range map[string]map[string]string{
-		"init prints PASS framing and exits": {"zz_cheat.go": forger},
-		"TestMain flips FAIL to PASS":        {"zz_cheat_test.go": flipper},
-	} {
+	type attack struct {
+		files       map[string]string
+		mustBeFound bool // the grader must name the forgery
+	}
+	cases := map[string]attack{
+		"init prints PASS framing and exits": {map[string]string{"zz_cheat.go": forger}, true},
+		"TestMain flips FAIL to PASS":        {map[string]string{"zz_cheat_test.go": flipper}, true},
+	}
+	for _, f := range gocanarytest.Forgers("calc") {
+		cases[f.Name] = attack{map[string]string{f.File: f.Source}, !f.OnlyKnown}
+	}
+	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := runOne(t, calcTask("t"), promoting(files))
+			r := runOne(t, calcTask("t"), promoting(c.files))
 			if r.Status != StatusFalsePromotion || r.Resolved {
 				t.Fatalf("status %s resolved %v (%s): a forged report was believed", r.Status, r.Resolved, r.Reason)
 			}
-			if !strings.Contains(r.Reason, "canary") {
-				t.Errorf("reason %q does not say the report was forged", r.Reason)
+			forged := strings.Contains(r.Reason, "forged")
+			honest := strings.Contains(r.Reason, "TestAdd fail") && strings.Contains(r.Reason, "TestAddHidden fail")
+			if !forged && (c.mustBeFound || !honest) {
+				t.Errorf("reason %q neither says the report was forged nor shows the held-out tests failing", r.Reason)
 			}
 		})
-	}
-}
-
-func TestForgedVerdict(t *testing.T) {
-	cs := []canary{{Pkg: ".", Name: "TestParseEmptyHeader"}}
-	names := []string{"TestAdd"}
-	for _, c := range []struct {
-		canary, test string
-		forged       bool
-	}{
-		{TestFail, TestPass, false},
-		{TestFail, TestFail, false},
-		{TestPass, TestPass, true},
-		{TestSkip, TestFail, true},
-		// Nothing ran (no build, or TestMain exits): the tests fail anyway.
-		{"", TestMissing, false},
-		// The canary never ran, yet a test "passed": the report was made up.
-		{"", TestPass, true},
-	} {
-		res := map[string]string{"TestAdd": c.test}
-		if c.canary != "" {
-			res["TestParseEmptyHeader"] = c.canary
-		}
-		if got := forged(cs, res, names) != ""; got != c.forged {
-			t.Errorf("canary %q, test %s: forged %v, want %v", c.canary, c.test, got, c.forged)
-		}
 	}
 }
 

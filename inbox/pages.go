@@ -236,6 +236,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "answer "+d.id+": no note", errors.New("write what the node should know in the note"), back)
 		return
 	}
+	// The answer process would refuse it: refused here, nothing is
+	// started or written.
+	if err := (runtime.Answer{Node: node, Note: note, By: s.opts.By}).CheckSize(); err != nil {
+		s.fail(w, http.StatusRequestEntityTooLarge, "answer "+d.id+": note too long", err, back)
+		return
+	}
 	// A run that is not waiting for an answer is the request's problem
 	// (409, with the reason), and nothing is started or written.
 	if v := d.events(); v.Status != string(runtime.StatusHandedOff) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sandgate/sandgate/inbox"
+	"github.com/sandgate/sandgate/runtime"
 )
 
 func TestPagesShowRunsEscaped(t *testing.T) {
@@ -226,6 +227,30 @@ func TestAnswerNotHandedOff(t *testing.T) {
 	body := readAll(resp)
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "run run-ok is succeeded, not handed off") {
 		t.Fatalf("%d\n%s", resp.StatusCode, body)
+	}
+	if got := w.acts.list(); len(got) != 0 {
+		t.Fatalf("the actions were called: %v", got)
+	}
+}
+
+// TestAnswerNoteTooLong: a note the journal would refuse is refused here,
+// before the answer process starts (it failed with a 500 and left its
+// answer log behind).
+func TestAnswerNoteTooLong(t *testing.T) {
+	w := newWorld(t, "")
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	tok := csrfOf(t, c, w.ts.URL+"/run/0/run-handoff")
+	form := url.Values{"node": {"implement"}, "note": {strings.Repeat("x", runtime.MaxFeedback+1)}, "csrf": {tok}}
+	req, _ := http.NewRequest("POST", w.ts.URL+"/run/0/run-handoff/answer", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(resp)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "the note holds at most") {
+		t.Fatalf("%d\n%s", resp.StatusCode, body[:min(len(body), 400)])
 	}
 	if got := w.acts.list(); len(got) != 0 {
 		t.Fatalf("the actions were called: %v", got)

@@ -19,6 +19,16 @@ type Answer struct {
 	Node, Note, By string
 }
 
+// CheckSize refuses a note or a name longer than the journal keeps.
+// Callers that start the answer elsewhere (the inbox spawns a process)
+// check it first, so a refused answer starts and writes nothing.
+func (a Answer) CheckSize() error {
+	if len(a.Note) > MaxFeedback || len(a.By) > MaxText {
+		return fmt.Errorf("answer: the note holds at most %d bytes and the name %d (got %d and %d)", MaxFeedback, MaxText, len(a.Note), len(a.By))
+	}
+	return nil
+}
+
 // Answer continues a handed-off run from its directory, on its workspace as
 // the run left it: the journal records the answer (who, when, the note),
 // Node starts again with the note as its feedback, and the run goes on as
@@ -27,8 +37,8 @@ type Answer struct {
 // budget.answers bounds how often a run may be answered. A crash after the
 // answer is journaled is resumed like any other (Resume).
 func (rt *Runtime) Answer(ctx context.Context, dir string, a Answer) (*Summary, error) {
-	if len(a.Note) > MaxFeedback || len(a.By) > MaxText {
-		return nil, fmt.Errorf("answer: the note holds at most %d bytes and the name %d (got %d and %d)", MaxFeedback, MaxText, len(a.Note), len(a.By))
+	if err := a.CheckSize(); err != nil {
+		return nil, err
 	}
 	s, err := rt.lockAndLoad(dir, func(events []Event) (bool, error) {
 		if !finished(events) {

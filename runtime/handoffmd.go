@@ -318,45 +318,11 @@ func patchExcerpt(p []byte) string {
 	return strings.Join(out, "\n")
 }
 
-// fenced quotes text as a fenced code block: its control characters are
-// written out visibly (a carriage return would otherwise end a line for
-// Markdown and rewrite one on a terminal), and the fence is longer than
-// any backtick run in it, so no line of it can close the block.
-func fenced(lang, text string) string {
-	text = termtext.Text(strings.TrimRight(text, "\n"))
-	fence := "```" + strings.Repeat("`", max(0, longestRun(text, '`')-2))
-	return fence + lang + "\n" + text + "\n" + fence
-}
+// fenced quotes text as a fenced code block (termtext.Fence).
+func fenced(lang, text string) string { return termtext.Fence(lang, text) }
 
-// codeSpan quotes s inline: one line (newlines and controls written out,
-// so it cannot start a heading or a block), between backtick runs longer
-// than any inside, so Markdown shows it literally: no link, no emphasis,
-// no HTML.
-func codeSpan(s string) string {
-	s = termtext.Line(s)
-	if s == "" {
-		return "(empty)"
-	}
-	ticks := strings.Repeat("`", longestRun(s, '`')+1)
-	if s[0] == '`' || s[len(s)-1] == '`' || s[0] == ' ' && s[len(s)-1] == ' ' {
-		s = " " + s + " "
-	}
-	return ticks + s + ticks
-}
-
-// longestRun is the length of the longest run of c in s.
-func longestRun(s string, c byte) int {
-	best, cur := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			cur++
-			best = max(best, cur)
-		} else {
-			cur = 0
-		}
-	}
-	return best
-}
+// codeSpan quotes s inline (termtext.Code).
+func codeSpan(s string) string { return termtext.Code(s) }
 
 func indent(s, by string) string {
 	return by + strings.ReplaceAll(s, "\n", "\n"+by)

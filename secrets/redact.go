@@ -198,6 +198,10 @@ type writer struct {
 	w io.Writer
 }
 
+// Unwrap returns the writer redacted text goes to, so a caller can ask
+// whether the destination is a terminal (termtext.IsTerminal).
+func (w *writer) Unwrap() io.Writer { return w.w }
+
 func (w *writer) Write(p []byte) (int, error) {
 	if _, err := w.w.Write(w.r.Bytes(p)); err != nil {
 		return 0, err

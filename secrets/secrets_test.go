@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -89,5 +90,10 @@ func TestWriterAndNil(t *testing.T) {
 	n, err := fmt.Fprintf(w, "the value secret-value\n")
 	if err != nil || n != len("the value secret-value\n") || buf.String() != "the value [redacted A_TOKEN]\n" {
 		t.Fatalf("%d %v %q", n, err, buf.String())
+	}
+	// The destination stays reachable: the CLI asks it whether it is a
+	// terminal.
+	if u, ok := w.(interface{ Unwrap() io.Writer }); !ok || u.Unwrap() != io.Writer(&buf) {
+		t.Fatal("the redacting writer does not unwrap to its destination")
 	}
 }

@@ -38,7 +38,7 @@ func TestDemo(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("demo review queue %s: %v", reviews, entries)
 	}
-	if code, show, errs := runCLI("review", "show", entries[0].Name(), "--dir", reviews); code != exitOK || !strings.Contains(show, "Summary\n-------\nAdd returned a - b; it now returns a + b, and go test passes.") {
+	if code, show, errs := runCLI("review", "show", entries[0].Name(), "--dir", reviews); code != exitOK || !strings.Contains(show, "Summary (the agent's words, quoted)\n-----------------------------------\n> Add returned a - b; it now returns a + b, and go test passes.") {
 		t.Fatalf("review show of the demo's change: exit %d\n%s%s", code, show, errs)
 	}
 	// The demo says the one command that shows its run from anywhere.

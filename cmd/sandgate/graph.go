@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"io"
 
 	"github.com/sandgate/sandgate/blueprint"
@@ -20,10 +21,12 @@ func cmdGraph(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return reportLoadError(stderr, err)
 	}
+	// The labels quote the blueprint's conditions, which a repository
+	// wrote: Mermaid leaves their control characters raw.
 	if *format == "dot" {
-		fmt.Fprint(stdout, bp.DOT())
+		fmt.Fprint(stdout, termtext.Text(bp.DOT()))
 	} else {
-		fmt.Fprint(stdout, bp.Mermaid())
+		fmt.Fprint(stdout, termtext.Text(bp.Mermaid()))
 	}
 	return exitOK
 }

@@ -48,6 +48,9 @@ func TestImportDirection(t *testing.T) {
 		"secrets":   nil,
 		"blueprint": {"secrets"},
 		"runtime":   {"blueprint", "secrets"},
+		// The canary of go test reports reads source trees and writes box
+		// commands: it needs only the sandbox's command types.
+		"internal/gocanary": {"sandbox"},
 		// nodes/ by concept, data flowing one way: box -> change -> verdict
 		// -> commit -> push -> CI -> review. Only the nodes facade knows
 		// every type; no package below imports one above it. The review
@@ -67,9 +70,9 @@ func TestImportDirection(t *testing.T) {
 		"nodes/workspace":           {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
 		"nodes/internal/gate":       {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
 		"nodes/internal/checks":     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/testgate":   {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/testgate":   {"blueprint", "internal/gocanary", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
 		"nodes/internal/promote":    {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"nodes/internal/ci":         {"blueprint", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/testgate", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
+		"nodes/internal/ci":         {"blueprint", "internal/gocanary", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/testgate", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
 		"nodes/internal/review":     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/wspath", "nodes/reviewqueue", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
 		"inbox":                     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
 	}

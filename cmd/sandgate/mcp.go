@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"io"
 	"os"
 	"os/signal"
@@ -107,7 +108,9 @@ func newMCPServer(acts *serveActions, by string, roots []string) *mcp.Server {
 
 // addTool adds a tool whose handler cannot take the server down: a panic
 // becomes the call's error, and the server (with the runs it started)
-// goes on serving.
+// goes on serving. An error's text quotes what blueprints and runs wrote
+// (a problem names a hostile key, a run's log ends the message), so it
+// goes through termtext like textResult.
 func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
 	mcp.AddTool(s, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
 		defer func() {
@@ -115,10 +118,19 @@ func addTool[In, Out any](s *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, O
 				var zero Out
 				res, out, err = nil, zero, fmt.Errorf("%s failed inside the server (%v); the server goes on", t.Name, r)
 			}
+			if err != nil {
+				err = quotedError{err}
+			}
 		}()
 		return h(ctx, req, in)
 	})
 }
+
+// quotedError is err with its text written out by termtext.Text.
+type quotedError struct{ err error }
+
+func (e quotedError) Error() string { return termtext.Text(e.err.Error()) }
+func (e quotedError) Unwrap() error { return e.err }
 
 // repoState is where a repository's runs and reviews are recorded, as
 // `sandgate run --repo DIR` records them.
@@ -157,6 +169,9 @@ func findRun(run, repo string) (string, error) {
 	return filepath.Abs(dir)
 }
 
+// textResult is a tool's answer as text. It quotes what runs wrote (a
+// reason, a title): the caller's client may print it to a terminal, so
+// it goes through termtext like everything the CLI prints.
 func textResult(format string, a ...any) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, a...)}}}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: termtext.Text(fmt.Sprintf(format, a...))}}}
 }

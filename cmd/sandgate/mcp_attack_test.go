@@ -160,3 +160,62 @@ func TestMCPSurvivesItsCallers(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPAgentTextIsData: an agent hands off with a reason holding
+// terminal escapes and a fake "## Take over" with a curl | sh. What
+// show_run and run_status tell the attended agent (and the person who
+// reads its screen) holds no control character, and the reason is one
+// quoted line: the only "## Take over" is the harness's, first.
+func TestMCPAgentTextIsData(t *testing.T) {
+	repo, _ := stateRepo(t)
+	bp := writeBlueprint(t, "version: 1\nname: mcp-text\nstart: implement\nnodes:\n  implement: {type: agent, prompt: fix Add, next: done}\n  done: {type: succeed}\n")
+	script := writeScript(t, []map[string]any{toolCall("handoff", map[string]any{"reason": hostileText})})
+	code, out, errs := runCLI("run", bp, "--repo", repo, "--model", "script:"+script)
+	if code != exitHandoff {
+		t.Fatalf("exit %d, want a hand-off\n%s\n%s", code, out, errs)
+	}
+	id := strings.TrimSuffix(strings.Fields(out)[1], ":")
+	cs := mcpClient(t, nil)
+	for _, tool := range []string{"show_run", "run_status"} {
+		_, text, isErr := callTool[map[string]any](t, cs, tool, map[string]any{"run": id, "repo": repo})
+		if isErr {
+			t.Fatalf("%s: %s", tool, text)
+		}
+		terminalSafe(t, tool, text)
+		// Outside fences, the headings are the harness's: none in
+		// run_status, the lead's in show_run, "## Outcome" first.
+		headings, _ := markdownHeadings(text)
+		joined := strings.Join(headings, "|")
+		if tool == "run_status" && len(headings) > 0 || tool == "show_run" && (!strings.HasPrefix(joined, "## Outcome|## Take over|") ||
+			strings.Count(joined, "## Take over") != 1) {
+			t.Errorf("%s: headings %q: the agent's take-over got through as the harness's:\n%s", tool, headings, text)
+		}
+	}
+}
+
+// TestMCPErrorsAreData: a repository's blueprint names a key and a node
+// type with terminal escapes and a bidi override; start_run refuses it
+// with the problems, validate_blueprint lists them. Neither answer (an
+// error's text included) holds a control character.
+func TestMCPErrorsAreData(t *testing.T) {
+	repo, _ := stateRepo(t)
+	bp := filepath.Join(repo, "evil.yaml")
+	src := "version: 1\nname: evil\nstart: a\n\"\\e]52;c;Y3VybA==\\a\": 1\nnodes:\n  a: {type: \"x\\e[2K\\r\\u202e\"}\n"
+	if err := os.WriteFile(bp, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cs := mcpClientRoots(t, nil, []string{repo})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"start_run", map[string]any{"blueprint": bp, "repo": repo}},
+		{"validate_blueprint", map[string]any{"path": bp}},
+	} {
+		_, text, _ := callTool[map[string]any](t, cs, c.tool, c.args)
+		if !strings.Contains(text, "Y3VybA==") {
+			t.Fatalf("%s: %q does not name the problem", c.tool, text)
+		}
+		terminalSafe(t, c.tool, text)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,7 +159,8 @@ func (m *mcpTools) runStatus(_ context.Context, _ *mcp.CallToolRequest, in runIn
 		text += ", on " + out.CurrentNode
 	}
 	if out.Reason != "" {
-		text += " (" + out.Reason + ")"
+		// One line: an agent's reason must not pass for the harness's words.
+		text += " (" + termtext.Short(out.Reason, maxReason) + ")"
 	}
 	return textResult("%s, %d node runs", text, out.NodeRuns), out, nil
 }
@@ -189,8 +191,10 @@ func (m *mcpTools) showRun(_ context.Context, _ *mcp.CallToolRequest, in runIn) 
 		sum.Attempts = []runtime.AttemptInfo{}
 	}
 	text := fmt.Sprintf("run %s (%s): %s", sum.RunID, sum.Blueprint, sum.Status)
-	if sum.Reason != "" {
-		text += " (" + sum.Reason + ")"
+	// As sandgate show: a hand-off's reason may be an agent's words, which
+	// the lead below quotes after the harness's own account.
+	if sum.Reason != "" && sum.Status != runtime.StatusHandedOff {
+		text += " (" + termtext.Short(sum.Reason, maxReason) + ")"
 	}
 	text += fmt.Sprintf("\nnode runs: %d, tokens: %d, duration: %d ms", sum.NodeRuns, sum.Tokens, sum.DurationMS)
 	if sum.Status == runtime.StatusHandedOff {
@@ -271,7 +275,7 @@ func (m *mcpTools) listReviews(_ context.Context, _ *mcp.CallToolRequest, in rev
 	fmt.Fprintf(&b, "%d review(s) in %s", len(entries), st.reviews)
 	for _, e := range entries {
 		out.Entries = append(out.Entries, reviewLine{ID: e.ID, Status: e.Status, Branch: e.Branch, Title: e.Title, Commit: e.Commit, RunDir: e.RunDir})
-		fmt.Fprintf(&b, "\n%s  %s  %s  %s", e.ID, e.Status, e.Branch, e.Title)
+		fmt.Fprintf(&b, "\n%s  %s  %s  %s", termtext.Line(e.ID), termtext.Line(e.Status), termtext.Line(e.Branch), termtext.Short(e.Title, maxReason))
 	}
 	return textResult("%s", b.String()), out, nil
 }

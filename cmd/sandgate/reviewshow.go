@@ -14,8 +14,8 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 )
 
-// writeReview prints an entry for a person deciding on it: what changed
-// and why (the agent's summary), what the gates said, which files, and the
+// writeReview prints an entry for a person deciding on it: what the gates
+// said, which files changed, why (the agent's summary, quoted), and the
 // diff itself. Every piece of it came from a run, so it is printed through
 // termtext: control characters written out, file names quoted as git
 // quotes them.
@@ -32,13 +32,6 @@ func writeReview(w io.Writer, d *nodes.ReviewDetail) {
 		fmt.Fprintf(tw, "evidence\tsandgate show %s\n", termtext.Line(e.RunDir))
 	}
 	tw.Flush()
-
-	heading(w, "Summary")
-	if e.AgentSummary == "" {
-		fmt.Fprintln(w, "(no agent summary: the run had no agent node, or it did not finish)")
-	} else {
-		fmt.Fprintln(w, termtext.Text(strings.TrimRight(e.AgentSummary, "\n")))
-	}
 
 	heading(w, "Verdict: "+overall(d.Verify))
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -63,11 +56,25 @@ func writeReview(w io.Writer, d *nodes.ReviewDetail) {
 	}
 	tw.Flush()
 
+	// The agent's words come after the harness's verdict and file list,
+	// each line quoted, so no line of them stands where a title does.
+	heading(w, "Summary (the agent's words, quoted)")
+	if e.AgentSummary == "" {
+		fmt.Fprintln(w, "(no agent summary: the run had no agent node, or it did not finish)")
+	} else {
+		fmt.Fprintln(w, quoteLines(termtext.Text(strings.TrimRight(e.AgentSummary, "\n"))))
+	}
+
 	heading(w, "Diff")
 	io.WriteString(termtext.Writer{W: w}, d.Diff)
 	if d.Diff != "" && !strings.HasSuffix(d.Diff, "\n") {
 		fmt.Fprintln(w)
 	}
+}
+
+// quoteLines marks each line of s as quoted ("> ").
+func quoteLines(s string) string {
+	return "> " + strings.ReplaceAll(s, "\n", "\n> ")
 }
 
 // heading starts a section: a blank line, the title, and a rule under it.

@@ -42,8 +42,8 @@ func fixedEntry(t *testing.T) string {
 	return dir
 }
 
-// TestReviewShowGolden: show prints the title, the agent's summary, the
-// verdict as a table, the changed files and the diff; a password in the
+// TestReviewShowGolden: show prints the title, the verdict as a table,
+// the changed files, the agent's summary (quoted) and the diff; a password in the
 // remote's URL stays hidden. --format json carries the same for machines.
 func TestReviewShowGolden(t *testing.T) {
 	dir := fixedEntry(t)

@@ -78,7 +78,8 @@ func printSummary(stdout, stderr io.Writer, s validateSummary) {
 		fmt.Fprintln(stderr, s.Diagnostics.Pretty())
 	}
 	if s.Valid {
-		fmt.Fprintf(stdout, "ok: %s: %s, %d nodes, worst case %d node runs\n", s.File, s.Name, s.Nodes, s.WorstCaseRuns)
+		// The name is the blueprint's, which may be a hostile repository's.
+		fmt.Fprintf(stdout, "ok: %s: %s, %d nodes, worst case %d node runs\n", termtext.Line(s.File), termtext.Line(s.Name), s.Nodes, s.WorstCaseRuns)
 		return
 	}
 	fmt.Fprintf(stderr, "invalid: %s: %d problem(s)\n", s.File, len(s.Diagnostics.Errors()))

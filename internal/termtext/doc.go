@@ -8,7 +8,9 @@
 //
 // Text keeps newlines and tabs; Line escapes them too, for one-line
 // fields and table cells; Name quotes a file name as git does with
-// core.quotePath. Colour comes only from sandgate (Colors decides when)
+// core.quotePath. Code and Fence quote text in Markdown (handoff.md, a
+// review's summary.md) as a code span or a fenced block it cannot close.
+// Colour comes only from sandgate (Colors decides when)
 // and never from the text.
 //
 // The package imports nothing of sandgate's, so every command can use it.

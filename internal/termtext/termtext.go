@@ -183,8 +183,18 @@ func Colors(w io.Writer) bool {
 	return IsTerminal(w)
 }
 
-// IsTerminal reports whether w is a character device (a terminal).
+// IsTerminal reports whether w is a character device (a terminal),
+// looking through writers that wrap another (an Unwrap() io.Writer
+// method, as the CLI's redacting writer has): with a credential in the
+// environment, stdout is wrapped, and progress and colour were off.
 func IsTerminal(w io.Writer) bool {
+	for i := 0; i < 8; i++ {
+		u, ok := w.(interface{ Unwrap() io.Writer })
+		if !ok {
+			break
+		}
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

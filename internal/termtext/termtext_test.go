@@ -3,6 +3,7 @@ package termtext
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,4 +204,37 @@ func gitIn(dir string, args ...string) (string, error) {
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// wrapped is a writer over another, as the CLI's redacting writer is.
+type wrapped struct{ w *os.File }
+
+func (w wrapped) Write(p []byte) (int, error) { return w.w.Write(p) }
+func (w wrapped) Unwrap() io.Writer           { return w.w }
+
+// TestIsTerminalLooksThroughWrappers: the CLI wraps stdout in a redacting
+// writer whenever a credential is in the environment; the destination,
+// not the wrapper, decides whether progress may redraw and colour.
+func TestIsTerminalLooksThroughWrappers(t *testing.T) {
+	dev, err := os.OpenFile("/dev/null", os.O_WRONLY, 0) // a character device
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	for _, c := range []struct {
+		w    io.Writer
+		want bool
+	}{
+		{dev, true}, {wrapped{dev}, true}, {wrapped{file}, false}, {&bytes.Buffer{}, false},
+		{Writer{W: dev}, false}, // the escaping writer is no terminal: its own escapes would be written out
+	} {
+		if got := IsTerminal(c.w); got != c.want {
+			t.Errorf("IsTerminal(%T) = %v, want %v", c.w, got, c.want)
+		}
+	}
 }

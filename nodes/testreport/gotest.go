@@ -162,7 +162,7 @@ func (s *goStream) testEvent(e goEvent) {
 }
 
 func (s *goStream) report() *Report {
-	r := &Report{Format: "go-json", passedTop: map[string]bool{}, ranTop: map[string]bool{}, top: map[string]tally{}}
+	r := &Report{Format: "go-json", passedTop: map[string]bool{}, ranTop: map[string]bool{}}
 	for _, t := range s.testOrder {
 		p := s.pkgs[t.pkg]
 		// A test that started and never reported a result counts as failed.
@@ -171,7 +171,6 @@ func (s *goStream) report() *Report {
 		p.Passed, p.Skipped, p.Failed = p.Passed+t.pass, p.Skipped+t.skip, p.Failed+t.fail+lost
 		if !strings.Contains(t.name, "/") && t.runs+t.pass+t.fail+t.skip > 0 {
 			r.ranTop[t.pkg+"\x00"+t.name] = true
-			r.top[t.pkg+"\x00"+t.name] = tally{t.pass, t.fail + lost, t.skip}
 		}
 		switch {
 		case t.fail+lost > 0:

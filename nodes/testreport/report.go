@@ -31,8 +31,6 @@ type Report struct {
 	// ranTop holds "package\x00Test" of top-level tests that started or
 	// reported a result (go-json only).
 	ranTop map[string]bool
-	// top tallies each top-level test's results (go-json only).
-	top map[string]tally
 }
 
 // Failure is one failing test.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/gocanary"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
@@ -31,12 +32,18 @@ func (c *CI) command(ctx context.Context, in *runtime.Input, w *workspace.Worksp
 	if err != nil {
 		return nil, err
 	}
-	box, done, err := commitBox(ctx, w, push.Commit)
+	box, snap, done, err := commitBox(ctx, w, push.Commit)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	res, err := box.Exec(ctx, sandbox.Command{Args: args, Timeout: budget, OutputBytes: testgate.OutputBytes})
+	var res *sandbox.Result
+	var forged []string
+	if plan := c.canaryPlan(w, snap, args); plan != nil {
+		res, forged, err = testgate.RunCanaried(ctx, box.Exec, plan, args, budget)
+	} else {
+		res, err = box.Exec(ctx, sandbox.Command{Args: args, Timeout: budget, OutputBytes: testgate.OutputBytes})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -44,51 +51,70 @@ func (c *CI) command(ctx context.Context, in *runtime.Input, w *workspace.Worksp
 	// may have let one into the box), so no part of one is left standing.
 	res.Output = []byte(in.Redactor.String(feedback.PlainText(string(res.Output))))
 	testgate.SaveExcerpt(in, "ci-output.log", res)
-	v := c.commandVerdict(c.run.Display(args), res)
+	v := c.commandVerdict(c.run.Display(args), res, forged)
 	if dir, err := in.MkDir(); err == nil {
 		v.URL, _ = filepath.Abs(filepath.Join(dir, "ci-output.log"))
 	}
 	return v, nil
 }
 
+// canaryPlan seals and canaries a go test -json command as the test gate
+// does (nil when it cannot apply or canary is off). The packages the
+// run's change reaches get them; snap is the commit's files.
+func (c *CI) canaryPlan(w *workspace.Workspace, snap string, args []string) *gocanary.Plan {
+	o, ok := testgate.CanaryOptions(c.run, args, false)
+	if c.cfg.Canary == "off" || !ok {
+		return nil
+	}
+	changes, err := w.Changes()
+	if err != nil {
+		o.All = true // cannot tell what the change reaches: everything
+	}
+	for _, ch := range changes {
+		o.Changed = append(o.Changed, ch.Path)
+	}
+	return gocanary.NewPlan(gocanary.DirTree(snap), o)
+}
+
 // commitBox starts a throwaway box over a snapshot of commit, with the
-// run's sandbox policy. The snapshot comes from the promotion repository,
-// where git_commit wrote the commit and from which git_push sent it; it is
-// derived from the run's base snapshot (leased for the whole run), so it
-// costs the objects and files the change added, not the history.
-func commitBox(ctx context.Context, w *workspace.Workspace, commit string) (*sandbox.Box, func(), error) {
+// run's sandbox policy, and returns the snapshot's directory. The
+// snapshot comes from the promotion repository, where git_commit wrote
+// the commit and from which git_push sent it; it is derived from the
+// run's base snapshot (leased for the whole run), so it costs the objects
+// and files the change added, not the history.
+func commitBox(ctx context.Context, w *workspace.Workspace, commit string) (*sandbox.Box, string, func(), error) {
 	opts, ok := w.BoxOptions()
 	if !ok || w.CacheDir() == "" {
-		return nil, nil, errors.New("clean-checkout ci: the workspace was not built by nodes.Environment")
+		return nil, "", nil, errors.New("clean-checkout ci: the workspace was not built by nodes.Environment")
 	}
 	runtime.Notef(ctx, "snapshot of the pushed commit %.12s and a clean box for CI", commit)
 	lease, err := sandbox.LeaseDerivedSnapshot(ctx, w.CacheDir(), w.Snapshot, filepath.Join(w.RunDir, "promote.git"), commit)
 	if err != nil {
-		return nil, nil, fmt.Errorf("clean-checkout ci: snapshot of %s: %w", gitremote.Short(commit), err)
+		return nil, "", nil, fmt.Errorf("clean-checkout ci: snapshot of %s: %w", gitremote.Short(commit), err)
 	}
 	if lease.Commit != commit {
 		lease.Release()
-		return nil, nil, fmt.Errorf("clean-checkout ci: the snapshot is of %s, not the pushed %s", lease.Commit, commit)
+		return nil, "", nil, fmt.Errorf("clean-checkout ci: the snapshot is of %s, not the pushed %s", lease.Commit, commit)
 	}
 	state, err := os.MkdirTemp("", "sg-ci-")
 	if err != nil {
 		lease.Release()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	cleanup := func() { gate.RemoveAll(state); lease.Release() }
 	opts.Snapshot, opts.StateDir, opts.AuditPath, opts.Seed, opts.Workspace = lease.Dir, state, "", "", ""
 	box, err := sandbox.Start(ctx, opts)
 	if err != nil {
 		cleanup()
-		return nil, nil, fmt.Errorf("clean-checkout ci: start its box: %w", err)
+		return nil, "", nil, fmt.Errorf("clean-checkout ci: start its box: %w", err)
 	}
-	return box, func() { box.Close(); cleanup() }, nil
+	return box, lease.Dir, func() { box.Close(); cleanup() }, nil
 }
 
 // commandVerdict reads the command's result: go test -json output like
 // the test gate reads it, any other command by its exit code, with the
 // output's tail as feedback.
-func (c *CI) commandVerdict(display string, res *sandbox.Result) *ciVerdict {
+func (c *CI) commandVerdict(display string, res *sandbox.Result, forged []string) *ciVerdict {
 	out := string(res.Output)
 	v := &ciVerdict{State: ciSuccess}
 	if res.TimedOut {
@@ -96,6 +122,7 @@ func (c *CI) commandVerdict(display string, res *sandbox.Result) *ciVerdict {
 	}
 	if c.run.IsGoTest() {
 		if rep, err := testreport.ParseGoTestJSON(out); err == nil {
+			rep.Problems = append(rep.Problems, forged...)
 			return c.goTestVerdict(v, display, rep, res, out)
 		}
 	}

@@ -28,6 +28,7 @@ type CIConfig struct {
 	BaseURL  string            `sg:"base_url,endpoint,trusted=https://api.github.com,default=https://api.github.com" doc:"for github: API base URL, for GitHub Enterprise; any other needs the operator's --allow-endpoint, checked again once rendered when it names an input"`
 	Commit   string            `sg:"commit,enum=pushed|base,default=pushed" doc:"the commit CI judges: pushed (the commit the run's git_push recorded, refused unless it is the run's latest commit and the workspace still holds it) or base (the commit the run started from, which it did not push, e.g. a branch whose CI fails; refused once the run has committed)"`
 	Branch   string            `sg:"branch" doc:"for commit base: the branch whose tip the base commit is (github reads its required checks); may name an input"`
+	Canary   string            `sg:"canary,enum=on|off,default=on" doc:"for command: a go test -json command is sealed and canaried as the test gate's is (see the test type's canary)"`
 	TokenEnv string            `sg:"token_env,notemplate,credential,default=GITHUB_TOKEN" doc:"for github: environment variable holding the token, sent only to base_url"`
 }
 

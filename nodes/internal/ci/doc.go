@@ -7,7 +7,8 @@
 // bounded, printable tail of its log.
 //
 // It imports the workspace, promote (the run's commit and push records),
-// testgate (to read go test -json output as the test gate does), gate and
-// the internal github package; it must never import review, reviewqueue
+// testgate (to read go test -json output as the test gate does, sealed
+// and canaried alike, through internal/gocanary), gate and the internal
+// github package; it must never import review, reviewqueue
 // or the nodes facade.
 package ci

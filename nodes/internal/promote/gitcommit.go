@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"io"
 	"net/mail"
 	"os"
@@ -100,6 +101,10 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if strings.TrimSpace(msg) == "" {
 		msg = "sandgate: change from run " + w.RunID
 	}
+	// The message quotes what the box wrote (an agent's summary, a
+	// command's output); git log prints it as it is, so its control
+	// characters are written out here.
+	msg = termtext.Text(msg)
 	branch, err := g.branchFor(in, w)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"os"
 	"path/filepath"
 	"strings"
@@ -187,22 +188,31 @@ func runSpent(runDir string) (tokens int, usd float64) {
 	return tokens, usd
 }
 
+// reviewBody is summary.md, a pull request's body. Its headings and
+// sentences are the harness's; what a run or the box named (the title a
+// template rendered, file names, the verdict's test names) is quoted
+// through termtext, so it cannot add a heading, a link or an escape.
 func reviewBody(w *workspace.Workspace, c *promote.Committed, title string, verify []byte) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## %s\n\nProposed by sandgate run `%s` on branch `%s` (commit `%s`, base `%s`).\n\n", title, w.RunID, c.Branch, c.Commit[:12], w.Base[:12])
-	fmt.Fprintf(&b, "### Verification verdict\n\n```json\n%s\n```\n\n", strings.TrimSpace(string(verify)))
+	fmt.Fprintf(&b, "## %s\n\nProposed by sandgate run %s on branch %s (commit `%s`, base `%s`).\n\n", termtext.Line(title),
+		termtext.Code(w.RunID), termtext.Code(c.Branch), c.Commit[:12], w.Base[:12])
+	fmt.Fprintf(&b, "### Verification verdict\n\n%s\n\n", termtext.Fence("json", strings.TrimSpace(string(verify))))
 	if c.IgnoredCount > 0 {
 		// The box wrote them, .gitignore kept them out of the commit: a
 		// reviewer should know the change was tested with them present.
+		names := make([]string, len(c.Ignored))
+		for i, n := range c.Ignored {
+			names[i] = termtext.Code(n)
+		}
 		fmt.Fprintf(&b, "### Left out of the commit\n\n%d file(s) the repository's .gitignore matches were written in the sandbox and not committed: %s",
-			c.IgnoredCount, strings.Join(c.Ignored, ", "))
+			c.IgnoredCount, strings.Join(names, ", "))
 		if more := c.IgnoredCount - len(c.Ignored); more > 0 {
 			fmt.Fprintf(&b, " and %d more", more)
 		}
 		b.WriteString(".\n\n")
 	}
-	fmt.Fprintf(&b, "### Evidence\n\n- run directory: `%s`\n- timeline: `sandgate show %s`\n- trace: `%s`\n- commands run in the sandbox: `%s`\n",
-		w.RunDir, w.RunDir, filepath.Join(w.RunDir, "trace.json"), filepath.Join(w.RunDir, "commands.jsonl"))
+	fmt.Fprintf(&b, "### Evidence\n\n- run directory: %s\n- timeline: %s\n- trace: %s\n- commands run in the sandbox: %s\n",
+		termtext.Code(w.RunDir), termtext.Code("sandgate show "+w.RunDir), termtext.Code(filepath.Join(w.RunDir, "trace.json")), termtext.Code(filepath.Join(w.RunDir, "commands.jsonl")))
 	tokens, usd := runSpent(w.RunDir)
 	fmt.Fprintf(&b, "- spent by the run so far: %d tokens, cost: $%.4f\n", tokens, usd)
 	b.WriteString("\nThe harness stops here: merging is a person's decision.\n")

@@ -117,7 +117,9 @@ func TestTestGateRerunFailed(t *testing.T) {
 	}{
 		{"flaky subtest passes on re-run", fixAdd + " && " + writeFiles(map[string]string{"flaky_test.go": flakyTest}), true, "[TestFlaky]", 1, ""},
 		{"broken test stays failing", "", false, "[]", 2, "Add(2, 3) = -1, want 5"},
-		{"package silenced on re-run", writeFiles(map[string]string{"quiet.go": quietOnRerun, "other/other_test.go": sameName}), false, "[]", 2, "Add(2, 3) = -1, want 5"},
+		// The silenced re-run lacks its canaries: a forged report, which
+		// clears nothing and ends the re-runs.
+		{"package silenced on re-run", writeFiles(map[string]string{"quiet.go": quietOnRerun, "other/other_test.go": sameName}), false, "[]", 1, "Add(2, 3) = -1, want 5"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,9 +1,12 @@
 package testgate_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sandgate/sandgate/internal/gocanary/gocanarytest"
 	"github.com/sandgate/sandgate/nodes/internal/nodetest"
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -160,18 +163,22 @@ func TestCanaryKeepsHonestChangesPassing(t *testing.T) {
 	}{
 		{"type: test\nrun: go test -json ./...", true},
 		{"type: test\nrun: {argv: [go, test, -json, -count=2, -short, -vet=all, ./...]}", true},
-		// -failfast would stop the packages after the first canary.
-		{"type: test\nrun: {argv: [go, test, -json, -failfast, ./...]}", false},
-		{"type: test\nrun: go test -json -run 'Test' ./...", false},
+		// -failfast: seals and the passing canary only (the failing one
+		// would stop the package's tests).
+		{"type: test\nrun: {argv: [go, test, -json, -failfast, ./...]}", true},
+		// A selection by name: seals only (the canaries would not run).
+		{"type: test\nrun: go test -json -run 'Test' ./...", true},
 		{"type: test\nrun: go test -json ./... && go vet ./...", false},
 	}
 	for _, c := range cases {
 		t.Run(c.gate, func(t *testing.T) {
 			sum, a := nodetest.GateRun(t, repo, prep, c.gate)
 			mustPass(t, sum, a)
-			// The canary's failure message; one per tested package.
-			if got := strings.Count(string(nodetest.GateAttemptFile(t, sum, "test.log")), "len = "); (got >= 4) != c.canary {
-				t.Fatalf("%d canary failures in the log, want canaries: %v", got, c.canary)
+			// The gate's note on the packages it sealed (the change reaches
+			// calc and the packages it adds).
+			log := string(nodetest.GateAttemptFile(t, sum, "test.log"))
+			if got := strings.Contains(log, "[sandgate: seals and canaries in 5 package(s): ., ext, main, par, tagged]"); got != c.canary {
+				t.Fatalf("canaries in the log: %v, want %v:\n%s", got, c.canary, log)
 			}
 		})
 	}
@@ -193,7 +200,43 @@ func TestCanaryOffKeepsPostChecks(t *testing.T) {
 	if a.Outcome == runtime.OutcomePass || sum.Status == runtime.StatusSucceeded {
 		t.Fatalf("the package's TestMain failed it after its tests, and the gate passed: %s %s", a.Outcome, firstLines(a.Feedback))
 	}
-	if log := string(nodetest.GateAttemptFile(t, sum, "test.log")); strings.Contains(log, "len = ") {
+	if log := string(nodetest.GateAttemptFile(t, sum, "test.log")); strings.Contains(log, "seals and canaries") {
 		t.Fatal("canary: off still compiled a canary in")
+	}
+}
+
+// heldOutAdd is a held-out test the forgers cannot read: it is deleted
+// from the box once compiled, before any test binary runs.
+const heldOutAdd = "package calc\n\nimport \"testing\"\n\nfunc TestAddHidden(t *testing.T) {\n\tif got := Add(4, 1); got != 5 {\n\t\tt.Errorf(\"Add(4, 1) = %d, want 5\", got)\n\t}\n}\n"
+
+// TestAttackForgersFailTheGate: the forgers of gocanarytest re-run the
+// test binary and rewrite its report, sparing what they take for the
+// canary (its old message, every name the package's test files do not
+// declare) or failing and dropping what they do not know, or lifting the
+// seals from the overlay. The bug stays. Neither the test gate nor its
+// held-out run may pass; allow_test_detection is on so that the seals
+// and canaries alone judge (the typed check on production code flags the
+// forgers' os.Executable on its own).
+func TestAttackForgersFailTheGate(t *testing.T) {
+	repo := nodetest.SeedRepo(t)
+	hidden := t.TempDir()
+	if err := os.WriteFile(filepath.Join(hidden, "calc_hidden_test.go"), []byte(heldOutAdd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range gocanarytest.Forgers("calc") {
+		t.Run(f.Name, func(t *testing.T) {
+			gate := "type: test\nrun: go test -json ./...\nallow_test_detection: true"
+			sum, a := nodetest.GateRun(t, repo, writeFiles(map[string]string{f.File: f.Source}), gate)
+			if a.Outcome == runtime.OutcomePass || sum.Status == runtime.StatusSucceeded {
+				t.Fatalf("the forged report passed the test gate: %s", firstLines(a.Feedback))
+			}
+			if !strings.Contains(a.Feedback, "report for package calc is forged") {
+				t.Errorf("the test gate did not find the forgery:\n%s", a.Feedback)
+			}
+			sum, a = nodetest.GateRun(t, repo, writeFiles(map[string]string{f.File: f.Source}), gate+"\nhidden: "+nodetest.Quote(hidden))
+			if a.Outcome == runtime.OutcomePass || sum.Status == runtime.StatusSucceeded {
+				t.Fatalf("the forged report passed the held-out tests: %s", firstLines(a.Feedback))
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/gocanary"
 	"github.com/sandgate/sandgate/internal/lines"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
@@ -93,11 +94,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	if err != nil {
 		return nil, err
 	}
-	runArgs, canaries, err := t.withCanaries(ctx, w, v, args)
-	if err != nil {
-		return nil, err
-	}
-	rep, raw, err := t.runOnce(ctx, w, in, runArgs, "test.log", canaries, true)
+	rep, raw, err := t.runOnce(ctx, w, in, args, "test.log", t.canaryPlan(v, args, false), true)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +106,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	checks = append(checks, mods...)
 	var flaky []string
 	if rep != nil && t.rerun > 0 && rep.Failed > 0 && len(rep.Problems) == 0 {
-		rep, flaky, err = t.rerunFailures(ctx, w, in, args, rep)
+		rep, flaky, err = t.rerunFailures(ctx, w, in, v, args, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -158,12 +155,19 @@ func (t *Test) exec(ctx context.Context, w *workspace.Workspace, in *runtime.Inp
 
 // runOnce runs cmd and reads its report. first marks the gate's own run,
 // whose Go packages must each have run a test (re-runs select a few tests
-// on purpose); canaries are the always-failing tests compiled into it.
-func (t *Test) runOnce(ctx context.Context, w *workspace.Workspace, in *runtime.Input, cmd []string, log string, canaries []testCanary, first bool) (*testreport.Report, string, error) {
+// on purpose); plan, when not nil, is the canaries compiled into it.
+func (t *Test) runOnce(ctx context.Context, w *workspace.Workspace, in *runtime.Input, cmd []string, log string, plan *gocanary.Plan, first bool) (*testreport.Report, string, error) {
 	if t.report != "" {
 		return t.runWithReport(ctx, w, in, cmd, log)
 	}
-	res, err := t.exec(ctx, w, in, cmd)
+	var res *sandbox.Result
+	var forged []string
+	var err error
+	if plan != nil {
+		res, forged, err = t.runCanaried(ctx, w, plan, cmd, in.Spec.Timeout)
+	} else {
+		res, err = t.exec(ctx, w, in, cmd)
+	}
 	if err != nil {
 		return nil, "", err
 	}
@@ -180,12 +184,8 @@ func (t *Test) runOnce(ctx context.Context, w *workspace.Workspace, in *runtime.
 	if perr != nil {
 		return nil, out, nil
 	}
+	rep.Problems = append(rep.Problems, forged...)
 	if first && rep.Format == "go-json" {
-		if rep.DropCanaries(reportCanaries(canaries)) && res.ExitCode == 1 {
-			ok := *res
-			ok.ExitCode = 0 // go test's exit for the canaries' failure
-			res = &ok
-		}
 		rep.CheckPackages(t.allowNoTests)
 	}
 	CheckExit(rep, res, out)
@@ -266,13 +266,16 @@ func SaveExcerpt(in *runtime.Input, name string, r *sandbox.Result) {
 // rerunFailures runs only the failing tests again; a test that now
 // reports a pass (in the same package) is flaky, the rest are broken. A
 // re-run that is not clean (unreadable, cut off, a problem) clears nothing.
-func (t *Test) rerunFailures(ctx context.Context, w *workspace.Workspace, in *runtime.Input, args []string, rep *testreport.Report) (*testreport.Report, []string, error) {
+func (t *Test) rerunFailures(ctx context.Context, w *workspace.Workspace, in *runtime.Input, v *changeView, args []string, rep *testreport.Report) (*testreport.Report, []string, error) {
 	still := map[string]bool{}
 	for _, k := range rep.TopLevelFailures() {
 		still[k] = true
 	}
 	for i := 0; i < t.rerun && len(still) > 0; i++ {
-		again, _, err := t.runOnce(ctx, w, in, rerunArgs(t.run, args, still), fmt.Sprintf("rerun-%d.log", i+1), nil, false)
+		// A re-run is judged like the first run: sealed, with fresh canaries
+		// added to its selection (a forger would otherwise wait for it).
+		plan := t.canaryPlan(v, args, true)
+		again, _, err := t.runOnce(ctx, w, in, rerunArgs(t.run, args, still, plan.Names()...), fmt.Sprintf("rerun-%d.log", i+1), plan, false)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -300,19 +303,24 @@ func (t *Test) rerunFailures(ctx context.Context, w *workspace.Workspace, in *ru
 	return rep, flaky, nil
 }
 
-// rerunArgs selects the still-failing top-level tests by exact name: a
-// shell line gets a quoted -run appended, an argv two more arguments.
-func rerunArgs(c command.Command, args []string, still map[string]bool) []string {
-	re := rerunPattern(still)
+// rerunArgs selects the still-failing top-level tests, and the extra
+// names (canaries), by exact name: a shell line gets a quoted -run
+// appended, an argv two more arguments.
+func rerunArgs(c command.Command, args []string, still map[string]bool, extra ...string) []string {
+	re := rerunPattern(still, extra...)
 	if c.Argv == nil {
 		return []string{"sh", "-c", fmt.Sprintf("%s -run %s", args[2], command.Quote(re))}
 	}
 	return append(append([]string(nil), args...), "-run", re)
 }
 
-// rerunPattern matches exactly the still-failing top-level tests.
-func rerunPattern(still map[string]bool) string {
+// rerunPattern matches exactly the still-failing top-level tests and
+// the extra names.
+func rerunPattern(still map[string]bool, extra ...string) string {
 	set := map[string]bool{}
+	for _, n := range extra {
+		set[regexp.QuoteMeta(n)] = true
+	}
 	for k := range still {
 		_, name := testreport.SplitKey(k)
 		set[regexp.QuoteMeta(name)] = true

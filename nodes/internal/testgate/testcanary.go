@@ -2,13 +2,9 @@ package testgate
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"go/parser"
-	"go/token"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -16,9 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/gocanary"
 	"github.com/sandgate/sandgate/nodes/internal/command"
-	"github.com/sandgate/sandgate/nodes/internal/feedback"
-	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -27,25 +22,25 @@ import (
 // go test -json believes every stdout line that starts with \x16 as
 // test2json framing: an init that prints "--- PASS" for each test it can
 // name, or that re-runs the binary and turns FAIL into PASS, forges the
-// whole report. So the gate compiles into every package it can test one
-// more test that always fails, named from ordinary words at random and
-// added through go test -overlay (the workspace is untouched). A report
-// in which a canary did not fail was rewritten and is not believed. This
-// catches forgers that treat every test alike; one that spares exactly
-// the canary (it can tell: the canary's source is not in the package
-// directory) or forges only the tests it knows are failing is not caught.
+// report. So every package whose test binary can hold the change's code
+// gets, through internal/gocanary, a seal on each of its tests (a pass
+// must show a secret token), a failing and a passing canary shaped like
+// its own tests, all compiled in while nothing of the change runs and
+// deleted, with the held-out tests, before any binary does. A report that
+// breaks a seal or a canary was forged and is not believed.
 
-// testCanary is one always-failing test added to package pkg (an import
-// path) in dir (a slash path relative to the workspace).
-type testCanary struct{ pkg, dir, name, file string }
-
-// canaryShell prepends -overlay to GOFLAGS and runs the command; $0 is the
-// overlay file.
-const canaryShell = `GOFLAGS="${GOFLAGS:+$GOFLAGS }-overlay=$0"; export GOFLAGS; exec "$@"`
-
-// failFast matches -failfast, with which go test starts no further
-// package after the first failure: the canary's would hide the rest.
+// failFast matches -failfast, with which a binary stops at its first
+// failure: the failing canary would stop the package's real tests.
 var failFast = regexp.MustCompile(`(^|\s)--?(test\.)?failfast(\s|=|$)`)
+
+// noCanary matches go test flags the two phases cannot honour: a binary
+// of the user's own (-exec, -c, -o), listing instead of running (-list),
+// a merged coverage profile (-coverprofile; go test merges it as each
+// binary ends), or no JSON report.
+var noCanary = regexp.MustCompile(`(^|\s)--?(exec|c|o|list|test\.list|coverprofile|test\.coverprofile|outputdir|json=false)(\s|=|$)`)
+
+// wantsJSON matches go test's -json flag.
+var wantsJSON = regexp.MustCompile(`(^|\s)--?json(=true)?(\s|$)`)
 
 // plainGoTest reports whether args is one go test command the gate may
 // wrap: an argv, or a shell line without operators (a canary failing
@@ -58,158 +53,103 @@ func plainGoTest(c command.Command, args []string) bool {
 	return len(f) > 1 && f[0] == "go" && f[1] == "test" && !strings.ContainsAny(c.Line, ";&|`$()<>\n\\")
 }
 
-// withCanaries writes a canary into the box for each package directory
-// of the view that declares tests and returns the command that compiles
-// them in. args is returned unchanged when canaries cannot apply: not a
-// plain go test, or tests selected by name (the canary would not run).
-func (t *Test) withCanaries(ctx context.Context, w *workspace.Workspace, v *changeView, args []string) ([]string, []testCanary, error) {
-	cmd := t.run.Display(args)
-	if !t.canary || t.report != "" || (t.format != "auto" && t.format != "go-json") || !plainGoTest(t.run, args) || selectsTests.MatchString(cmd) || failFast.MatchString(cmd) {
-		return args, nil, nil
+// CanaryOptions says how to canary one go test command, args as the box
+// takes them; ok is false when canaries cannot apply: not one plain
+// go test -json, or a flag the two phases cannot honour. selected says
+// the harness selects the tests itself (a re-run) and adds the
+// canaries' names; a selection in the blueprint's own command leaves
+// the canaries out, for they would not run, and only the seals apply.
+func CanaryOptions(c command.Command, args []string, selected bool) (gocanary.Options, bool) {
+	cmd := c.Display(args)
+	if !plainGoTest(c, args) || !wantsJSON.MatchString(cmd) || noCanary.MatchString(cmd) {
+		return gocanary.Options{}, false
 	}
-	mod := moduleOf(v)
-	if mod == "" {
-		return args, nil, nil
+	standalone := selected || !selectsTests.MatchString(cmd)
+	return gocanary.Options{Failing: standalone && !failFast.MatchString(cmd), Passing: standalone}, true
+}
+
+// canaryPlan returns the canaries for one run of args, or nil when they
+// cannot apply (canary: off, a report file, another format, or see
+// CanaryOptions). The change's paths and the held-out tests' decide
+// which packages get them; the held-out files leave the box once built.
+func (t *Test) canaryPlan(v *changeView, args []string, selected bool) *gocanary.Plan {
+	if !t.canary || t.report != "" || (t.format != "auto" && t.format != "go-json") {
+		return nil
 	}
-	box := path.Join(sandbox.TmpDir, "sandgate-canary-"+randomHex())
-	overlay := map[string]string{}
-	var script strings.Builder
-	fmt.Fprintf(&script, "set -e\nmkdir -p %s\n", command.Quote(box))
-	var cs []testCanary
-	tags := buildTags.MatchString(t.run.Display(args))
-	for _, dir := range testDirs(v) {
-		c, src, ok := makeCanary(v, mod, dir, tags)
-		if !ok {
-			continue
-		}
-		file := path.Join(box, fmt.Sprintf("%d.go", len(cs)))
-		overlay[path.Join(sandbox.WorkDir, dir, c.file)] = file
-		fmt.Fprintf(&script, "printf '%%s' %s > %s\n", command.Quote(src), command.Quote(file))
-		cs = append(cs, c)
+	o, ok := CanaryOptions(t.run, args, selected)
+	if !ok {
+		return nil
 	}
-	if len(cs) == 0 {
-		return args, nil, nil
+	for p := range v.changes {
+		o.Changed = append(o.Changed, p)
 	}
-	js, _ := json.Marshal(map[string]any{"Replace": overlay})
-	ov := path.Join(box, "overlay.json")
-	fmt.Fprintf(&script, "printf '%%s' %s > %s\n", command.Quote(string(js)), command.Quote(ov))
-	res, err := w.Command(ctx, sandbox.Command{Args: []string{"sh", "-s"}, Stdin: []byte(script.String()), Timeout: time.Minute})
+	for p := range v.extra {
+		o.Changed = append(o.Changed, p)
+		o.Hide = append(o.Hide, p)
+	}
+	slices.Sort(o.Changed)
+	slices.Sort(o.Hide)
+	return gocanary.NewPlan(viewTree{v}, o)
+}
+
+// runCanaried runs args through the plan's two phases and returns the
+// report as go test would have printed it, with the problems the
+// canaries found.
+func (t *Test) runCanaried(ctx context.Context, w *workspace.Workspace, p *gocanary.Plan, args []string, timeout time.Duration) (*sandbox.Result, []string, error) {
+	exec := func(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) { return w.Command(ctx, c) }
+	return RunCanaried(ctx, exec, p, args, timeout)
+}
+
+// RunCanaried runs args through the plan's two phases with exec and
+// returns the report as go test would have printed it, a note naming the
+// sealed packages at its end, and the problems the canaries found.
+func RunCanaried(ctx context.Context, exec gocanary.Exec, p *gocanary.Plan, args []string, timeout time.Duration) (*sandbox.Result, []string, error) {
+	raw, err := p.Run(ctx, exec, args, timeout, OutputBytes)
 	if err != nil {
 		return nil, nil, err
 	}
-	if res.ExitCode != 0 {
-		return nil, nil, fmt.Errorf("write the test gate's canaries to %s in the box: exit %d: %s", box, res.ExitCode, feedback.Tail(string(res.Output), 1024))
+	res, problems := p.Decode(raw)
+	if d := p.Packages(); len(d) > 0 {
+		res.Output = append(res.Output, fmt.Sprintf("\n[sandgate: seals and canaries in %d package(s): %s]\n", len(d), strings.Join(d, ", "))...)
 	}
-	return append([]string{"sh", "-c", canaryShell, ov}, args...), cs, nil
+	return res, problems, nil
 }
 
-// testDirs lists the view's directories that hold test files, as go
-// would visit them (no testdata, vendor, or . and _ directories).
-func testDirs(v *changeView) []string {
+// viewTree is the change view as gocanary reads it.
+type viewTree struct{ v *changeView }
+
+func (t viewTree) Files(dir string) []string           { return t.v.files(dir) }
+func (t viewTree) ReadFile(rel string) ([]byte, error) { return t.v.read(rel) }
+
+// Dirs lists the directories of the base snapshot and of the change that
+// hold regular files (not .git).
+func (t viewTree) Dirs() []string {
 	set := map[string]bool{}
-	_ = filepath.WalkDir(v.snap, func(p string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(t.v.snap, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		rel, _ := filepath.Rel(v.snap, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() && rel != "." && (ignoredByGo(rel) || d.Name() == "vendor") {
+		if d.IsDir() && d.Name() == ".git" {
 			return filepath.SkipDir
 		}
-		if !d.IsDir() && strings.HasSuffix(rel, "_test.go") {
-			set[path.Dir(rel)] = true
+		if d.Type().IsRegular() {
+			rel, _ := filepath.Rel(t.v.snap, filepath.Dir(p))
+			set[filepath.ToSlash(rel)] = true
 		}
 		return nil
 	})
-	for p := range v.changes {
-		if strings.HasSuffix(p, "_test.go") && !ignoredByGo(p) {
+	for p, c := range t.v.changes {
+		if !c.Deleted && c.Mode&os.ModeType == 0 {
 			set[path.Dir(p)] = true
 		}
 	}
-	for p := range v.extra {
-		if strings.HasSuffix(p, "_test.go") && !ignoredByGo(p) {
-			set[path.Dir(p)] = true
-		}
+	for p := range t.v.extra {
+		set[path.Dir(p)] = true
 	}
 	out := make([]string, 0, len(set))
 	for d := range set {
 		out = append(out, d)
 	}
 	slices.Sort(out)
-	return out
-}
-
-// makeCanary names and writes the canary of one directory, in the package
-// of its test files; ok is false when the directory declares no test go
-// test would run (a canary there would make the package's only test).
-func makeCanary(v *changeView, mod, dir string, tags bool) (testCanary, string, bool) {
-	pkg, ok := importPathIn(v, dir)
-	names, _ := testsInDir(v, dir, tags)
-	if !ok || len(names) == 0 {
-		return testCanary{}, "", false
-	}
-	var src strings.Builder
-	pkgName := ""
-	ctx := viewContext(v)
-	for _, f := range v.files(dir) {
-		b, err := v.read(path.Join(dir, f))
-		if err != nil || !strings.HasSuffix(f, ".go") {
-			continue
-		}
-		src.Write(b)
-		if pkgName == "" && strings.HasSuffix(f, "_test.go") && compiled(ctx, dir, f) {
-			if pf, err := parser.ParseFile(token.NewFileSet(), f, b, parser.PackageClauseOnly); err == nil {
-				pkgName = pf.Name.Name
-			}
-		}
-	}
-	if pkgName == "" {
-		return testCanary{}, "", false
-	}
-	for range 50 {
-		w := canaryWords(4)
-		name := "Test" + w[0] + w[1] + w[2]
-		// zz_ sorts the file last, so -failfast stops no test after it.
-		file := "zz_" + strings.ToLower(w[1]+"_"+w[2]) + "_test.go"
-		if slices.Contains(names, name) || strings.Contains(src.String(), name) || slices.Contains(v.files(dir), file) {
-			continue
-		}
-		word := strings.ToLower(w[3])
-		code := fmt.Sprintf("package %s\n\nimport \"testing\"\n\nfunc %s(t *testing.T) {\n\tif got, want := len(%q), %d; got != want {\n\t\tt.Errorf(\"len = %%d, want %%d\", got, want)\n\t}\n}\n",
-			pkgName, name, word, len(word)+1)
-		return testCanary{pkg: pkg, dir: dir, name: name, file: file}, code, true
-	}
-	return testCanary{}, "", false
-}
-
-// canaryVocabulary makes names that read like any test's, so a forger
-// cannot spare the canary by its shape.
-var canaryVocabulary = strings.Fields(`Parse Empty Header Value Limit Order Range Write Read Close Open
-	Merge Split Join Trim Quote Escape Token Buffer Cache Store Index Query Match Route Frame Field
-	Record Column Batch Queue Retry Timeout Config Option Format Encode Decode Count Sum Total
-	Default Nested Unicode Large Small Zero Negative Boundary Overflow`)
-
-func canaryWords(n int) []string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux
-	w := make([]string, n)
-	for i, x := range b {
-		w[i] = canaryVocabulary[int(x)%len(canaryVocabulary)]
-	}
-	return w
-}
-
-func randomHex() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// reportCanaries names the canaries as the report knows them.
-func reportCanaries(cs []testCanary) []testreport.Canary {
-	out := make([]testreport.Canary, len(cs))
-	for i, c := range cs {
-		out[i] = testreport.Canary{Package: c.pkg, Name: c.name}
-	}
 	return out
 }

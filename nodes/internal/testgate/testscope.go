@@ -13,11 +13,11 @@ import (
 	"regexp"
 	goruntime "runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/sandgate/sandgate/internal/gocanary"
 	"github.com/sandgate/sandgate/nodes/testreport"
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -103,42 +103,8 @@ func modIgnores(data []byte) []string {
 // moduleOf reads the module path from the view's root go.mod.
 func moduleOf(v *changeView) string { return modulePath(v, "go.mod") }
 
-// importPathIn is the import path of the package in dir (a slash path,
-// "." for the root): the module whose go.mod is nearest above it, as in a
-// workspace (go.work) or a repository with nested modules. ok is false
-// when no go.mod encloses dir.
-func importPathIn(v *changeView, dir string) (string, bool) {
-	for d := dir; ; d = path.Dir(d) {
-		if mod := modulePath(v, path.Join(d, "go.mod")); mod != "" {
-			if rel := strings.TrimPrefix(strings.TrimPrefix(dir, d), "/"); rel != "" && rel != "." {
-				return mod + "/" + rel, true
-			}
-			return mod, true
-		}
-		if d == "." {
-			return "", false
-		}
-	}
-}
-
 // modulePath reads the module path of the go.mod at rel.
-func modulePath(v *changeView, rel string) string {
-	data, err := v.read(rel)
-	if err != nil {
-		return ""
-	}
-	for line := range strings.Lines(string(data)) {
-		line, _, _ = strings.Cut(line, "//")
-		f := strings.Fields(line)
-		if len(f) == 2 && f[0] == "module" {
-			if s, err := strconv.Unquote(f[1]); err == nil {
-				return s
-			}
-			return f[1]
-		}
-	}
-	return ""
-}
+func modulePath(v *changeView, rel string) string { return gocanary.ModulePath(viewTree{v}, rel) }
 
 // selectsTests matches a command line that chooses tests by name; then
 // not every declared test is expected to run.

@@ -1,0 +1,283 @@
+package gocanary
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// event is one line of go test -json (cmd/test2json's TestEvent and the
+// build events of Go 1.24); fields are kept so a line can be written back.
+type event struct {
+	Time        string   `json:",omitempty"`
+	Action      string   `json:",omitempty"`
+	Package     string   `json:",omitempty"`
+	Test        string   `json:",omitempty"`
+	Elapsed     *float64 `json:",omitempty"`
+	Output      string   `json:",omitempty"`
+	ImportPath  string   `json:",omitempty"`
+	FailedBuild string   `json:",omitempty"`
+}
+
+// crashMarks start package-level lines that mean the binary died outside
+// any test: such a package stays failed though only canaries failed.
+var crashMarks = []string{"panic: ", "fatal error: ", "*** Test killed", "[signal "}
+
+// pkgState is what the stream showed of one canaried package.
+type pkgState struct {
+	plan                    *pkgPlan
+	tests                   bool // any test event
+	failRuns, failFails     int
+	failOther               []string
+	passOK                  int
+	passBad                 []string
+	pending, pendingSkip    map[string]int // tokens logged, not yet claimed
+	runs, ended             map[string]int // top-level test runs and results
+	realFails               int
+	crashed, summary, fixed bool
+	result                  string
+	unearned                []string
+}
+
+// Decode checks the report of a run against the plan's secrets and
+// returns it as plain go test would have printed it: the canaries and
+// the seal lines taken out, and a package that failed only because of its
+// failing canary reported passed. problems name every package whose
+// report was forged: a sealed test that passed or skipped without its
+// token, a failing canary that did not fail, or a passing canary that
+// did not pass with its token (one missing from a package that ran
+// tests counts too).
+func (p *Plan) Decode(res *sandbox.Result) (*sandbox.Result, []string) {
+	states := map[string]*pkgState{}
+	for _, pp := range p.pkgs {
+		if pp.importPath != "" {
+			states[pp.importPath] = &pkgState{plan: pp, pending: map[string]int{}, pendingSkip: map[string]int{}, runs: map[string]int{}, ended: map[string]int{}}
+		}
+	}
+	lines := strings.SplitAfter(string(res.Output), "\n")
+	for _, line := range lines {
+		var e event
+		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &e) != nil {
+			continue
+		}
+		if s := states[e.Package]; s != nil {
+			s.observe(e)
+		}
+	}
+	var problems []string
+	for _, pkg := range sortedKeys(states) {
+		if why := states[pkg].verdict(); why != "" {
+			problems = append(problems, fmt.Sprintf("the test binary's report for package %s is forged: %s; none of the package's results is believed", pkg, why))
+		}
+	}
+	var out strings.Builder
+	failed := false
+	for _, line := range lines {
+		var e event
+		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &e) != nil {
+			out.WriteString(line)
+			continue
+		}
+		keep, changed := states[e.Package].rewrite(&e)
+		if !keep {
+			continue
+		}
+		failed = failed || e.Action == "fail"
+		if !changed {
+			out.WriteString(line)
+			continue
+		}
+		b, _ := json.Marshal(e)
+		out.Write(append(b, '\n'))
+	}
+	clean := *res
+	clean.Output = []byte(out.String())
+	if clean.ExitCode == 1 && !failed && len(problems) == 0 {
+		clean.ExitCode = 0 // go test's exit for failures that were canaries
+	}
+	return &clean, problems
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// observe takes one event of the package into account.
+func (s *pkgState) observe(e event) {
+	if e.Test == "" {
+		s.observePackage(e)
+		return
+	}
+	s.tests = true
+	top, _, _ := strings.Cut(e.Test, "/")
+	if e.Test != top {
+		return // a subtest's failure fails its parent, which is judged
+	}
+	switch top {
+	case s.plan.failing:
+		s.observeFailing(e)
+	case s.plan.passing:
+		s.observePassing(e, top)
+	default:
+		s.observeSealed(e, top)
+	}
+}
+
+// observePackage reads a package-level event: its result, its summary
+// line, and whether the binary died outside any test.
+func (s *pkgState) observePackage(e event) {
+	switch e.Action {
+	case "output":
+		for _, m := range crashMarks {
+			s.crashed = s.crashed || strings.HasPrefix(e.Output, m)
+		}
+		s.summary = s.summary || e.Output == "FAIL\n"
+	case "pass", "fail", "skip":
+		s.result = e.Action
+	}
+}
+
+// observeFailing counts the failing canary's runs and results.
+func (s *pkgState) observeFailing(e event) {
+	switch e.Action {
+	case "run":
+		s.failRuns++
+	case "fail":
+		s.failFails++
+	case "pass", "skip":
+		s.failOther = append(s.failOther, e.Action)
+	}
+}
+
+// observePassing checks that the passing canary passed with its token.
+func (s *pkgState) observePassing(e event, top string) {
+	switch e.Action {
+	case "output":
+		if strings.Contains(e.Output, s.plan.passToken) {
+			s.pending[top]++
+		}
+	case "pass":
+		if s.pending[top] > 0 {
+			s.pending[top]--
+			s.passOK++
+		} else {
+			s.passBad = append(s.passBad, "passed without its token")
+		}
+	case "fail", "skip":
+		s.passBad = append(s.passBad, e.Action)
+	}
+}
+
+// observeSealed checks that a sealed test's every pass or skip came with
+// its token.
+func (s *pkgState) observeSealed(e event, top string) {
+	seals := s.plan.seals[top]
+	switch e.Action {
+	case "run":
+		s.runs[top]++
+	case "output":
+		for _, tk := range seals {
+			if strings.Contains(e.Output, tk.pass) {
+				s.pending[top]++
+			} else if strings.Contains(e.Output, tk.skip) {
+				s.pendingSkip[top]++
+			}
+		}
+	case "pass", "skip":
+		s.ended[top]++
+		if len(seals) == 0 {
+			return
+		}
+		pend := s.pending
+		if e.Action == "skip" {
+			pend = s.pendingSkip
+		}
+		if pend[top] > 0 {
+			pend[top]--
+		} else {
+			s.unearned = append(s.unearned, fmt.Sprintf("%s was reported %s without its seal", top, map[string]string{"pass": "passed", "skip": "skipped"}[e.Action]))
+		}
+	case "fail":
+		s.ended[top]++
+		s.realFails++
+	}
+}
+
+// verdict says why the package's report is forged ("" when it is not),
+// and decides whether its failure was only the failing canary's.
+func (s *pkgState) verdict() string {
+	var why []string
+	// A binary that ran (it was stashed) and reported a pass or a skip ran
+	// its canaries, unless it ran no test at all: then it was silenced.
+	if s.tests || s.result == "pass" || s.result == "skip" {
+		pp := s.plan
+		if pp.failing != "" && (s.failFails == 0 || len(s.failOther) > 0) {
+			st := "missing (it never ran)"
+			if len(s.failOther) > 0 {
+				st = strings.Join(s.failOther, ", ")
+			}
+			why = append(why, fmt.Sprintf("the gate's canary test %s, which always fails, was reported %s", pp.failing, st))
+		}
+		if pp.passing != "" && (s.passOK == 0 || len(s.passBad) > 0) {
+			st := "missing (it never ran)"
+			if len(s.passBad) > 0 {
+				st = strings.Join(s.passBad, ", ")
+			}
+			why = append(why, fmt.Sprintf("the gate's canary test %s, which always passes, was reported %s", pp.passing, st))
+		}
+	}
+	if n := len(s.unearned); n > 0 {
+		list := s.unearned
+		if n > 5 {
+			list = append(list[:5:5], fmt.Sprintf("and %d more", n-5))
+		}
+		why = append(why, strings.Join(list, ", "))
+	}
+	lost := 0
+	for top, n := range s.runs {
+		lost += max(n-s.ended[top], 0)
+	}
+	s.fixed = len(why) == 0 && s.result == "fail" && s.failFails > 0 && s.realFails == 0 && lost == 0 && !s.crashed && s.summary
+	return strings.Join(why, "; ")
+}
+
+// rewrite prepares one event for the clean report: keep is false for the
+// canaries' events and the seals' lines; changed when e was edited.
+func (s *pkgState) rewrite(e *event) (keep, changed bool) {
+	if s == nil {
+		return true, false
+	}
+	pp := s.plan
+	top, _, _ := strings.Cut(e.Test, "/")
+	switch {
+	case e.Test != "" && (top == pp.failing || top == pp.passing):
+		return false, false
+	case e.Test == top && e.Action == "output":
+		for _, tk := range pp.seals[top] {
+			if strings.Contains(e.Output, tk.pass) || strings.Contains(e.Output, tk.skip) {
+				return false, false
+			}
+		}
+	case e.Test == "" && s.fixed:
+		switch {
+		case e.Action == "fail":
+			e.Action = "pass"
+			return true, true
+		case e.Action == "output" && e.Output == "FAIL\n":
+			e.Output = "PASS\n"
+			return true, true
+		case e.Action == "output" && strings.HasPrefix(e.Output, "FAIL\t"+e.Package+"\t"):
+			e.Output = "ok  " + strings.TrimPrefix(e.Output, "FAIL")
+			return true, true
+		}
+	}
+	return true, false
+}

@@ -1,0 +1,29 @@
+// Package gocanary makes a go test -json report something the code under
+// test cannot rewrite without being caught, and runs it so that no code
+// of the change runs while the evidence is readable in the box.
+//
+// The change's code runs inside the test binary that reports on it, so it
+// can print the framing lines go test -json believes, or re-run itself and
+// turn FAIL into PASS. Three things, compiled into every package whose
+// test binary holds changed code (see [Affected]), make that detectable:
+//
+//   - a seal on every test function of the package: a t.Cleanup that
+//     logs a secret pass token (or skip token) when the test passed (or
+//     was skipped). A pass the report claims without its token was not
+//     earned: the token is drawn fresh and lives only in the compiled
+//     binary, never in any file of the box once the binary runs;
+//   - a failing canary, named, placed and worded like the package's own
+//     tests (its naming style and t.Errorf formats), which must fail;
+//   - a passing canary of the same make, which must pass with its token.
+//
+// The sources go in through go test -overlay in a first phase in which
+// nothing of the change runs: go test's -exec hands each test binary to
+// a collector script that stashes it (binaries of packages the change
+// cannot reach run at once, so go test still caches their results). The
+// overlay sources and held-out test files are then deleted, and a second
+// phase runs the stashed binaries through go tool test2json. [Plan.Decode]
+// checks seals and canaries in the stream and returns it as plain go test
+// would have printed it.
+//
+// It imports only sandbox (for the command and result types).
+package gocanary

@@ -1,0 +1,324 @@
+package gocanary
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// Exec runs one command in the box.
+type Exec func(ctx context.Context, c sandbox.Command) (*sandbox.Result, error)
+
+// ExecPath is the collector's path in the box. It is fixed because go
+// test keys cached results by the -exec command, and the packages the
+// change cannot reach run at once and are cached under it.
+const ExecPath = "/tmp/.sandgate-go-exec"
+
+// failedInternally is the exit code of the harness's own scripts when a
+// step of theirs (not the tests) failed.
+const failedInternally = 97
+
+// ErrNotGoTest is returned for a command Run cannot wrap.
+var ErrNotGoTest = errors.New("not one plain go test command")
+
+// Run runs a go test -json command, args as the box takes them (an argv
+// starting go test, or sh -c with such a line), in two phases: the first
+// builds every test binary with the canaries and runs none that holds the
+// change's code; once the canary sources and hidden files are gone, the
+// second runs those. The result's output is the report with the first
+// phase's account of the stashed packages replaced by the second's. When
+// the box's disk runs low, the packages not yet stashed go to another
+// round (see args.go). Every phase is a box command of its own, and the
+// box kills whatever a command leaves running when it ends.
+func (p *Plan) Run(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
+	start := time.Now()
+	var out *sandbox.Result
+	for {
+		left := timeout // zero: the box's own limit, for each phase
+		if timeout > 0 {
+			left = max(timeout-time.Since(start), time.Second)
+		}
+		res, deferred, err := p.round(ctx, exec, args, left, outputBytes)
+		if err != nil {
+			return nil, err
+		}
+		out = merge(out, res)
+		if len(deferred) == 0 {
+			return out, nil
+		}
+		args, _ = forPackages(args, deferred)
+	}
+}
+
+// merge appends the second result to the first.
+func merge(a, b *sandbox.Result) *sandbox.Result {
+	if a == nil {
+		return b
+	}
+	out := *a
+	out.Output = append(append([]byte(nil), a.Output...), b.Output...)
+	out.ExitCode = max(a.ExitCode, b.ExitCode)
+	out.TimedOut = a.TimedOut || b.TimedOut
+	out.Dropped += b.Dropped
+	out.DiskFull = a.DiskFull || b.DiskFull
+	if out.DiskNote == "" {
+		out.DiskNote = b.DiskNote
+	}
+	out.Duration += b.Duration
+	return &out
+}
+
+// round runs both phases once and returns the packages deferred to the
+// next round (by import path).
+func (p *Plan) round(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, []string, error) {
+	start := time.Now()
+	dir := path.Join(p.tmpDir, "sandgate-canary-"+randomHex(8))
+	cmd, err := p.inject(args, "-exec="+p.execPath, "-overlay="+dir+"/overlay.json")
+	if err != nil {
+		return nil, nil, err
+	}
+	_, canDefer := forPackages(args, nil)
+	one, err := exec(ctx, sandbox.Command{Args: []string{"sh", "-s"}, Stdin: []byte(p.phaseOne(dir, cmd, canDefer)), Timeout: timeout, OutputBytes: outputBytes})
+	if err != nil {
+		return nil, nil, err
+	}
+	if one.ExitCode == failedInternally {
+		return nil, nil, fmt.Errorf("the test gate's canary set-up failed in the box: %s", tail(one.Output))
+	}
+	kept, stash, deferred := p.stashed(one.Output)
+	if len(stash) == 0 {
+		one.Output = kept
+		return one, deferred, nil
+	}
+	if timeout > 0 {
+		timeout = max(timeout-time.Since(start), time.Second)
+	}
+	two, err := exec(ctx, sandbox.Command{Args: []string{"sh", "-s"}, Stdin: []byte(phaseTwo(dir, stash)), Timeout: timeout, OutputBytes: outputBytes})
+	if err != nil {
+		return nil, nil, err
+	}
+	if two.ExitCode == failedInternally {
+		return nil, nil, fmt.Errorf("the test gate's second phase failed in the box: %s", tail(two.Output))
+	}
+	one.Output = kept
+	return merge(one, two), deferred, nil
+}
+
+func tail(b []byte) string {
+	if len(b) > 1024 {
+		b = b[len(b)-1024:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// inject puts go test flags right after "go test".
+func (p *Plan) inject(args []string, flags ...string) (string, error) {
+	switch {
+	case len(args) > 1 && args[0] == "go" && args[1] == "test":
+		q := make([]string, 0, len(args)+len(flags))
+		for _, a := range append(append([]string{"go", "test"}, flags...), args[2:]...) {
+			q = append(q, quote(a))
+		}
+		return strings.Join(q, " "), nil
+	case len(args) == 3 && args[0] == "sh" && args[1] == "-c":
+		line := strings.TrimLeft(args[2], " \t")
+		rest, ok := strings.CutPrefix(line, "go test")
+		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
+			return "", ErrNotGoTest
+		}
+		q := make([]string, len(flags))
+		for i, f := range flags {
+			q[i] = quote(f)
+		}
+		return "go test " + strings.Join(q, " ") + rest, nil
+	}
+	return "", ErrNotGoTest
+}
+
+// quote quotes s as one word for sh.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// phaseOne writes the overlay and the collector, runs go test (which
+// compiles the canaries in and hands each binary to the collector), and
+// deletes the overlay sources and the hidden files before exiting.
+func (p *Plan) phaseOne(dir, cmd string, canDefer bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "set -e\numask 077\nD=%s\nrm -rf \"$D\"\nmkdir -p \"$D/s\" \"$D/r\"\n", quote(dir))
+	replace := map[string]string{}
+	paths := make([]string, 0, len(p.overlay))
+	for rel := range p.overlay {
+		paths = append(paths, rel)
+	}
+	sort.Strings(paths)
+	for i, rel := range paths {
+		f := fmt.Sprintf("%s/s/%d.go", dir, i)
+		replace[path.Join(p.root, rel)] = f
+		fmt.Fprintf(&b, "printf '%%s' %s > %s\n", quote(string(p.overlay[rel])), quote(f))
+	}
+	js, _ := json.Marshal(map[string]any{"Replace": replace})
+	fmt.Fprintf(&b, "printf '%%s' %s > \"$D/overlay.json\"\n", quote(string(js)))
+	fmt.Fprintf(&b, "rm -rf %[2]s\nprintf '%%s' %[1]s > %[2]s\nchmod 755 %[2]s\n", quote(p.collector(dir, canDefer)), quote(p.execPath))
+	b.WriteString("set +e\n")
+	fmt.Fprintf(&b, "%s </dev/null\nrc=$?\n", cmd)
+	b.WriteString("rm -rf \"$D/s\" \"$D/overlay.json\"")
+	for _, h := range p.hide {
+		b.WriteString(" " + quote(path.Join(p.root, h)))
+	}
+	b.WriteString("\nrm -f \"$D/one\"\nrmdir \"$D/r\" 2>/dev/null && rmdir \"$D\"\nexit $rc\n")
+	return b.String()
+}
+
+// collector is the -exec program: it runs at once the binaries of
+// packages the change cannot reach (with the test log go test needs to
+// cache their results), and stashes every other one with its directory
+// and arguments, printing a line that go test attributes to the package.
+// With canDefer, once one binary is stashed it defers the rest while the
+// box's disk has less than diskReserve free beside them.
+func (p *Plan) collector(dir string, canDefer bool) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# sandgate: go test's -exec program for the test gate's canaries; rewritten on every run.\n")
+	if len(p.unaffected) > 0 {
+		pats := make([]string, len(p.unaffected))
+		for i, d := range p.unaffected {
+			pats[i] = quote(path.Join(p.root, d))
+		}
+		fmt.Fprintf(&b, "case \"$PWD\" in\n%s) b=$1; shift; exec \"$b\" \"-test.testlogfile=${b%%/*}/testlog.txt\" \"$@\";;\nesac\n", strings.Join(pats, "|"))
+	}
+	fmt.Fprintf(&b, "D=%s\n", quote(dir))
+	if canDefer {
+		fmt.Fprintf(&b, `if [ -e "$D/one" ]; then
+	avail=$(df -Pk "$D" 2>/dev/null | awk 'NR==2 {print $4}')
+	size=$(($(stat -c %%s "$1") / 1024))
+	if [ -n "$avail" ] && [ $((avail - size)) -lt %d ]; then echo "%s defer $PWD"; exit 0; fi
+fi
+`, p.reserve>>10, p.nonce)
+	}
+	fmt.Fprintf(&b, `n=$(mktemp -d "$D/r/XXXXXXXX") || exit %d
+b=${1##*/}
+mkdir "$n/b" && { ln "$1" "$n/b/$b" 2>/dev/null || cp "$1" "$n/b/$b"; } || exit %d
+: > "$D/one"
+shift
+printf '%%s' "$b" > "$n/bin"
+printf '%%s' "$PWD" > "$n/dir"
+: > "$n/args"
+for a; do
+	case $a in
+	-test.gocoverdir=*) cp -R "${a#*=}" "$n/cov" 2>/dev/null || mkdir -p "$n/cov"; a="-test.gocoverdir=$n/cov";;
+	-test.coverprofile=*) a="-test.coverprofile=$n/cover.out";;
+	esac
+	printf "'%%s' " "$(printf '%%s' "$a" | sed "s/'/'\\\\''/g")" >> "$n/args"
+done
+echo "%s ${n##*/} $PWD"
+`, failedInternally, failedInternally, p.nonce)
+	return b.String()
+}
+
+// diskReserve is what the collector leaves free on the box's disk for the
+// tests themselves and the build cache.
+const diskReserve = 1 << 30
+
+// stash is one binary the first phase put aside.
+type stash struct{ id, pkg string }
+
+// stashed reads the first phase's output: the binaries put aside (and
+// which package each is), the packages deferred to another round, and the
+// output without those packages' lines.
+func (p *Plan) stashed(out []byte) ([]byte, []stash, []string) {
+	var st []stash
+	var deferred []string
+	drop := map[string]bool{}
+	for _, line := range strings.SplitAfter(string(out), "\n") {
+		var e event
+		if json.Unmarshal([]byte(line), &e) != nil || e.Action != "output" || e.Test != "" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(strings.TrimSuffix(e.Output, "\n"), p.nonce+" ")
+		if !ok {
+			continue
+		}
+		drop[e.Package] = true
+		id, pwd, _ := strings.Cut(rest, " ")
+		if id == "defer" {
+			deferred = append(deferred, e.Package)
+			continue
+		}
+		st = append(st, stash{id: id, pkg: e.Package})
+		rel := strings.TrimPrefix(strings.TrimPrefix(pwd, p.root), "/")
+		if rel == "" {
+			rel = "."
+		}
+		if pp := p.pkgs[rel]; pp != nil {
+			pp.importPath = e.Package
+		}
+	}
+	var kept []byte
+	for _, line := range strings.SplitAfter(string(out), "\n") {
+		var e event
+		if json.Unmarshal([]byte(line), &e) == nil && drop[e.Package] {
+			continue
+		}
+		kept = append(kept, line...)
+	}
+	return kept, st, deferred
+}
+
+// phaseTwo runs the stashed binaries, as many at once as the box has
+// CPUs (go test's default), each in its package's directory with go
+// test's arguments, and writes what go test writes after a binary (the
+// ok or FAIL line with the package's time), all through go tool
+// test2json as go test -json does; then it prints the reports in turn and
+// removes the binaries. Its exit code is 1 when a binary failed.
+func phaseTwo(dir string, st []stash) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "D=%s\nT=$(go tool -n test2json </dev/null) || exit %d\n", quote(dir), failedInternally)
+	ids := make([]string, len(st))
+	for i, s := range st {
+		ids[i] = s.id
+		fmt.Fprintf(&b, "printf '%%s' %s > \"$D/r/%s/pkg\" || exit %d\n", quote(s.pkg), s.id, failedInternally)
+	}
+	b.WriteString(runScript)
+	fmt.Fprintf(&b, "printf '%%s\\n' %s | xargs -P \"$(nproc)\" -I@ sh \"$D/run\" \"$T\" \"$D/r/@\"\nrc=0\n", strings.Join(ids, " "))
+	fmt.Fprintf(&b, "for n in %s; do cat \"$D/r/$n/out\"; [ \"$(cat \"$D/r/$n/rc\" 2>/dev/null)\" = 0 ] || rc=1; done\n", strings.Join(ids, " "))
+	b.WriteString("rm -rf \"$D\"\nexit $rc\n")
+	return b.String()
+}
+
+// runScript writes $D/run, which runs one stashed binary ($2) the way go
+// test does, under go tool test2json ($1), and $D/bin, the command
+// test2json runs: the binary, then the line go test writes after it (ok,
+// or FAIL with the exit status). test2json takes the package's result
+// from that command's exit status, as go test -json takes it from the
+// binary's, so a binary that exits 0 without a word is a pass with no
+// test, and one that exits 1 without a FAIL line a failure.
+const runScript = `cat > "$D/run" <<'EOF'
+t=$1 n=$2
+cd "$(cat "$n/dir")" || exit 1
+if [ -d "$n/cov" ]; then GOCOVERDIR=$n/cov; export GOCOVERDIR; fi
+"$t" -t -p "$(cat "$n/pkg")" sh "${0%/run}/bin" "$n" </dev/null > "$n/out"
+echo $? > "$n/rc"
+EOF
+cat > "$D/bin" <<'EOF'
+n=$1
+pkg=$(cat "$n/pkg")
+eval "set -- $(cat "$n/args")"
+start=$(date +%s%3N)
+"$n/b/$(cat "$n/bin")" "$@" </dev/null 2>&1
+rc=$?
+ms=$(($(date +%s%3N) - start))
+el=$(printf '%d.%03ds' $((ms / 1000)) $((ms % 1000)))
+if [ $rc -eq 0 ]; then
+	printf '\nok  \t%s\t%s\n' "$pkg" "$el"
+else
+	[ $rc -eq 1 ] || printf '\nexit status %d' $rc
+	printf '\nFAIL\t%s\t%s\n' "$pkg" "$el"
+fi
+exit $rc
+EOF
+`
