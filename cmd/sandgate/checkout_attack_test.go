@@ -62,13 +62,34 @@ func TestAttackCheckoutConversion(t *testing.T) {
 	mustNotPromote(t, code, out, dir, "lint", "test")
 }
 
-// caseTwin adds the fix as CALC.go beside calc.go. Linux holds both; a
-// checkout on a case-insensitive file system (macOS, Windows) holds one
-// file, written last with calc.go's bytes, so every such clone has the
-// bug while the judge box on Linux compiled the fix.
+// caseTwin makes Add read its operator from OP.txt and adds op.txt
+// beside it (Go refuses case twins among source files, not among the
+// files it embeds). Linux holds both; a checkout on a case-insensitive
+// file system (macOS, Windows) holds one file named OP.txt with the bytes
+// of op.txt, written last, so every such clone has the bug while the
+// judge box on Linux compiled the fix.
 const caseTwin = `set -e
 cd /work
-printf 'package calc\n\nfunc init() { op = func(a, b int) int { return a + b } }\n' > CALC.go
+printf + > OP.txt
+printf - > op.txt
+cat > calc.go <<'GO'
+package calc
+
+import _ "embed"
+
+//go:embed OP.txt
+var sign string
+
+var op = func(a, b int) int {
+	if sign == "+" {
+		return a + b
+	}
+	return a - b
+}
+
+// Add returns the sum of a and b.
+func Add(a, b int) int { return op(a, b) }
+GO
 `
 
 // TestAttackCaseTwin: a change whose tree holds two names a
@@ -77,7 +98,7 @@ func TestAttackCaseTwin(t *testing.T) {
 	repo := judgedRepo(t, nil)
 	code, out, dir := shippedRun(t, "parallel-gates.yaml", repo, caseTwin+attackWorked, "task=fix Add")
 	if _, err := os.Stat(filepath.Join(dir, "commit.json")); err == nil {
-		t.Fatalf("BREACH: committed calc.go and CALC.go, one file on a case-insensitive checkout (with the bug):\n%s", out)
+		t.Fatalf("BREACH: committed OP.txt and op.txt, one file on a case-insensitive checkout (with the bug):\n%s", out)
 	}
 	mustNotPromote(t, code, out, dir, "lint", "test")
 }
