@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,6 +54,8 @@ type Box struct {
 	copyDir string
 	// disk holds everything the box writes, within the disk limit.
 	disk *disk
+	// caches are the caches mounted, in the order init mounts them.
+	caches []Cache
 }
 
 // Platform reports whether this OS can run boxes at all: nil on Linux
@@ -102,6 +105,10 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		if out, err := exec.CommandContext(ctx, "cp", "-a", "--", o.Seed+"/.", d.path(diskUpper)).CombinedOutput(); err != nil {
 			b.Close()
 			return nil, fmt.Errorf("sandbox: seed the workspace: %w: %s", err, strings.TrimSpace(string(out)))
+		}
+		if err := markCopiedUp(d.path(diskUpper), o.Snapshot); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("sandbox: seed the workspace: %w", err)
 		}
 	}
 	if o.Snapshot != "" && o.NoOverlay {
@@ -172,11 +179,8 @@ func (b *Box) startInit(ctx context.Context) error {
 	if b.copyDir != "" {
 		s.Workspace = diskCopy
 	}
-	for _, c := range b.opts.Policy.Caches {
-		if st, err := os.Stat(c.Host); err == nil && st.IsDir() {
-			s.Caches = append(s.Caches, c)
-		}
-	}
+	s.Caches = presentCaches(b.opts.Policy.Caches)
+	b.caches = s.Caches
 	if err := os.MkdirAll(s.Root, 0o755); err != nil {
 		return err
 	}
@@ -430,6 +434,46 @@ func (b *Box) Upper() string {
 		return filepath.Join(b.opts.StateDir, "upper") // unconfined: nothing is written there
 	}
 	return b.disk.path(diskUpper)
+}
+
+// CacheUpper returns the host directory that holds what the box's
+// commands wrote into the cache mounted at box (Cache.Box): its own
+// layer above the cache's read-only ones. It is "" when no such cache is
+// mounted, and is valid until Close.
+func (b *Box) CacheUpper(box string) string {
+	if b.disk == nil {
+		return ""
+	}
+	for i, c := range b.caches {
+		if c.Box == box {
+			return b.disk.path(diskCaches, strconv.Itoa(i), "upper")
+		}
+	}
+	return ""
+}
+
+// presentCaches leaves out the caches, and the lower layers, that are not
+// directories on the host: a cache the user never filled is not an error.
+func presentCaches(caches []Cache) []Cache {
+	isDir := func(p string) bool {
+		st, err := os.Stat(p)
+		return err == nil && st.IsDir()
+	}
+	var out []Cache
+	for _, c := range caches {
+		if !isDir(c.Host) {
+			continue
+		}
+		lower := []string{}
+		for _, l := range c.Lower {
+			if isDir(l) {
+				lower = append(lower, l)
+			}
+		}
+		c.Lower = lower
+		out = append(out, c)
+	}
+	return out
 }
 
 // Merged returns the host directory holding the whole workspace when it

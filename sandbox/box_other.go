@@ -41,6 +41,9 @@ func (b *Box) Env() []string { return nil }
 // Upper is empty off Linux.
 func (b *Box) Upper() string { return "" }
 
+// CacheUpper is empty off Linux.
+func (b *Box) CacheUpper(string) string { return "" }
+
 // Merged is empty off Linux.
 func (b *Box) Merged() string { return "" }
 

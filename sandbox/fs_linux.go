@@ -131,7 +131,7 @@ func mountWorkspace(s *setup, root string) (string, error) {
 		return "", err
 	}
 	if s.Lower != "" {
-		opts, done, err := overlayOptions(s.Lower, s.Upper, s.OvlWork)
+		opts, done, err := overlayOptions([]string{s.Lower}, s.Upper, s.OvlWork)
 		if err != nil {
 			return "", err
 		}
@@ -353,30 +353,46 @@ func cmdOwner(nestedUser bool) (uid, gid int) {
 // openCache lets commands write into a copy-on-write cache whose host
 // directories belong to the harness: the overlay takes a merged
 // directory's owner from the upper layer, so the upper gets the cache's
-// top directory and its first level (a Go build cache's 00…ff) owned by
-// the commands. Small files at the top level are copied up as the
-// commands' (Go rewrites the checksum database's tree head in place, and
-// could not open the harness's file for writing). Deeper directories (a
-// module cache's read-only trees) stay as the host has them.
-func openCache(lower, upper string, nestedUser bool) error {
+// top directory and its first level (a Go build cache's 00…ff, from any
+// of the lower layers) owned by the commands. Small files at the top
+// level are copied up as the commands' (Go rewrites the checksum
+// database's tree head in place, and could not open the harness's file
+// for writing), each from the first lower layer that has it, the one the
+// overlay shows. Deeper directories (a module cache's read-only trees)
+// stay as the host has them.
+func openCache(lowers []string, upper string, nestedUser bool) error {
 	uid, gid := cmdOwner(nestedUser)
 	if nestedUser {
 		return nil // commands are the cache's owner already
 	}
+	seen := map[string]bool{}
+	for _, lower := range lowers {
+		if err := openCacheLayer(lower, upper, seen, uid, gid); err != nil {
+			return err
+		}
+	}
+	return os.Lchown(upper, uid, gid)
+}
+
+// openCacheLayer does openCache's work for one lower layer. seen are the
+// top-level names of the layers above it, which hide its own.
+func openCacheLayer(lower, upper string, seen map[string]bool, uid, gid int) error {
 	entries, err := os.ReadDir(lower)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if e.Type().IsRegular() {
-			if err := copyUpSmall(filepath.Join(lower, e.Name()), filepath.Join(upper, e.Name()), uid, gid); err != nil {
+		p := filepath.Join(upper, e.Name())
+		hidden := seen[e.Name()]
+		seen[e.Name()] = true
+		if e.Type().IsRegular() && !hidden {
+			if err := copyUpSmall(filepath.Join(lower, e.Name()), p, uid, gid); err != nil {
 				return err
 			}
 		}
-		if !e.IsDir() {
-			continue
+		if !e.IsDir() || hidden {
+			continue // a directory above is opened already
 		}
-		p := filepath.Join(upper, e.Name())
 		if err := os.Mkdir(p, 0o755); err != nil && !os.IsExist(err) {
 			return err
 		}
@@ -384,7 +400,7 @@ func openCache(lower, upper string, nestedUser bool) error {
 			return err
 		}
 	}
-	return os.Lchown(upper, uid, gid)
+	return nil
 }
 
 // copyUpSmall copies a host cache's top-level file of at most 64 KiB into
@@ -419,7 +435,8 @@ func mountCache(root, stateDir string, i int, c Cache, nestedUser bool) error {
 			return err
 		}
 	}
-	if err := openCache(c.Host, upper, nestedUser); err != nil {
+	lowers := append([]string{c.Host}, c.Lower...)
+	if err := openCache(lowers, upper, nestedUser); err != nil {
 		return fmt.Errorf("cache %s: %w", c.Box, err)
 	}
 	dst := filepath.Join(root, c.Box)
@@ -433,7 +450,7 @@ func mountCache(root, stateDir string, i int, c Cache, nestedUser bool) error {
 			return err
 		}
 	}
-	opts, done, err := overlayOptions(c.Host, upper, work)
+	opts, done, err := overlayOptions(lowers, upper, work)
 	if err != nil {
 		return err
 	}
@@ -449,15 +466,15 @@ func mountCache(root, stateDir string, i int, c Cache, nestedUser bool) error {
 // backslash; such a path (a run directory or cache somebody named so) is
 // given by an O_PATH descriptor's /proc/self/fd link instead, which the
 // kernel resolves to the directory itself. done closes the descriptors
-// once the mount is made.
-func overlayOptions(lower, upper, work string) (opts string, done func(), err error) {
+// once the mount is made. lowers are the read-only layers, topmost first.
+func overlayOptions(lowers []string, upper, work string) (opts string, done func(), err error) {
 	var fds []int
 	done = func() {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
 	}
-	paths := []string{lower, upper, work}
+	paths := append(append([]string(nil), lowers...), upper, work)
 	for i, p := range paths {
 		if !strings.ContainsAny(p, ",:\\") {
 			continue
@@ -470,5 +487,6 @@ func overlayOptions(lower, upper, work string) (opts string, done func(), err er
 		fds = append(fds, fd)
 		paths[i] = fmt.Sprintf("/proc/self/fd/%d", fd)
 	}
-	return fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", paths[0], paths[1], paths[2]), done, nil
+	n := len(lowers)
+	return fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", strings.Join(paths[:n], ":"), paths[n], paths[n+1]), done, nil
 }

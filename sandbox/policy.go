@@ -39,8 +39,15 @@ type Policy struct {
 // Box in the command environment.
 type Cache struct {
 	Host string `json:"host"`
-	Box  string `json:"box"`
-	Env  string `json:"env,omitempty"`
+	// Lower are more host directories beneath Host, read-only like it:
+	// the box sees the union of all of them (an entry in Host first),
+	// and its writes land in its own layer above. A caller stacks caches
+	// of different owners this way (a build cache the harness fills over
+	// the user's own) without either being written. One that does not
+	// exist is left out.
+	Lower []string `json:"lower,omitempty"`
+	Box   string   `json:"box"`
+	Env   string   `json:"env,omitempty"`
 }
 
 // Limits bound what a box and its commands may use. Zero means default.

@@ -180,3 +180,49 @@ func TestOverlayPathsWithCommas(t *testing.T) {
 		t.Fatal("the box fell back to a copy instead of the overlay")
 	}
 }
+
+// TestCacheLayers: a cache may stack read-only layers (a build cache the
+// harness fills over the user's own). The box sees their union, the
+// topmost first; its writes, into any first-level directory of any layer,
+// land in the box's own layer, which CacheUpper names; no layer changes;
+// a layer that does not exist is left out.
+func TestCacheLayers(t *testing.T) {
+	base := t.TempDir()
+	top, under := filepath.Join(base, "harness"), filepath.Join(base, "user,cache")
+	for _, d := range []string{filepath.Join(top, "aa"), filepath.Join(under, "aa"), filepath.Join(under, "bb")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(top, "aa", "x"), []byte("top\n"), 0o644)
+	os.WriteFile(filepath.Join(under, "aa", "x"), []byte("under\n"), 0o644)
+	os.WriteFile(filepath.Join(under, "bb", "y"), []byte("only under\n"), 0o644)
+	snap := filepath.Join(base, "snap")
+	os.MkdirAll(snap, 0o755)
+	const in = sandbox.HomeDir + "/.cache/c"
+	b, err := sandbox.Start(context.Background(), sandbox.Options{Snapshot: snap, StateDir: filepath.Join(base, "state"),
+		Policy: sandbox.Policy{Caches: []sandbox.Cache{{Host: top, Lower: []string{filepath.Join(base, "gone"), under}, Box: in, Env: "XCACHE"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	res := sh(t, b, `cat "$XCACHE/aa/x" "$XCACHE/bb/y" && echo new > "$XCACHE/bb/z" && echo mine > "$XCACHE/aa/w"`)
+	if res.ExitCode != 0 || string(res.Output) != "top\nonly under\n" {
+		t.Fatalf("the stacked cache: exit %d %q", res.ExitCode, res.Output)
+	}
+	up := b.CacheUpper(in)
+	if up == "" || b.CacheUpper("/elsewhere") != "" {
+		t.Fatalf("CacheUpper(%s) = %q", in, up)
+	}
+	for p, want := range map[string]string{filepath.Join(up, "bb", "z"): "new\n", filepath.Join(up, "aa", "w"): "mine\n",
+		filepath.Join(top, "aa", "x"): "top\n", filepath.Join(under, "aa", "x"): "under\n"} {
+		if got, err := os.ReadFile(p); err != nil || string(got) != want {
+			t.Errorf("%s = %q (%v), want %q", p, got, err, want)
+		}
+	}
+	for _, p := range []string{filepath.Join(top, "bb"), filepath.Join(under, "bb", "z"), filepath.Join(top, "aa", "w")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("the box wrote %s on the host", p)
+		}
+	}
+}

@@ -65,15 +65,16 @@ func transcriptsHold(t *testing.T, dir, s string) bool {
 	return found
 }
 
-// TestFixFailingTestCILoop runs the shipped fix-failing-test blueprint
-// offline. The agent's first change passes the local test gate only
-// because of add.gen.go, a generated file the repository's .gitignore
-// keeps out of commits; clean-checkout CI builds the pushed commit alone
-// and fails. Its feedback reaches the agent, whose second change drops the
-// dependency; that commit is a child of the first on the same branch, the
-// push fast-forwards it, CI passes on the new commit and the change goes
-// to review. The generated file never reaches the remote.
-func TestFixFailingTestCILoop(t *testing.T) {
+// TestFixFailingTestIgnoredFileLoop runs the shipped fix-failing-test
+// blueprint offline. The agent's first change leans on add.gen.go, a
+// generated file the repository's .gitignore keeps out of commits. In the
+// agent's box it builds; the gates judge the candidate tree in a box of
+// their own, where the file is absent, so lint fails before anything is
+// committed (until the judge box, the local gates passed it and only
+// clean-checkout CI caught it). The failure reaches the agent, whose
+// second change drops the dependency; that one is committed, pushed, passes
+// CI and goes to review. The generated file never reaches the remote.
+func TestFixFailingTestIgnoredFileLoop(t *testing.T) {
 	work := t.TempDir()
 	repo, runs := gitRepo(t), filepath.Join(work, "runs")
 	os.WriteFile(filepath.Join(repo, ".gitignore"), []byte("*.gen.go\n"), 0o644)
@@ -95,29 +96,26 @@ func TestFixFailingTestCILoop(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	dir, evs := runEvents(t, runs)
-	ci := finished(evs, "ci")
-	if len(ci) != 2 || ci[0].Outcome != runtime.OutcomeFail || ci[1].Outcome != runtime.OutcomePass || len(finished(evs, "review")) != 1 {
+	lint := finished(evs, "lint")
+	if len(lint) != 2 || lint[0].Outcome != runtime.OutcomeFail || lint[1].Outcome != runtime.OutcomePass {
+		t.Fatalf("lint %+v\n%s", lint, out)
+	}
+	if !strings.Contains(lint[0].Feedback, "undefined: add") || !transcriptsHold(t, dir, "undefined: add") {
+		t.Fatalf("the judge box's failure did not reach the agent: %q", lint[0].Feedback)
+	}
+	ci, commits := finished(evs, "ci"), finished(evs, "commit")
+	if len(ci) != 1 || ci[0].Outcome != runtime.OutcomePass || len(finished(evs, "review")) != 1 {
 		t.Fatalf("ci %+v\n%s", ci, out)
 	}
-	if !strings.Contains(ci[0].Feedback, "undefined: add") || !transcriptsHold(t, dir, "undefined: add") {
-		t.Fatalf("the clean-checkout failure did not reach the agent: %q", ci[0].Feedback)
-	}
-	commits := finished(evs, "commit")
-	if len(commits) != 2 || commits[0].Outputs["ignored_count"] != float64(1) {
+	if len(commits) != 1 || commits[0].Outputs["ignored_count"] != float64(1) {
 		t.Fatalf("commits %+v", commits)
 	}
-	first, second := ci[0].Outputs["commit"].(string), ci[1].Outputs["commit"].(string)
-	branch, _ := commits[1].Outputs["branch"].(string)
-	if got := gitOut(t, remote, "rev-list", base+".."+branch); got != second+"\n"+first {
-		t.Fatalf("remote %s above the base: %q, want %s then %s", branch, got, second, first)
+	branch, _ := commits[0].Outputs["branch"].(string)
+	if got := gitOut(t, remote, "rev-list", base+".."+branch); got != ci[0].Outputs["commit"] {
+		t.Fatalf("remote %s above the base: %q, want only %v", branch, got, ci[0].Outputs["commit"])
 	}
-	if parent := gitOut(t, remote, "rev-parse", second+"^"); parent != first {
-		t.Fatalf("second commit's parent %s, want %s", parent, first)
-	}
-	// The history tells what each attempt did, in the agent's words.
-	if msg := gitOut(t, remote, "log", "--format=%B", base+".."+branch); !strings.Contains(msg, "Add uses the generated add") ||
-		!strings.Contains(msg, "Add no longer needs generated code") {
-		t.Fatalf("the commit messages do not say what each attempt did:\n%s", msg)
+	if msg := gitOut(t, remote, "log", "--format=%B", base+".."+branch); !strings.Contains(msg, "Add no longer needs generated code") {
+		t.Fatalf("the commit message does not say what the change did:\n%s", msg)
 	}
 	if names := gitOut(t, remote, "log", "--all", "--name-only", "--format="); strings.Contains(names, "gen.go") {
 		t.Fatalf("an ignored file reached the remote: %s", names)

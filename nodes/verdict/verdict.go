@@ -27,6 +27,11 @@ type GateResult struct {
 	Details     map[string]any `json:"details,omitempty"`
 	DurationMS  int64          `json:"duration_ms"`
 	Fingerprint string         `json:"fingerprint"`
+	// Tree is the git tree the gate judged: the change as the commit
+	// will hold it (ignored files left out), laid out in a box of its own.
+	// git_commit commits no other tree. Empty for a gate whose verdict
+	// does not depend on the change (AnyChange).
+	Tree string `json:"tree,omitempty"`
 }
 
 // TestCounts are what a test gate counted.

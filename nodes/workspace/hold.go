@@ -105,7 +105,7 @@ type ctxKey int
 
 const (
 	keyQuiet ctxKey = iota // the caller holds the box exclusively
-	keyBox                 // commands go to this box instead of the run's
+	keyBox                 // commands go to this Runner instead of the run's box
 	keyHeld                // the caller holds the box shared (Hold)
 )
 
@@ -126,10 +126,31 @@ func (w *Workspace) Quiet(ctx context.Context) (context.Context, func(), error) 
 	return context.WithValue(ctx, keyQuiet, true), release, nil
 }
 
+// Runner runs commands somewhere other than the run's box: a gate's
+// judge box, built from the tree the gate judges (*sandbox.Box is one).
+type Runner interface {
+	Exec(ctx context.Context, c sandbox.Command) (*sandbox.Result, error)
+}
+
+// WithRunner sends the commands run under the returned context to r
+// instead of the run's box: every gate's commands go to its judge box
+// this way, built-in or registered by an embedder, through Command and
+// Exec alike.
+func WithRunner(ctx context.Context, r Runner) context.Context {
+	return context.WithValue(ctx, keyBox, r)
+}
+
 // WithBox sends the commands run under the returned context to box
-// instead of the run's (held-out tests run in a throwaway box).
+// instead of the run's (see WithRunner).
 func WithBox(ctx context.Context, box *sandbox.Box) context.Context {
-	return context.WithValue(ctx, keyBox, box)
+	return WithRunner(ctx, box)
+}
+
+// InRunBox sends the commands run under the returned context to the
+// run's box again, for a gate that acts on the workspace as the harness
+// (protect's revert) rather than judging it.
+func InRunBox(ctx context.Context) context.Context {
+	return context.WithValue(ctx, keyBox, Runner(nil))
 }
 
 // Exec runs a shell command line in the box (see Command).
@@ -137,12 +158,13 @@ func (w *Workspace) Exec(ctx context.Context, script string, timeout time.Durati
 	return w.Command(ctx, sandbox.Command{Args: []string{"sh", "-c", script}, Timeout: timeout})
 }
 
-// Command runs a command in the run's box, or in the box ctx redirects to
-// (hidden tests). Outside a gate it holds the box shared for the command's
-// length, so it waits while a gate judges the workspace.
+// Command runs a command in the run's box, or where ctx redirects it (a
+// gate's judge box, see WithRunner). Outside a gate it holds the box
+// shared for the command's length, so it waits while a gate judges the
+// workspace.
 func (w *Workspace) Command(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
-	if b, ok := ctx.Value(keyBox).(*sandbox.Box); ok {
-		return b.Exec(ctx, c)
+	if r, ok := ctx.Value(keyBox).(Runner); ok && r != nil {
+		return r.Exec(ctx, c)
 	}
 	if ctx.Value(keyQuiet) == nil && ctx.Value(keyHeld) == nil {
 		release, err := w.quiet.acquire(ctx, false)

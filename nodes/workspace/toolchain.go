@@ -1,11 +1,8 @@
 package workspace
 
 import (
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -72,38 +69,4 @@ func (w *Workspace) ignored(c sandbox.Change, ignore *sandbox.Change) (bool, err
 func (w *Workspace) inBase(rel string) bool {
 	_, err := os.Lstat(filepath.Join(w.Snapshot, filepath.FromSlash(rel)))
 	return err == nil
-}
-
-// PrepareToolchainFiles creates an empty go.work.sum before a gate runs,
-// where Go would create one and it would be bookkeeping (see
-// ToolchainFiles): Go treats a missing file as an empty one, and with the
-// file in place its writes change only that file. Created during the gate,
-// it would also change the directory, which is how a file made and
-// removed again shows, and that must keep voiding a verdict. The caller
-// holds the box exclusively.
-func (w *Workspace) PrepareToolchainFiles(ctx context.Context) error {
-	changes, err := w.Changes()
-	if err != nil {
-		return err
-	}
-	for _, c := range changes {
-		if c.Path == GoWorkSum && !c.Deleted {
-			return nil
-		}
-	}
-	probe := append(append([]sandbox.Change(nil), changes...), sandbox.Change{Path: GoWorkSum, Mode: 0o644})
-	files, err := w.ToolchainFiles(probe)
-	if err != nil || !files[GoWorkSum] {
-		return err
-	}
-	// noclobber: nothing that appeared meanwhile, a link included, is
-	// followed or truncated.
-	res, err := w.Exec(ctx, "set -C; : > "+GoWorkSum, time.Minute)
-	if err != nil {
-		return err
-	}
-	if res.ExitCode != 0 {
-		return errors.New("create an empty " + GoWorkSum + ": " + string(res.Output))
-	}
-	return nil
 }

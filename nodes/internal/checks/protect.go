@@ -54,7 +54,8 @@ func (p *Protect) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	}
 	res := &runtime.Result{Outputs: map[string]any{"changed": hit}}
 	if len(hit) > 0 && p.revert {
-		if err := revert(ctx, w, hit); err != nil {
+		// The harness acts on the run's workspace here; it judges nothing.
+		if err := revert(workspace.InRunBox(ctx), w, hit); err != nil {
 			return nil, err
 		}
 		res.Feedback = "Reverted changes to protected files (they are not yours to change): " + strings.Join(hit, ", ")

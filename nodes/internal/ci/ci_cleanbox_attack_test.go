@@ -1,9 +1,7 @@
 package ci_test
 
 import (
-	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/sandgate/sandgate/nodes/internal/nodetest"
@@ -24,7 +22,7 @@ func TestAttackCICleanBoxSharesNothing(t *testing.T) {
 	repo := nodetest.SeedRepo(t)
 	bare := filepath.Join(t.TempDir(), "remote.git")
 	nodetest.Run(t, "", "git", "init", "-q", "--bare", bare)
-	src := strings.NewReplacer("REMOTE", bare, "CIRUN", check, `"FIX"`, fmt.Sprintf("%q", plant)).Replace(ciCommand)
+	src := ciSource(bare, "test", plant, check)
 	sum := nodetest.NewHarness(t, repo).Run(t, src, nil)
 	var ev *runtime.Event
 	for _, e := range nodetest.ReadEvents(t, sum.Dir) {

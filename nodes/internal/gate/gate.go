@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,18 +19,30 @@ var promoteKinds = map[string]bool{"git_commit": true, "git_push": true, "review
 
 // session is a running gate; revert moves its baseline, because a revert
 // by the harness (protect's action: revert) is not the gate's command
-// writing.
+// writing, and the candidate with it.
 type session struct {
 	w      *workspace.Workspace
 	before wsState
+	judge  *judge
+	ledger *Ledger
+	node   string
 }
 
 func (s *session) rebase() error {
 	st, err := observe(s.w)
-	if err == nil {
-		s.before = st
+	if err != nil {
+		return err
 	}
-	return err
+	cand, err := capture(s.w, st.changes)
+	if err != nil {
+		return err
+	}
+	if err := s.judge.recapture(cand); err != nil {
+		return err
+	}
+	s.before = st
+	s.ledger.judge(s.node, cand.Tree)
+	return nil
 }
 
 // sessionKey is the context key of the running gate's *session.
@@ -75,28 +88,61 @@ func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 	if !q.gate {
 		return q.inner.Run(ctx, in)
 	}
-	if err := w.PrepareToolchainFiles(ctx); err != nil {
-		return nil, err
+	if outer, judging := Judged(ctx); judging {
+		// A gate inside another judges with it, in its box.
+		l, err := LedgerOf(in)
+		if err != nil {
+			return nil, err
+		}
+		l.judge(in.NodeID, outer.Tree)
+		defer l.done(in.NodeID)
+		return q.inner.Run(ctx, in)
 	}
+	return q.judge(ctx, w, in)
+}
+
+// judge runs a gate on the candidate of the change as the run's box holds
+// it now, its commands in a judge box of its own (judge.go).
+func (q *quietNode) judge(ctx context.Context, w *workspace.Workspace, in *runtime.Input) (*runtime.Result, error) {
 	before, err := observe(w)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{w: w, before: before}
-	ctx = context.WithValue(ctx, sessionKey{}, s)
+	l, err := LedgerOf(in)
+	if err != nil {
+		return nil, err
+	}
 	var hidden string
 	var names bool
 	if h, ok := q.inner.(HeldOut); ok {
 		hidden, names = h.HeldOut()
 	}
+	j := &judge{w: w, hidden: hidden}
+	defer j.close()
+	defer l.done(in.NodeID)
+	// A change that cannot become a commit has no tree to judge: a gate
+	// that reads the change itself (diff_cap) still says why, and one
+	// that runs a command fails (see unjudgeable).
+	if j.cand, j.err = capture(w, before.changes); j.err == nil {
+		l.judge(in.NodeID, j.cand.Tree)
+		ctx = context.WithValue(ctx, candidateKey{}, j.cand)
+	} else {
+		j.err = errUnjudgeable{j.err}
+	}
+	s := &session{w: w, before: before, judge: j, ledger: l, node: in.NodeID}
+	ctx = workspace.WithRunner(context.WithValue(ctx, sessionKey{}, s), j)
 	var res *runtime.Result
 	switch {
 	case q.publish:
 		res, err = q.runPublished(ctx, in, before.fp)
 	case hidden != "":
-		res, err = q.runHidden(ctx, w, in, hidden, names)
+		res, err = q.runHidden(ctx, in, names)
 	default:
 		res, err = q.inner.Run(ctx, in)
+	}
+	var cannot errUnjudgeable
+	if errors.As(err, &cannot) {
+		return unjudgeable(in, l, cannot.error)
 	}
 	if err != nil || res == nil {
 		return res, err
@@ -106,10 +152,17 @@ func (q *quietNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 		return nil, err
 	}
 	changed, toolchain := after.changedSince(s.before)
-	if len(changed) > 0 {
-		return changedDuring(in, classify(w, changed), res)
+	inJudge, judgeToolchain, err := j.changed()
+	if err != nil {
+		return nil, err
 	}
-	if len(toolchain) > 0 {
+	if len(changed) > 0 {
+		changed = classify(w, changed)
+	}
+	if changed = append(changed, inJudge...); len(changed) > 0 {
+		return changedDuring(in, changed, res)
+	}
+	if toolchain = append(toolchain, judgeToolchain...); len(toolchain) > 0 {
 		return noteToolchain(in, toolchain, res)
 	}
 	return res, nil
@@ -136,6 +189,26 @@ func noteToolchain(in *runtime.Input, paths []string, res *runtime.Result) (*run
 		return nil, err
 	}
 	return res, nil
+}
+
+// errUnjudgeable is why a change has no candidate to judge.
+type errUnjudgeable struct{ error }
+
+func (e errUnjudgeable) Unwrap() error { return e.error }
+
+// unjudgeable fails a gate whose change cannot become a commit (over the
+// size cap, or a path git refuses): there is no tree to judge.
+func unjudgeable(in *runtime.Input, l *Ledger, why error) (*runtime.Result, error) {
+	g, ok := l.latest(in.NodeID)
+	if !ok {
+		g = verdict.GateResult{Node: in.NodeID, Kind: in.Spec.Type}
+	}
+	g.Pass, g.Reason, g.Tree = false, "the change cannot be committed, so there is nothing to judge: "+why.Error(), ""
+	if err := l.recordAttempt(in, g); err != nil {
+		return nil, err
+	}
+	return &runtime.Result{Outcome: runtime.OutcomeFail, Reason: g.Reason, Artifacts: []string{"verify.json"},
+		Feedback: "The gate judges the change as the commit would hold it, and " + g.Reason + "."}, nil
 }
 
 // changedDuring fails a gate whose workspace changed while it ran. Only

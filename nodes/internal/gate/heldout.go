@@ -9,20 +9,19 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
-	"github.com/sandgate/sandgate/nodes/workspace"
 	"github.com/sandgate/sandgate/runtime"
-	"github.com/sandgate/sandgate/sandbox"
 )
 
 // Held-out tests never enter the run's box: the run's /tmp and home last
 // the whole run, so code under test could copy them there for the agent's
-// next command. They run in a short-lived box of their own whose workspace
-// is the run's change over the base snapshot plus the tests; the box and
-// everything written in it are deleted when the gate ends. Their output
-// stays out of the run's records and, unless the blueprint opts in with
-// hidden_feedback: names, the agent learns only how many failed.
+// next command. They run in the gate's judge box (judge.go), laid over
+// the candidate there; the box and everything written in it are deleted
+// when the gate ends. Their output stays out of the run's records and,
+// unless the blueprint opts in with hidden_feedback: names, the agent
+// learns only how many failed.
 
 // HeldOut is implemented by a gate node that may run held-out tests (the
 // test gate): the directory of the tests, "" for none, and whether the
@@ -52,74 +51,11 @@ func HiddenFiles(dir string) ([]string, error) {
 	return files, err
 }
 
-// hiddenBox starts the throwaway box for one held-out test run. The caller
-// holds the run's box exclusively, so the change copied is the one judged.
-func hiddenBox(ctx context.Context, w *workspace.Workspace, dir string) (*sandbox.Box, func(), error) {
-	files, err := HiddenFiles(dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("hidden tests: %w", err)
-	}
-	box, closeBox, err := FreshBox(ctx, w, func(root string) error { return placeHidden(w.Snapshot, dir, files, root) })
-	if err != nil {
-		return nil, nil, fmt.Errorf("hidden tests: %w", err)
-	}
-	return box, closeBox, nil
-}
-
-// FreshBox starts a throwaway box like the run's whose workspace is the
-// run's change over the base snapshot, with caches and scratch
-// directories no command of the run ever wrote: the host's caches under a
-// new copy-on-write layer, a new /tmp and home. place, if not nil, adds
-// files to the copied change (its root directory) before the box starts.
-// close stops the box and deletes everything written in it. The caller
-// holds the run's box exclusively, so the change copied is the one judged.
-func FreshBox(ctx context.Context, w *workspace.Workspace, place func(root string) error) (*sandbox.Box, func(), error) {
-	opts, ok := w.BoxOptions()
-	if !ok {
-		return nil, nil, errors.New("the workspace was not built by nodes.Environment")
-	}
-	state, err := os.MkdirTemp("", "sg-fresh-")
-	if err != nil {
-		return nil, nil, err
-	}
-	cleanup := func() { RemoveAll(state) }
-	opts.StateDir, opts.AuditPath, opts.NoOverlay = state, "", false
-	root := filepath.Join(state, "seed")
-	if up := w.Box.Upper(); up != "" {
-		opts.Seed = root
-		err = copyTree(ctx, up, root)
-	} else {
-		// The run's workspace is a copy: bind a copy of it instead.
-		root = filepath.Join(state, "ws")
-		opts.Snapshot, opts.Workspace = "", root
-		err = copyTree(ctx, w.Box.Merged(), root)
-	}
-	if err == nil && place != nil {
-		err = place(root)
-	}
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	box, err := sandbox.Start(ctx, opts)
-	if err == nil && opts.Snapshot != "" && box.Upper() == "" {
-		// The box fell back to copying the base snapshot, which lacks the
-		// change: judging there would vouch for the wrong code.
-		box.Close()
-		err = errors.New("the kernel refused the overlay, so the change cannot be shown in a fresh box")
-	}
-	if err != nil {
-		cleanup()
-		return nil, nil, fmt.Errorf("start a fresh box: %w", err)
-	}
-	return box, func() { box.Close(); cleanup() }, nil
-}
-
-// placeHidden writes the held-out tests into the throwaway box's layer.
-// That layer is the agent's change, copied as root: every write goes
-// through an os.Root, and a directory on a test's path that the change
-// turned into a symlink or a file is refused, so nothing the agent left
-// there can steer the harness's writes onto the host.
+// placeHidden writes the held-out tests into the judge box's layer (or
+// copy), which holds the candidate, written by the harness: every write
+// goes through an os.Root, and a directory on a test's path that the
+// change turned into a symlink or a file is refused, so nothing the agent
+// left there can steer the harness's writes onto the host.
 func placeHidden(snapshot, dir string, files []string, root string) error {
 	r, err := os.OpenRoot(root)
 	if err != nil {
@@ -171,13 +107,14 @@ func realDirs(r *os.Root, dir string) error {
 	return nil
 }
 
-// copyTree copies a directory with its special files (overlay whiteouts)
-// and extended attributes (opaque directories).
-func copyTree(ctx context.Context, src, dst string) error {
+// copyTree copies a directory with its special files and extended
+// attributes; flags are more options for cp.
+func copyTree(ctx context.Context, src, dst string, flags ...string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, "cp", "-a", "--", src+"/.", dst).CombinedOutput()
+	args := append(append([]string{"-a"}, flags...), "--", src+"/.", dst)
+	out, err := exec.CommandContext(ctx, "cp", args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("copy the change: %w: %s", err, strings.TrimSpace(string(out)))
 	}
@@ -199,15 +136,11 @@ func RemoveAll(dir string) {
 	_ = os.RemoveAll(dir)
 }
 
-// runHidden runs a test gate against held-out tests. The inner node writes
-// its logs into a scratch directory that is deleted; only the verdict's
-// counts reach the attempt directory, the events and the agent.
-func (q *quietNode) runHidden(ctx context.Context, w *workspace.Workspace, in *runtime.Input, dir string, names bool) (*runtime.Result, error) {
-	box, closeBox, err := hiddenBox(ctx, w, dir)
-	if err != nil {
-		return nil, err
-	}
-	defer closeBox()
+// runHidden runs a test gate against held-out tests, which ctx's judge
+// box holds. The inner node writes its logs into a scratch directory that
+// is deleted; only the verdict's counts reach the attempt directory, the
+// events and the agent.
+func (q *quietNode) runHidden(ctx context.Context, in *runtime.Input, names bool) (*runtime.Result, error) {
 	scratch, err := os.MkdirTemp("", "sg-hidden-out-")
 	if err != nil {
 		return nil, err
@@ -215,7 +148,11 @@ func (q *quietNode) runHidden(ctx context.Context, w *workspace.Workspace, in *r
 	defer RemoveAll(scratch)
 	inner := *in
 	inner.Dir = scratch
-	res, err := q.inner.Run(workspace.WithBox(ctx, box), &inner)
+	res, err := q.inner.Run(ctx, &inner)
+	var cannot errUnjudgeable
+	if errors.As(err, &cannot) {
+		return nil, err // says nothing of the held-out tests
+	}
 	if err != nil {
 		// The error may quote the tests' output.
 		return nil, errors.New("the held-out test run broke (details withheld: they may quote the held-out tests)")
@@ -268,4 +205,52 @@ func hiddenResult(in *runtime.Input, res *runtime.Result, names bool) (*runtime.
 	}
 	out.Artifacts = []string{"verify.json"}
 	return out, nil
+}
+
+// heldOutRemoved takes back into now what the harness's own removal of
+// the held-out tests changed in the judge box's workspace (the test
+// gate's canary plan deletes them once their binaries are built, so the
+// code under test cannot read them): each held-out file gone, and the
+// directory it was in when that directory is the same one, with the same
+// mode, holding exactly what it held less the removed files. Anything
+// else written there, or a held-out file that is still present but
+// changed, stays a write. What this cannot tell from the removal is a
+// file created and deleted again in such a directory while the gate ran.
+func heldOutRemoved(start, now map[string]stamp, heldOut []string) {
+	removed := map[string]bool{}
+	dirs := map[string]bool{}
+	for _, f := range heldOut {
+		if _, was := start[f]; !was {
+			continue
+		}
+		if _, is := now[f]; !is {
+			removed[f] = true
+			dirs[path.Dir(f)] = true
+		}
+	}
+	if len(removed) == 0 {
+		return
+	}
+	entries := func(m map[string]stamp, skip map[string]bool) map[string][]string {
+		out := map[string][]string{}
+		for p := range m {
+			if d := path.Dir(p); dirs[d] && p != "." && !skip[p] {
+				out[d] = append(out[d], p)
+			}
+		}
+		for _, e := range out {
+			slices.Sort(e)
+		}
+		return out
+	}
+	before, after := entries(start, removed), entries(now, nil)
+	for d := range dirs {
+		b, a := start[d], now[d]
+		if b.ino == a.ino && b.mode == a.mode && slices.Equal(before[d], after[d]) {
+			now[d] = b
+		}
+	}
+	for f := range removed {
+		now[f] = start[f]
+	}
 }

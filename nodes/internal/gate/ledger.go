@@ -31,6 +31,8 @@ type Ledger struct {
 
 	mu    sync.Mutex
 	gates map[string]verdict.GateResult
+	// judging maps a gate node running now to the tree it judges.
+	judging map[string]string
 }
 
 // ServiceLedger is the Input.Services key of the run's *Ledger.
@@ -81,9 +83,32 @@ func (l *Ledger) record(node string, r verdict.GateResult) ([]byte, error) {
 	return verdict.JSON(map[string]verdict.GateResult{node: r}), nil
 }
 
+// judge notes the tree a gate node judges, until done: its verdicts name
+// it (see recordAttempt).
+func (l *Ledger) judge(node, tree string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.judging == nil {
+		l.judging = map[string]string{}
+	}
+	l.judging[node] = tree
+}
+
+// done forgets the tree a gate node judged: it has ended.
+func (l *Ledger) done(node string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.judging, node)
+}
+
 // recordAttempt records r as the node's verdict and writes the attempt's
-// verify.json.
+// verify.json. A verdict on the change names the tree the gate judged.
 func (l *Ledger) recordAttempt(in *runtime.Input, r verdict.GateResult) error {
+	l.mu.Lock()
+	if tree, ok := l.judging[in.NodeID]; ok && r.Fingerprint != verdict.AnyChange {
+		r.Tree = tree
+	}
+	l.mu.Unlock()
 	one, err := l.record(in.NodeID, r)
 	if err != nil {
 		return err
@@ -155,21 +180,10 @@ func (l *Ledger) RequirePassed(w *workspace.Workspace) ([]sandbox.Change, error)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	nodes := map[string]bool{}
-	for _, n := range l.required {
-		nodes[n] = true
-	}
-	for n := range l.gates {
-		nodes[n] = true
-	}
-	if len(nodes) == 0 {
+	names := l.sortedNodes()
+	if len(names) == 0 {
 		return nil, fmt.Errorf("no gate has judged this change: promotion needs a passing verdict")
 	}
-	names := make([]string, 0, len(nodes))
-	for n := range nodes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var problems []string
 	for _, n := range names {
 		g, ran := l.gates[n]
@@ -187,3 +201,44 @@ func (l *Ledger) RequirePassed(w *workspace.Workspace) ([]sandbox.Change, error)
 	}
 	return changes, nil
 }
+
+// RequireTree is the check a promotion makes on the tree it commits or
+// sends: every gate verdict that names a tree (every verdict on the change
+// since gates judge in boxes of their own) names this one. With the
+// fingerprint checks of RequirePassed it means the commit holds exactly
+// the bytes the gates judged.
+func (l *Ledger) RequireTree(tree string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var problems []string
+	for _, n := range l.sortedNodes() {
+		g, ok := l.gates[n]
+		if ok && g.Tree != "" && g.Fingerprint != verdict.AnyChange && g.Tree != tree {
+			problems = append(problems, fmt.Sprintf("gate %s judged tree %s", n, shortHash(g.Tree)))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("the commit would hold tree %s, which no gate judged: %s", shortHash(tree), strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// sortedNodes are the gates promotion waits for and the gates that ran,
+// sorted; l.mu is held.
+func (l *Ledger) sortedNodes() []string {
+	nodes := map[string]bool{}
+	for _, n := range l.required {
+		nodes[n] = true
+	}
+	for n := range l.gates {
+		nodes[n] = true
+	}
+	names := make([]string, 0, len(nodes))
+	for n := range nodes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func shortHash(h string) string { return h[:min(len(h), 12)] }

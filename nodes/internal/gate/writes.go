@@ -20,14 +20,10 @@ type stamp struct {
 	mode      fs.FileMode
 }
 
-// stamps records every entry the run has written: the overlay's upper
-// layer, or the whole copy when the workspace is one. Paths under .git are
-// left out, as Changes leaves them out.
-func stamps(w *workspace.Workspace) (map[string]stamp, error) {
-	root := w.Box.Upper()
-	if root == "" {
-		root = w.Box.Merged()
-	}
+// stamps records every entry of a workspace's written layer: an
+// overlay's upper layer, or the whole copy when the workspace is one.
+// Paths under .git are left out, as Changes leaves them out.
+func stamps(root string) (map[string]stamp, error) {
 	out := map[string]stamp{}
 	if root == "" {
 		return out, nil
@@ -55,17 +51,26 @@ func stamps(w *workspace.Workspace) (map[string]stamp, error) {
 	return out, err
 }
 
+// written is the run box's written layer.
+func written(w *workspace.Workspace) string {
+	if up := w.Box.Upper(); up != "" {
+		return up
+	}
+	return w.Box.Merged()
+}
+
 // wsState is the workspace as a gate found it.
 type wsState struct {
-	fp     string
-	stamps map[string]stamp
+	fp      string
+	stamps  map[string]stamp
+	changes []sandbox.Change
 	// toolchain are the Go toolchain's bookkeeping files a gate's go
 	// command may update (workspace.ToolchainFiles).
 	toolchain map[string]bool
 }
 
 func observe(w *workspace.Workspace) (wsState, error) {
-	st, err := stamps(w)
+	st, err := stamps(written(w))
 	if err != nil {
 		return wsState{}, fmt.Errorf("read the workspace's state: %w", err)
 	}
@@ -78,7 +83,7 @@ func observe(w *workspace.Workspace) (wsState, error) {
 		return wsState{}, err
 	}
 	fp, err := w.FingerprintOf(changes)
-	return wsState{fp: fp, stamps: st, toolchain: tc}, err
+	return wsState{fp: fp, stamps: st, changes: changes, toolchain: tc}, err
 }
 
 // changedSince lists the entries written since before; directories end

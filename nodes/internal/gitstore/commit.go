@@ -155,19 +155,10 @@ func (p *Repo) rebuild(treeHash plumbing.Hash, d *dirChange) (plumbing.Hash, boo
 			entries[e.Name] = e
 		}
 	}
-	for name, c := range d.files {
-		if c.Deleted {
-			if e, ok := entries[name]; ok && e.Mode != filemode.Dir {
-				delete(entries, name)
-			}
-			continue
-		}
-		h, mode, err := p.blob(c)
-		if err != nil {
-			return plumbing.ZeroHash, false, err
-		}
-		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: h}
-	}
+	// Directories first: a directory the change replaced by a file shows
+	// as the file and the deletions below it, and the file must win over
+	// the emptied directory (a file replaced by a directory shows no
+	// deletion of the file, and a deleted file never removes a directory).
 	for name, sub := range d.dirs {
 		var subTree plumbing.Hash
 		if e, ok := entries[name]; ok && e.Mode == filemode.Dir {
@@ -183,11 +174,27 @@ func (p *Repo) rebuild(treeHash plumbing.Hash, d *dirChange) (plumbing.Hash, boo
 			entries[name] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}
 		}
 	}
+	for name, c := range d.files {
+		if c.Deleted {
+			if e, ok := entries[name]; ok && e.Mode != filemode.Dir {
+				delete(entries, name)
+			}
+			continue
+		}
+		h, mode, err := p.blob(c)
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		entries[name] = object.TreeEntry{Name: name, Mode: mode, Hash: h}
+	}
 	list := make([]object.TreeEntry, 0, len(entries))
 	for _, e := range entries {
 		list = append(list, e)
 	}
 	sort.Sort(object.TreeEntrySorter(list))
+	if err := foldCollision(list, d); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
 	t := &object.Tree{Entries: list}
 	obj := &plumbing.MemoryObject{}
 	if err := t.Encode(obj); err != nil {

@@ -169,3 +169,23 @@ func TestCommitWithoutIgnoreFiles(t *testing.T) {
 		t.Fatal("a scratch tree was left behind")
 	}
 }
+
+// TestCommitReplacedDirectory: a directory the change replaced by a file
+// (and a file replaced by a directory) commits as git add -A commits it.
+// The file was lost before: the emptied directory was rebuilt after it.
+func TestCommitReplacedDirectory(t *testing.T) {
+	f := newIgnoreFixture(t, map[string]string{"d/x.go": "package d\n", "f": "file\n"}, nil, func(dir string) {
+		os.RemoveAll(filepath.Join(dir, "d"))
+		os.Remove(filepath.Join(dir, "f"))
+		write(t, dir, map[string]string{"d": "now a file\n", "f/inner.go": "package f\n"})
+	})
+	sig := object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(0, 0).UTC()}
+	c, err := f.p.CommitChange(f.p.Base(), f.changes, "replace\n", sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if oracle := f.oracle(t); c.TreeHash.String() != oracle {
+		ours, _ := gitfixture.Git(f.merged, "ls-tree", "-r", c.TreeHash.String())
+		t.Fatalf("the commit's tree is not git add -A's %s:\n%s", oracle, ours)
+	}
+}

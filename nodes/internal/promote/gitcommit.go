@@ -3,6 +3,7 @@ package promote
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/sandgate/sandgate/internal/termtext"
 	"io"
@@ -126,7 +127,11 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 		return &runtime.Result{Outcome: runtime.OutcomeFail, Feedback: noChange(ignored), Reason: "empty change",
 			Outputs: ignoredOutputs(map[string]any{"commit": "", "branch": branch}, ignored)}, nil
 	}
-	rec, err := g.commitOn(w, p, branch, changes, kept, ignored, msg)
+	rec, err := g.commitOn(pr, p, branch, kept, ignored, msg)
+	var notJudged errNotJudged
+	if errors.As(err, &notJudged) {
+		return Refuse(err), nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +143,8 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 // there if any, and records it. When that previous commit already holds
 // the same tree (a resumed run committing again) it is kept, so a push
 // stays a no-op.
-func (g *GitCommit) commitOn(w *workspace.Workspace, p *gitstore.Repo, branch string, changes, kept []sandbox.Change, ignored []string, msg string) (*commitRecord, error) {
+func (g *GitCommit) commitOn(pr *Promotable, p *gitstore.Repo, branch string, kept []sandbox.Change, ignored []string, msg string) (*commitRecord, error) {
+	w, changes := pr.Workspace, pr.Changes
 	parent, attempt := p.Base(), 1
 	prev, err := LastCommit(w.RunDir)
 	if err == nil && prev.Branch == branch {
@@ -150,6 +156,10 @@ func (g *GitCommit) commitOn(w *workspace.Workspace, p *gitstore.Repo, branch st
 	if err != nil {
 		return nil, err
 	}
+	// The gates judged a tree; the commit holds that tree or none.
+	if err := pr.RequireTree(c.TreeHash.String()); err != nil {
+		return nil, errNotJudged{err}
+	}
 	if prev != nil && prev.Branch == branch && prev.Tree == c.TreeHash.String() {
 		return &commitRecord{Committed: *prev, allIgnored: c.Ignored}, nil
 	}
@@ -158,6 +168,11 @@ func (g *GitCommit) commitOn(w *workspace.Workspace, p *gitstore.Repo, branch st
 		Ignored: c.Ignored[:min(len(c.Ignored), maxIgnoredListed)], IgnoredCount: len(c.Ignored)}, allIgnored: c.Ignored}
 	return rec, recordCommit(w, p, rec.Committed)
 }
+
+// errNotJudged is a commit whose tree no gate judged.
+type errNotJudged struct{ error }
+
+func (e errNotJudged) Unwrap() error { return e.error }
 
 // commitRecord is a recorded commit and the full list of ignored paths.
 type commitRecord struct {

@@ -68,8 +68,17 @@ func (pr *Promotable) check(needCommit bool) error {
 	if cand.TreeHash.String() != pr.Commit.Tree {
 		return fmt.Errorf("the workspace changed after commit %s: commit again after the gates pass", pr.Commit.Commit[:12])
 	}
+	if err := pr.RequireTree(pr.Commit.Tree); err != nil {
+		return err
+	}
 	pr.Repo = p
 	return nil
+}
+
+// RequireTree refuses a tree other than the one the gates judged (see
+// gate.Ledger.RequireTree).
+func (pr *Promotable) RequireTree(tree string) error {
+	return pr.ledger.RequireTree(tree)
 }
 
 // Refuse is what a promotion node returns when the verdict does not allow

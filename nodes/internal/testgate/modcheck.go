@@ -25,9 +25,10 @@ import (
 // A change may touch them only as Go itself would: vendor/ must be what
 // go mod vendor makes from modules that go.sum verifies, and no go.sum
 // line may give a published module version a new checksum. The harness
-// regenerates vendor/ in a fresh box (FreshBox), whose module cache is the
-// host's under a layer no command of the run wrote: the run's own box may
-// hold a module cache the agent's commands rewrote to match a fake.
+// regenerates vendor/ in a fresh box built from the candidate
+// (gate.FreshBox), whose module cache is the host's under a layer no
+// command wrote: the agent's box may hold a module cache its commands
+// rewrote to match a fake, and the judge box one the change's tests did.
 
 // modRoots are the module roots whose modules the change touches.
 type modRoots struct {
@@ -122,7 +123,7 @@ func (t *Test) moduleChecks(ctx context.Context, w *workspace.Workspace, v *chan
 	if len(r.verify) == 0 && (len(r.vendor) == 0 || t.allowVendorPatches) {
 		return out, nil
 	}
-	box, closeBox, err := gate.FreshBox(ctx, w, nil)
+	box, closeBox, err := gate.FreshBox(ctx, w)
 	if err != nil {
 		return nil, fmt.Errorf("check the change's modules: %w", err)
 	}

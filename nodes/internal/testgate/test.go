@@ -84,9 +84,9 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 		return nil, err
 	}
 	// One reading of the change serves the canaries and the checks: the
-	// gate holds the box quiet, and a command that changes the workspace
-	// fails the gate anyway (see verdict), so it is the change judged.
-	changes, err := w.Changes()
+	// candidate the judge box holds (ignored files left out), captured
+	// while the gate holds the run's box.
+	changes, err := gate.JudgedChanges(ctx, w)
 	if err != nil {
 		return nil, fmt.Errorf("read the change for the test gate: %w", err)
 	}
