@@ -106,6 +106,10 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 			b.Close()
 			return nil, fmt.Errorf("sandbox: seed the workspace: %w: %s", err, strings.TrimSpace(string(out)))
 		}
+		if err := markCopiedUp(d.path(diskUpper), o.Snapshot); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("sandbox: seed the workspace: %w", err)
+		}
 	}
 	if o.Snapshot != "" && o.NoOverlay {
 		if err := b.useCopy(ctx); err != nil {

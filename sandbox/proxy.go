@@ -43,7 +43,9 @@ type Proxy struct {
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
 	// AuditLog receives one squid-format line per decision.
 	AuditLog io.Writer
-	// OnAlert is called for every alert.
+	// OnAlert is called for every alert, one call at a time: the box's
+	// commands are refused at once on several connections, and a callback
+	// writing to a terminal or a log need not lock.
 	OnAlert func(Alert)
 
 	// dial and ifaceAddrs replace the dialer and net.InterfaceAddrs in
@@ -52,7 +54,8 @@ type Proxy struct {
 	ifaceAddrs func() ([]netip.Addr, error)
 
 	ln        net.Listener
-	mu        sync.Mutex
+	mu        sync.Mutex // the audit log's
+	alertMu   sync.Mutex // OnAlert's
 	wg        sync.WaitGroup
 	done      chan struct{}
 	closeOnce sync.Once
@@ -282,6 +285,8 @@ func (p *Proxy) alertIfSuspicious(method, host, path string) {
 
 func (p *Proxy) alert(a Alert) {
 	if p.OnAlert != nil {
+		p.alertMu.Lock()
+		defer p.alertMu.Unlock()
 		p.OnAlert(a)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sandgate/sandgate/runtime"
@@ -204,4 +205,52 @@ func hiddenResult(in *runtime.Input, res *runtime.Result, names bool) (*runtime.
 	}
 	out.Artifacts = []string{"verify.json"}
 	return out, nil
+}
+
+// heldOutRemoved takes back into now what the harness's own removal of
+// the held-out tests changed in the judge box's workspace (the test
+// gate's canary plan deletes them once their binaries are built, so the
+// code under test cannot read them): each held-out file gone, and the
+// directory it was in when that directory is the same one, with the same
+// mode, holding exactly what it held less the removed files. Anything
+// else written there, or a held-out file that is still present but
+// changed, stays a write. What this cannot tell from the removal is a
+// file created and deleted again in such a directory while the gate ran.
+func heldOutRemoved(start, now map[string]stamp, heldOut []string) {
+	removed := map[string]bool{}
+	dirs := map[string]bool{}
+	for _, f := range heldOut {
+		if _, was := start[f]; !was {
+			continue
+		}
+		if _, is := now[f]; !is {
+			removed[f] = true
+			dirs[path.Dir(f)] = true
+		}
+	}
+	if len(removed) == 0 {
+		return
+	}
+	entries := func(m map[string]stamp, skip map[string]bool) map[string][]string {
+		out := map[string][]string{}
+		for p := range m {
+			if d := path.Dir(p); dirs[d] && p != "." && !skip[p] {
+				out[d] = append(out[d], p)
+			}
+		}
+		for _, e := range out {
+			slices.Sort(e)
+		}
+		return out
+	}
+	before, after := entries(start, removed), entries(now, nil)
+	for d := range dirs {
+		b, a := start[d], now[d]
+		if b.ino == a.ino && b.mode == a.mode && slices.Equal(before[d], after[d]) {
+			now[d] = b
+		}
+	}
+	for f := range removed {
+		now[f] = start[f]
+	}
 }

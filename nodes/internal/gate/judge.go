@@ -98,6 +98,8 @@ type judge struct {
 	w      *workspace.Workspace
 	cand   *Candidate
 	hidden string // held-out tests laid over the candidate, "" for none
+	// heldOut are the held-out tests' paths in the workspace.
+	heldOut []string
 
 	mu      sync.Mutex
 	box     *sandbox.Box
@@ -133,6 +135,9 @@ func (j *judge) boxFor(ctx context.Context) (*sandbox.Box, error) {
 		}
 		if j.err == nil {
 			j.start, j.err = stamps(j.root)
+		}
+		if j.err == nil && j.hidden != "" {
+			j.heldOut, j.err = HiddenFiles(j.hidden)
 		}
 		if j.err != nil {
 			j.err = fmt.Errorf("the judge box: %w", j.err)
@@ -171,6 +176,7 @@ func (j *judge) changed() (out, toolchain []string, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the judge box's workspace: %w", err)
 	}
+	heldOutRemoved(j.start, now, j.heldOut)
 	out, toolchain = wsState{stamps: now, toolchain: j.toolchain}.changedSince(wsState{stamps: j.start, toolchain: j.toolchain})
 	return j.classify(out), toolchain, nil
 }

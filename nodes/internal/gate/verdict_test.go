@@ -185,7 +185,7 @@ nodes:
     on_fail: snoop
   snoop:
     type: shell
-    run: "grep -rl -e Xyz''zy -e plu''gh /tmp $HOME /work 2>/dev/null; ls -a /tmp $HOME /work; true"
+    run: "find /tmp $HOME /work -path $HOME/.cache/go-build -prune -o -path $HOME/go/pkg/mod -prune -o -type f -print0 2>/dev/null | xargs -0r grep -l -e Xyz''zy -e plu''gh; ls -a /tmp $HOME /work; true"
     next: done
   done: {type: succeed}
 `
@@ -194,6 +194,11 @@ nodes:
 // Held-out tests run where nothing later can see them: code under test
 // copies them to /tmp and home, a later shell node looks, and neither the
 // agent's feedback nor the run's records hold their names or source.
+// The look leaves out the build and module caches mounted under home:
+// they are the host's (tens of GB on a busy machine; reading them took
+// longer than the run may), and the judge box's copy-on-write layers over
+// them are thrown away with it (the cache attacks in cmd/sandgate's
+// judge_attack_test.go show nothing written there reaches a later box).
 func TestHiddenTestsStayHidden(t *testing.T) {
 	repo := nodetest.SeedRepo(t)
 	sum := nodetest.NewHarness(t, repo).Run(t, hiddenBlueprint(hiddenDir(t, nil), ""), nil)

@@ -192,6 +192,9 @@ func (p *Repo) rebuild(treeHash plumbing.Hash, d *dirChange) (plumbing.Hash, boo
 		list = append(list, e)
 	}
 	sort.Sort(object.TreeEntrySorter(list))
+	if err := foldCollision(list, d); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
 	t := &object.Tree{Entries: list}
 	obj := &plumbing.MemoryObject{}
 	if err := t.Encode(obj); err != nil {
