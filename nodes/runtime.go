@@ -44,6 +44,9 @@ type Config struct {
 	// Caches are host caches shown copy-on-write in the box. Nil means
 	// GoCaches (builds start warm); an empty, non-nil slice means none.
 	Caches []sandbox.Cache
+	// ColdBuilds turns warm builds off (EnvOptions.ColdBuilds): no warm
+	// box compiles the base commit into the harness's build cache.
+	ColdBuilds bool
 	// OnAlert receives the egress proxy's alerts.
 	OnAlert func(sandbox.Alert)
 	// PermitAddrs, Limits, ReadOnly and MaxChangeBytes are as in
@@ -78,7 +81,7 @@ func (c Config) EnvOptions() EnvOptions {
 	}
 	return EnvOptions{Repo: c.Repo, Rev: c.Rev, CacheDir: c.CacheDir, AllowUnconfined: c.AllowUnconfined,
 		AllowEnv: c.AllowEnv, OnAlert: c.OnAlert, PermitAddrs: c.PermitAddrs, Limits: c.Limits,
-		ReadOnly: c.ReadOnly, Caches: caches, MaxChangeBytes: c.MaxChangeBytes}
+		ReadOnly: c.ReadOnly, Caches: caches, ColdBuilds: c.ColdBuilds, MaxChangeBytes: c.MaxChangeBytes}
 }
 
 // Environment is the Prepare hook of c's sandboxed workspace; engines that

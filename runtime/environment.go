@@ -33,3 +33,14 @@ type Environment struct {
 // Prepare builds a run's environment. runDir is the run's directory; the
 // environment may keep state there so a resumed run finds it again.
 type Prepare func(ctx context.Context, runDir string, bp *blueprint.Blueprint, resume bool) (*Environment, error)
+
+type inputsKey struct{}
+
+// RunInputs are the inputs (defaults filled in) of the run whose
+// environment ctx prepares: the Prepare hook's context carries them, so an
+// environment can size what it sets up to the task (the packages a warm
+// build compiles). It is nil in any other context.
+func RunInputs(ctx context.Context) map[string]any {
+	m, _ := ctx.Value(inputsKey{}).(map[string]any)
+	return m
+}

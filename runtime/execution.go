@@ -34,6 +34,9 @@ type execution struct {
 	wg      sync.WaitGroup
 	started time.Time
 	final   *Event
+	// inputs are a new run's inputs, defaults filled in, before its first
+	// event gives them to the scheduler (the Prepare hook sees them).
+	inputs map[string]any
 
 	tracer   trace.Tracer
 	traceCtx context.Context
@@ -283,7 +286,11 @@ func (x *execution) prepare(ctx context.Context, resume bool) error {
 		return nil
 	}
 	start := time.Now()
-	ctx = x.withNotes(ctx, "", 0)
+	inputs := x.inputs
+	if inputs == nil {
+		inputs = x.sched.inputs // a resumed run's, from its journal
+	}
+	ctx = context.WithValue(x.withNotes(ctx, "", 0), inputsKey{}, inputs)
 	Notef(ctx, "setting up the workspace")
 	env, err := x.rt.Prepare(secrets.NewContext(ctx, x.redact), x.dir, x.bp, resume)
 	x.stage("workspace", start, err)

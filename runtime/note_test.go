@@ -72,3 +72,29 @@ func TestNotes(t *testing.T) {
 	// Outside a run, or with a plain observer, Notef is a no-op.
 	runtime.Notef(context.Background(), "nobody listens")
 }
+
+// TestRunInputs: the Prepare hook sees the run's inputs with the
+// blueprint's defaults filled in, before the run's first event; any
+// other context has none.
+func TestRunInputs(t *testing.T) {
+	reg := runtime.NewRegistry()
+	bp, err := reg.Parse("i.yaml", []byte("version: 1\nname: i\ninputs:\n  task: {required: true}\n  packages: {default: ./...}\nstart: done\nnodes:\n  done: {type: succeed}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen map[string]any
+	rt := &runtime.Runtime{Registry: reg, RunsDir: t.TempDir(),
+		Prepare: func(ctx context.Context, dir string, bp *blueprint.Blueprint, resume bool) (*runtime.Environment, error) {
+			seen = runtime.RunInputs(ctx)
+			return &runtime.Environment{}, nil
+		}}
+	if _, err := rt.Run(t.Context(), bp, runtime.RunOptions{Workspace: t.TempDir(), Inputs: map[string]any{"task": "fix it"}}); err != nil {
+		t.Fatal(err)
+	}
+	if seen["task"] != "fix it" || seen["packages"] != "./..." || len(seen) != 2 {
+		t.Fatalf("Prepare saw inputs %v, want task and the default packages", seen)
+	}
+	if got := runtime.RunInputs(context.Background()); got != nil {
+		t.Fatalf("RunInputs outside a Prepare hook = %v", got)
+	}
+}

@@ -155,6 +155,7 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 		return nil, err
 	}
 	x.stage("validate", validateStart, nil)
+	x.inputs = withDefaults(bp, inputs)
 	if err := x.prepare(ctx, false); err != nil {
 		// Nothing ran: leave no half-made run behind.
 		err = x.abort(err)

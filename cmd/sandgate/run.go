@@ -52,6 +52,7 @@ type runFlags struct {
 	runsDir          string
 	format           *string
 	allowUnsandboxed bool
+	coldBuilds       bool
 	model            string
 	record           string
 	baseURL          string
@@ -72,6 +73,7 @@ func (rf *runFlags) register(fs *flagSet) {
 	fs.StringVar(&rf.runsDir, "runs-dir", "", "directory holding run directories (default $XDG_STATE_HOME/sandgate/<repo>-<hash>/runs, outside the work tree)")
 	rf.format = fs.format("text", "json")
 	fs.BoolVar(&rf.allowUnsandboxed, "allow-unsandboxed", false, "let blueprints with sandbox.isolation: none run commands unconfined")
+	fs.BoolVar(&rf.coldBuilds, "cold-builds", false, "do not warm the harness's Go build cache for the run's commit (every box then compiles what the host has not built)")
 	fs.StringVar(&rf.model, "model", "", "model for every agent node: a model name, script:FILE or replay:FILE")
 	fs.StringVar(&rf.record, "record", "", "append every model exchange to FILE, for replay:FILE later")
 	fs.StringVar(&rf.baseURL, "base-url", "", "OpenAI-compatible endpoint of every agent node (default $OPENAI_BASE_URL, then OpenAI)")
@@ -98,7 +100,7 @@ func (rf *runFlags) redactor(creds []string) *secrets.Redactor {
 func (rf *runFlags) config(repo, rev string) nodes.Config {
 	return nodes.Config{RunsDir: rf.runsDir, Repo: repo, Rev: rev,
 		Agent:    agent.Options{Model: rf.model, Record: rf.record, BaseURL: rf.baseURL, APIKeyEnv: rf.apiKeyEnv, Prices: rf.priceTab},
-		AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints, ReviewDir: rf.reviewDir, AllowUnconfined: rf.allowUnsandboxed}
+		AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints, ReviewDir: rf.reviewDir, AllowUnconfined: rf.allowUnsandboxed, ColdBuilds: rf.coldBuilds}
 }
 
 // registry loads blueprints with the flags' allowances.

@@ -23,6 +23,7 @@ type runSettings struct {
 	AllowEnv         []string `json:"allow_env,omitempty"`
 	AllowEndpoints   []string `json:"allow_endpoints,omitempty"`
 	AllowUnsandboxed bool     `json:"allow_unsandboxed,omitempty"`
+	ColdBuilds       bool     `json:"cold_builds,omitempty"`
 }
 
 // settings records the flags, with paths made absolute (the agent finds
@@ -31,7 +32,7 @@ type runSettings struct {
 func (rf *runFlags) settings(blueprintFile string) runSettings {
 	return runSettings{Model: absModel(rf.model, blueprintFile), Record: absPath(rf.record), BaseURL: rf.baseURL,
 		APIKeyEnv: rf.apiKeyEnv, Prices: absPath(rf.prices), AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints,
-		AllowUnsandboxed: rf.allowUnsandboxed}
+		AllowUnsandboxed: rf.allowUnsandboxed, ColdBuilds: rf.coldBuilds}
 }
 
 // carryOn fills every flag not given on this command line from what the
@@ -59,6 +60,9 @@ func (rf *runFlags) carryOn(dir string) error {
 	}
 	if !rf.given["allow-unsandboxed"] {
 		rf.allowUnsandboxed = s.AllowUnsandboxed
+	}
+	if !rf.given["cold-builds"] {
+		rf.coldBuilds = s.ColdBuilds
 	}
 	return nil
 }

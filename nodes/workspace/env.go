@@ -45,6 +45,13 @@ type Options struct {
 	ReadOnly []string
 	// Caches are host caches shown copy-on-write in the box (see GoCaches).
 	Caches []sandbox.Cache
+	// ColdBuilds turns warm builds off: with a Go build cache among
+	// Caches, each run otherwise warms a build cache of the repository's
+	// own, once per base commit, beneath the user's (see warm.go).
+	ColdBuilds bool
+	// WarmMaxBytes is the size at which a repository's warm build cache
+	// is emptied and refilled (WarmMaxBytes when zero).
+	WarmMaxBytes int64
 	// MaxChangeBytes caps the bytes a change may hold: every added or
 	// modified file at its apparent size (sparse files count in full)
 	// plus link targets. Promotion fails beyond it, naming the biggest
@@ -118,7 +125,8 @@ func (w *Workspace) start(ctx context.Context, o Options, bp *blueprint.Blueprin
 	}
 	policy := SandboxPolicy(bp.Sandbox)
 	disk := policy.Limits.DiskBytes // the blueprint's sandbox.disk
-	policy.Limits, policy.ReadOnly, policy.Caches = o.Limits, o.ReadOnly, o.Caches
+	policy.Limits, policy.ReadOnly = o.Limits, o.ReadOnly
+	policy.Caches = w.warmCaches(ctx, o, bp, o.Caches)
 	if policy.Limits.DiskBytes == 0 {
 		policy.Limits.DiskBytes = disk
 	}

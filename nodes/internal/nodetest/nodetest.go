@@ -115,7 +115,11 @@ func NewHarnessWith(t testing.TB, repo string, o nodes.Options) *Harness {
 	return &Harness{Repo: repo, RT: &runtime.Runtime{
 		Registry: nodes.NewRegistryWith(o),
 		RunsDir:  t.TempDir(),
-		Prepare:  nodes.Environment(nodes.EnvOptions{Repo: repo, CacheDir: t.TempDir(), Caches: nodes.GoCaches()}),
+		// Cold builds: these tests judge nodes and gates, and a warm box per
+		// run would add its start and two go commands to each of hundreds
+		// of runs. Warm builds have tests of their own (nodes/workspace),
+		// the judge box's included, and the CLI's tests run with them.
+		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, CacheDir: t.TempDir(), Caches: nodes.GoCaches(), ColdBuilds: true}),
 	}}
 }
 
