@@ -180,9 +180,7 @@ func formatImage(path string, size int64, root string) error {
 		os.Remove(path)
 		return fmt.Errorf("%w: the disk limit needs mkfs.ext4 (Debian package e2fsprogs): %w", ErrUnavailable, err)
 	}
-	// No reserved blocks: the box gets the whole limit. Lazy init keeps
-	// the image sparse and mkfs fast.
-	args := []string{"-q", "-F", "-m", "0", "-E", mkfsExtended}
+	args := append([]string{"-q", "-F"}, mkfsOptions...)
 	if root != "" {
 		args = append(args, "-d", root)
 	}
