@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -272,5 +273,58 @@ func TestFailClosed(t *testing.T) {
 		} else {
 			t.Logf("%s: %v", what, err)
 		}
+	}
+}
+
+// TestAttackWriteReadOnlySubmount: a directory shown read-only is
+// read-only all the way down, mounts below it included, even where the
+// files' permissions would let the commands write.
+func TestAttackWriteReadOnlySubmount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting the host submount needs root")
+	}
+	// Not under /tmp: the box's own /tmp would hide it.
+	dir, err := os.MkdirTemp("/var/tmp", "sandgate-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	if err := syscall.Mount("tmpfs", sub, "tmpfs", 0, "mode=1777,size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Unmount(sub, syscall.MNT_DETACH) })
+	for _, f := range []string{filepath.Join(dir, "open"), filepath.Join(sub, "open")} {
+		os.WriteFile(f, []byte("shown\n"), 0o666)
+		os.Chmod(f, 0o666)
+	}
+	os.Chmod(dir, 0o777)
+	b, _ := newBox(t, sandbox.Policy{ReadOnly: []string{dir}})
+	if res := sh(t, b, "cat "+sub+"/open"); string(res.Output) != "shown\n" {
+		t.Fatalf("the submount is not shown in the box: %q", res.Output)
+	}
+	// Landlock stops these writes as well; the mounts themselves must be
+	// read-only too (the layer under it), the submount included.
+	res := sh(t, b, "cat /proc/self/mountinfo")
+	var shown int
+	for _, l := range strings.Split(string(res.Output), "\n") {
+		if f := strings.Fields(l); len(f) > 5 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			shown++
+			if !strings.HasPrefix(f[5], "ro,") && f[5] != "ro" {
+				t.Errorf("BREACH: %s is mounted %s in the box", f[4], f[5])
+			}
+		}
+	}
+	if shown != 2 {
+		t.Errorf("want the directory and its submount in the box's mount table, found %d:\n%s", shown, res.Output)
+	}
+	for what, script := range map[string]string{
+		"append to a world-writable file":       "echo x >> " + dir + "/open",
+		"create in a world-writable directory":  "touch " + dir + "/pwned",
+		"append to a file on the submount":      "echo x >> " + sub + "/open",
+		"create on the world-writable submount": "touch " + sub + "/pwned",
+	} {
+		mustFail(t, b, what, script)
 	}
 }

@@ -16,10 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // outputBytes is the capture cap of one command.
@@ -52,8 +49,11 @@ type Box struct {
 	unconfined bool
 	// copyDir is the private workspace copy when no overlay is used.
 	copyDir string
-	// disk holds everything the box writes, within the disk limit.
-	disk *disk
+	// disk holds everything the box writes, within the disk limit; it
+	// is made while init starts (see startDisk).
+	disk    *disk
+	diskc   chan diskResult
+	diskErr error
 	// caches are the caches mounted, in the order init mounts them.
 	caches []Cache
 }
@@ -91,22 +91,21 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		b.layers = []string{"NONE: commands run unconfined on the host (isolation: none)"}
 		return b, nil
 	}
-	d, err := openDisk(o.StateDir, b.limits.DiskBytes)
-	if err != nil {
+	if o.Seed != "" && (o.Snapshot == "" || o.NoOverlay) {
 		b.Close()
-		return nil, err
+		return nil, errors.New("sandbox: Options.Seed needs a Snapshot and an overlay")
 	}
-	b.disk = d
+	b.startDisk(o.StateDir, b.limits.DiskBytes)
 	if o.Seed != "" {
-		if o.Snapshot == "" || o.NoOverlay {
+		if err := b.awaitDisk(); err != nil {
 			b.Close()
-			return nil, errors.New("sandbox: Options.Seed needs a Snapshot and an overlay")
+			return nil, err
 		}
-		if out, err := exec.CommandContext(ctx, "cp", "-a", "--", o.Seed+"/.", d.path(diskUpper)).CombinedOutput(); err != nil {
+		if out, err := exec.CommandContext(ctx, "cp", "-a", "--", o.Seed+"/.", b.disk.path(diskUpper)).CombinedOutput(); err != nil {
 			b.Close()
 			return nil, fmt.Errorf("sandbox: seed the workspace: %w: %s", err, strings.TrimSpace(string(out)))
 		}
-		if err := markCopiedUp(d.path(diskUpper), o.Snapshot); err != nil {
+		if err := markCopiedUp(b.disk.path(diskUpper), o.Snapshot); err != nil {
 			b.Close()
 			return nil, fmt.Errorf("sandbox: seed the workspace: %w", err)
 		}
@@ -117,7 +116,7 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 			return nil, err
 		}
 	}
-	err = b.startInit(ctx)
+	err := b.startInit(ctx)
 	if err != nil && b.opts.Snapshot != "" && b.copyDir == "" && strings.Contains(err.Error(), "mount overlay workspace") {
 		// The kernel refused an overlay in a user namespace: copy the
 		// snapshot instead. Slower (one file created per file), same result.
@@ -137,6 +136,9 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 
 // useCopy switches the workspace to a private copy of the snapshot.
 func (b *Box) useCopy(ctx context.Context) error {
+	if err := b.awaitDisk(); err != nil {
+		return err
+	}
 	dst := b.disk.path(diskCopy)
 	if _, err := os.Stat(dst); err != nil {
 		out, err := exec.CommandContext(ctx, "cp", "-a", b.opts.Snapshot, dst).CombinedOutput()
@@ -164,119 +166,6 @@ func (b *Box) stop() error {
 		b.cg = nil
 	}
 	return err
-}
-
-func (b *Box) startInit(ctx context.Context) error {
-	sock, child, err := newChannel()
-	if err != nil {
-		return err
-	}
-	b.sock = sock
-	defer child.Close()
-	// Relative paths are on the box's disk (see attachDisk).
-	s := &setup{Root: filepath.Join(b.opts.StateDir, "root"), Workspace: b.opts.Workspace,
-		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: diskCaches, NestedUser: !rootHarness()}
-	if b.copyDir != "" {
-		s.Workspace = diskCopy
-	}
-	s.Caches = presentCaches(b.opts.Policy.Caches)
-	b.caches = s.Caches
-	if err := os.MkdirAll(s.Root, 0o755); err != nil {
-		return err
-	}
-	if b.opts.Snapshot != "" && b.copyDir == "" {
-		s.Lower, s.Upper, s.OvlWork = b.opts.Snapshot, diskUpper, diskOvlWork
-		// The overlay's root takes its owner from the upper directory.
-		if err := handOver(b.disk.path(diskUpper)); err != nil {
-			return err
-		}
-	}
-	ws := b.opts.Workspace
-	if s.Lower != "" {
-		ws = s.Lower
-	}
-	if err := handOver(ws); err != nil {
-		return err
-	}
-	if b.opts.Snapshot != "" {
-		s.Objects = storeObjects(b.opts.Snapshot)
-	} else {
-		s.Objects = storeObjects(b.opts.Workspace)
-	}
-	if b.opts.Policy.Network == NetworkAllowlist {
-		if b.opts.ProxySocket == "" {
-			return fmt.Errorf("%w: network allowlist needs the harness proxy, and none is running", ErrUnavailable)
-		}
-		s.ProxySock = b.opts.ProxySocket
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	cg, err := newCgroups(b.limits)
-	if err != nil {
-		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
-	}
-	b.cg = cg
-	// init moves each command into the commands' cgroup through this fd.
-	procs, err := os.OpenFile(cg.cmdProcs, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
-	}
-	defer procs.Close()
-	// On cgroup v1 each command thread joins the commands' cgroup before
-	// it forks (through this fd), so no child is ever born outside it.
-	// (and the commands' memory cgroup, which they leave again once the
-	// command has started: see commandMemory).
-	tasks := []*os.File{procs, procs, procs}
-	if !cg.v2 {
-		for i, p := range []string{filepath.Join(filepath.Dir(cg.cmdProcs), "tasks"), cg.cmdMemTasks, cg.memTasks} {
-			if tasks[i], err = os.OpenFile(p, os.O_WRONLY, 0); err != nil {
-				return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
-			}
-			defer tasks[i].Close()
-		}
-	}
-	s.CgroupV1 = !cg.v2
-	b.cmd = exec.Command(self)
-	b.cmd.Args = []string{"sandgate-box-init"}
-	b.cmd.Env = []string{roleEnv + "=init"}
-	boxDisk, err := b.disk.forBox()
-	if err != nil {
-		return err
-	}
-	defer boxDisk.Close()
-	b.cmd.ExtraFiles = append([]*os.File{child, procs, boxDisk}, tasks...) // fds 3, 4, diskFD, tasksFD…
-	b.initLog = &lockedWriter{}
-	b.cmd.Stderr = b.initLog
-	uids, gids := boxIDMaps()
-	b.cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
-			unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP,
-		UidMappings: uids, GidMappings: gids,
-		// Init drops the commands' supplementary groups; only a privileged
-		// harness may allow setgroups in the box.
-		GidMappingsEnableSetgroups: rootHarness(),
-		Pdeathsig:                  syscall.SIGKILL,
-	}
-	if err := b.cmd.Start(); err != nil {
-		return fmt.Errorf("%w: cannot create namespaces: %w (user namespaces may be disabled: check /proc/sys/user/max_user_namespaces)", ErrUnavailable, err)
-	}
-	if err := cg.add(b.cmd.Process.Pid); err != nil {
-		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
-	}
-	b.enc = json.NewEncoder(b.sock)
-	go b.readLoop()
-	resp, err := b.call(ctx, request{Setup: s}, 30*time.Second)
-	if err != nil {
-		return err
-	}
-	if resp.Error != "" {
-		return fmt.Errorf("%w: %s", ErrUnavailable, resp.Error)
-	}
-	b.layers = append([]string{"user, mount, PID, network, IPC, UTS and cgroup namespaces"}, resp.Layers...)
-	b.layers = append(b.layers, cg.describe())
-	return nil
 }
 
 // readLoop hands each response to the request waiting for it. Bytes from
@@ -492,7 +381,9 @@ func (b *Box) Close() error {
 	}
 	b.closed = true
 	b.mu.Unlock()
-	errs := []error{b.stop(), b.disk.close()}
+	errs := []error{b.stop()}
+	_ = b.awaitDisk() // a box that failed to start may still be making it
+	errs = append(errs, b.disk.close())
 	if b.audit != nil {
 		errs = append(errs, b.audit.close())
 	}

@@ -48,7 +48,8 @@ import (
 // killed), the kernel unmounts it and the loop device detaches itself
 // (LO_FLAGS_AUTOCLEAR): nothing is left on the host but the image file.
 
-// diskFD is the fd number of the disk mount in init.
+// diskFD is the fd number in init of the socket its disk comes through
+// (see handDisk).
 const diskFD = 5
 
 // disk is the box's size-limited filesystem, open in the harness.
@@ -180,9 +181,7 @@ func formatImage(path string, size int64, root string) error {
 		os.Remove(path)
 		return fmt.Errorf("%w: the disk limit needs mkfs.ext4 (Debian package e2fsprogs): %w", ErrUnavailable, err)
 	}
-	// No reserved blocks: the box gets the whole limit. Lazy init keeps
-	// the image sparse and mkfs fast.
-	args := []string{"-q", "-F", "-m", "0", "-E", mkfsExtended}
+	args := append([]string{"-q", "-F"}, mkfsOptions...)
 	if root != "" {
 		args = append(args, "-d", root)
 	}
@@ -400,17 +399,22 @@ func (d *disk) close() error {
 
 // Init's side.
 
-// attachDisk moves the disk mount (fd 5) into the box's mount namespace at
-// root/.disk and makes the setup's relative paths point into it.
+// attachDisk moves the disk mount the harness sends into the box's mount
+// namespace at root/.disk and makes the setup's relative paths point
+// into it.
 func attachDisk(s *setup, root string) (string, error) {
 	dir := filepath.Join(root, ".disk")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", err
 	}
-	if err := unix.MoveMount(diskFD, "", unix.AT_FDCWD, dir, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+	mnt, err := receiveDisk(diskFD)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(mnt)
+	if err := unix.MoveMount(mnt, "", unix.AT_FDCWD, dir, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return "", fmt.Errorf("attach the box's disk: %w", err)
 	}
-	unix.Close(diskFD)
 	in := func(p *string) {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)

@@ -3,10 +3,14 @@
 package sandbox
 
 import (
+	"context"
+	"crypto/sha256"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -68,4 +72,65 @@ func TestDiskImageFromTemplate(t *testing.T) {
 			t.Fatalf("a %s template was left in place", what)
 		}
 	}
+}
+
+// TestAttackDiskTemplateStaysClean: every box's disk is a copy of one
+// template, so a box that writes everywhere it can (its workspace, /tmp,
+// home, a cache, the template's host path, any loop device) must change
+// neither the template nor what the next box starts with.
+func TestAttackDiskTemplateStaysClean(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "templates")
+	defer func(f func() string) { imageTemplateDir = f }(imageTemplateDir)
+	imageTemplateDir = func() string { return dir }
+	const size = 64 << 20
+	tmpl, err := imageTemplate(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := fileDigest(t, tmpl)
+	policy := Policy{Limits: Limits{DiskBytes: size},
+		Caches: []Cache{{Host: t.TempDir(), Box: HomeDir + "/.cache/c", Env: "CACHE"}}}
+	start := func() *Box {
+		b, err := Start(context.Background(), Options{Policy: policy, Snapshot: t.TempDir(), StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	run := func(b *Box, script string) string {
+		t.Helper()
+		res, err := b.Exec(context.Background(), Command{Args: []string{"sh", "-c", script}, Timeout: 30 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(res.Output)
+	}
+	places := "/work /tmp $HOME $CACHE"
+	first := start()
+	run(first, "for d in "+places+"; do echo planted > $d/planted; mkdir -p $d/dir && head -c 1M /dev/urandom > $d/dir/big; done; sync")
+	if out := run(first, "echo x >> "+tmpl+" && echo TEMPLATE-WRITTEN; for l in /dev/loop*; do [ -e $l ] && echo x > $l && echo LOOP-WRITTEN; done; true"); strings.Contains(out, "WRITTEN") {
+		t.Errorf("BREACH: the box wrote through to the host: %s", out)
+	}
+	first.Close()
+	if fileDigest(t, tmpl) != before {
+		t.Fatal("BREACH: a box's writes reached the disk template")
+	}
+	if err := ownedPrivate(tmpl, false); err != nil {
+		t.Fatal(err)
+	}
+	second := start()
+	// $HOME holds the cache's mount point.
+	if out := run(second, "for d in "+places+"; do ls -A $d; done | grep -vx .cache; stat -c %a /tmp"); out != "1777\n" {
+		t.Fatalf("BREACH: the next box's disk is not fresh, it shows:\n%s", out)
+	}
+}
+
+func fileDigest(t *testing.T, path string) [sha256.Size]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(data)
 }

@@ -29,11 +29,18 @@ import (
 // the kernel, so a template is used only from a directory and as a file
 // that the harness's uid owns and no one else can write.
 
-// mkfsExtended are mkfs.ext4's extended options. Discarding a sparse
-// file punches holes, which read as zeros, so mkfs marks the inode
-// tables zeroed without writing them and the kernel does not zero them
-// in the background after each mount.
-const mkfsExtended = "discard,lazy_itable_init=1,lazy_journal_init=1"
+// mkfsOptions are how the disk is formatted.
+//   - -m 0: no reserved blocks, the box gets the whole limit.
+//   - -O ^resize_inode: no blocks reserved for growing the filesystem
+//     online (a box's disk never grows). They were 511 of the 545
+//     blocks of data in a 4 GiB image; each box's copy of them was
+//     written back by the fsync the loop device does as it attaches
+//     the image: attaching took 5-7 ms with them and 1.5-2.5 ms without.
+//   - discard: discarding a sparse file punches holes, which read as
+//     zeros, so mkfs marks the inode tables zeroed without writing
+//     them, and the kernel does not zero them in the background after
+//     each mount; lazy init keeps the image sparse and mkfs fast.
+var mkfsOptions = []string{"-m", "0", "-O", "^resize_inode", "-E", "discard,lazy_itable_init=1,lazy_journal_init=1"}
 
 // imageTemplateDir is where templates are kept (a variable for tests).
 var imageTemplateDir = func() string { return filepath.Join(DefaultCacheDir(), "disk-images") }
@@ -50,7 +57,7 @@ func imageTemplate(size int64) (string, error) {
 	}
 	// Templates are named by what makes them, so a change formats new
 	// ones.
-	h := sha256.Sum256(fmt.Append(nil, mkfsExtended, diskLayout))
+	h := sha256.Sum256(fmt.Append(nil, mkfsOptions, diskLayout))
 	name := filepath.Join(dir, fmt.Sprintf("ext4-%d-%s.img", size, hex.EncodeToString(h[:4])))
 	if st, err := os.Lstat(name); err == nil && st.Size() == size && ownedPrivate(name, false) == nil {
 		return name, nil

@@ -1,0 +1,156 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// startInit starts the box's init in its namespaces and cgroups, hands it
+// its disk once made, and waits for it to report the box built.
+func (b *Box) startInit(ctx context.Context) error {
+	sock, child, err := newChannel()
+	if err != nil {
+		return err
+	}
+	b.sock = sock
+	defer child.Close()
+	s, err := b.newSetup()
+	if err != nil {
+		return err
+	}
+	cg, err := newCgroups(b.limits)
+	if err != nil {
+		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
+	}
+	b.cg = cg
+	s.CgroupV1 = !cg.v2
+	// init moves each command into the commands' cgroup through this fd.
+	procs, err := os.OpenFile(cg.cmdProcs, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
+	}
+	defer procs.Close()
+	// On cgroup v1 each command thread joins the commands' cgroup before
+	// it forks (through this fd), so no child is ever born outside it.
+	// (and the commands' memory cgroup, which they leave again once the
+	// command has started: see commandMemory).
+	tasks := []*os.File{procs, procs, procs}
+	if !cg.v2 {
+		for i, p := range []string{filepath.Join(filepath.Dir(cg.cmdProcs), "tasks"), cg.cmdMemTasks, cg.memTasks} {
+			if tasks[i], err = os.OpenFile(p, os.O_WRONLY, 0); err != nil {
+				return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
+			}
+			defer tasks[i].Close()
+		}
+	}
+	diskSock, diskChild, err := newDiskSocket()
+	if err != nil {
+		return err
+	}
+	defer diskChild.Close()
+	// fds 3, 4, diskFD, tasksFD…
+	ch, req, err := b.spawnInit(s, append([]*os.File{child, procs, diskChild}, tasks...))
+	if err != nil {
+		diskSock.Close()
+		return err
+	}
+	if err := b.handDisk(diskSock, s.Upper); err != nil {
+		return err
+	}
+	resp, err := b.await(ctx, req.ID, ch, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	if resp.Error != "" {
+		return fmt.Errorf("%w: %s", ErrUnavailable, resp.Error)
+	}
+	b.layers = append([]string{"user, mount, PID, network, IPC, UTS and cgroup namespaces"}, resp.Layers...)
+	b.layers = append(b.layers, cg.describe())
+	return nil
+}
+
+// newSetup is what init is told to build.
+func (b *Box) newSetup() (*setup, error) {
+	// Relative paths are on the box's disk (see attachDisk).
+	s := &setup{Root: filepath.Join(b.opts.StateDir, "root"), Workspace: b.opts.Workspace,
+		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: diskCaches, NestedUser: !rootHarness()}
+	if b.copyDir != "" {
+		s.Workspace = diskCopy
+	}
+	s.Caches = presentCaches(b.opts.Policy.Caches)
+	b.caches = s.Caches
+	if err := os.MkdirAll(s.Root, 0o755); err != nil {
+		return nil, err
+	}
+	if b.opts.Snapshot != "" && b.copyDir == "" {
+		s.Lower, s.Upper, s.OvlWork = b.opts.Snapshot, diskUpper, diskOvlWork
+	}
+	ws := b.opts.Workspace
+	if s.Lower != "" {
+		ws = s.Lower
+	}
+	if err := handOver(ws); err != nil {
+		return nil, err
+	}
+	if b.opts.Snapshot != "" {
+		s.Objects = storeObjects(b.opts.Snapshot)
+	} else {
+		s.Objects = storeObjects(b.opts.Workspace)
+	}
+	if b.opts.Policy.Network == NetworkAllowlist {
+		if b.opts.ProxySocket == "" {
+			return nil, fmt.Errorf("%w: network allowlist needs the harness proxy, and none is running", ErrUnavailable)
+		}
+		s.ProxySock = b.opts.ProxySocket
+	}
+	return s, nil
+}
+
+// spawnInit starts init in new namespaces with files as its fds 3 on,
+// moves it into the box's cgroups and sends it the setup.
+func (b *Box) spawnInit(s *setup, files []*os.File) (chan response, *request, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	b.cmd = exec.Command(self)
+	b.cmd.Args = []string{"sandgate-box-init"}
+	b.cmd.Env = []string{roleEnv + "=init"}
+	b.cmd.ExtraFiles = files
+	b.initLog = &lockedWriter{}
+	b.cmd.Stderr = b.initLog
+	uids, gids := boxIDMaps()
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+			unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP,
+		UidMappings: uids, GidMappings: gids,
+		// Init drops the commands' supplementary groups; only a privileged
+		// harness may allow setgroups in the box.
+		GidMappingsEnableSetgroups: rootHarness(),
+		Pdeathsig:                  syscall.SIGKILL,
+	}
+	if err := b.cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("%w: cannot create namespaces: %w (user namespaces may be disabled: check /proc/sys/user/max_user_namespaces)", ErrUnavailable, err)
+	}
+	if err := b.cg.add(b.cmd.Process.Pid); err != nil {
+		return nil, nil, fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
+	}
+	b.enc = json.NewEncoder(b.sock)
+	go b.readLoop()
+	req := &request{Setup: s}
+	ch, err := b.send(req, &streamed{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return ch, req, nil
+}
