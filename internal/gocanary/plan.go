@@ -59,6 +59,11 @@ type Plan struct {
 	hide       []string
 	nonce      string
 	reserve    int64 // bytes the collector leaves free (diskReserve)
+	// listed are the tests each stashed binary holds, by import path
+	// and name; unlisted the packages whose list could not be read.
+	listed   map[string]map[string]bool
+	unlisted []string
+	sel      selection // the tests the command runs
 }
 
 // pkgPlan is one package directory's secrets.

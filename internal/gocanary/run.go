@@ -42,6 +42,7 @@ var ErrNotGoTest = errors.New("not one plain go test command")
 // box kills whatever a command leaves running when it ends.
 func (p *Plan) Run(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
 	start := time.Now()
+	p.sel = selectionOf(args)
 	left := func() time.Duration {
 		if timeout <= 0 {
 			return 0 // the box's own limit, for each phase
@@ -223,7 +224,7 @@ func (p *Plan) phaseOne(dir, cmd string, canDefer bool) string {
 // collector is the -exec program: it runs no binary, for none may run
 // while the canaries' sources are in the box. It stashes each binary with
 // its directory and arguments, printing a line that go test attributes to
-// the package. With canDefer (the command's packages can be named anew),
+// the package, and one for each test the binary holds (see selection.go). With canDefer (the command's packages can be named anew),
 // a package the change cannot reach is left for the plain run instead,
 // and once one binary is stashed the rest are deferred to another round
 // while the box's disk has less than diskReserve free beside them.
@@ -252,6 +253,12 @@ fi
 b=${1##*/}
 mkdir "$n/b" && { ln "$1" "$n/b/$b" 2>/dev/null || cp "$1" "$n/b/$b"; } || exit %d
 : > "$D/one"
+m=${1%%/*}/_testmain.go
+if [ -f "$m" ]; then
+	sed -n -e 's/^[[:space:]]*{"\(Test[^"]*\)", _x*test[.][^ ,]*},$/%s test \1/p' -e 's/^[[:space:]]*{"\(Fuzz[^"]*\)", _x*test[.][^ ,]*},$/%s test \1/p' "$m"
+else
+	echo "%s notests"
+fi
 shift
 printf '%%s' "$b" > "$n/bin"
 printf '%%s' "$PWD" > "$n/dir"
@@ -264,7 +271,7 @@ for a; do
 	printf "'%%s' " "$(printf '%%s' "$a" | sed "s/'/'\\\\''/g")" >> "$n/args"
 done
 echo "%s ${n##*/} $PWD"
-`, failedInternally, failedInternally, p.nonce)
+`, failedInternally, failedInternally, p.nonce, p.nonce, p.nonce, p.nonce)
 	return b.String()
 }
 
@@ -300,6 +307,9 @@ func (p *Plan) stashed(out []byte) ([]byte, []stash, []string, []string) {
 		case "later":
 			later = append(later, e.Package)
 			continue
+		case "test", "notests":
+			p.list(e.Package, id, pwd)
+			continue
 		}
 		st = append(st, stash{id: id, pkg: e.Package})
 		rel := strings.TrimPrefix(strings.TrimPrefix(pwd, p.root), "/")
@@ -319,6 +329,22 @@ func (p *Plan) stashed(out []byte) ([]byte, []stash, []string, []string) {
 		kept = append(kept, line...)
 	}
 	return kept, st, deferred, later
+}
+
+// list records one test the package's binary holds ("test" and its
+// name), or that its test main could not be read ("notests").
+func (p *Plan) list(pkg, what, name string) {
+	if p.listed == nil {
+		p.listed = map[string]map[string]bool{}
+	}
+	if p.listed[pkg] == nil {
+		p.listed[pkg] = map[string]bool{}
+	}
+	if what == "notests" {
+		p.unlisted = append(p.unlisted, pkg)
+		return
+	}
+	p.listed[pkg][name] = true
 }
 
 // phaseTwo runs the stashed binaries, as many at once as the box has
