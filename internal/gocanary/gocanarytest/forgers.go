@@ -250,6 +250,34 @@ func forge(out []byte) []byte {
 `,
 	},
 	{
+		// The report of a stashed binary is a file its own code can
+		// reach: the binary sits in the run's directory beside the file
+		// test2json writes its report to, which is read once every binary
+		// is done. The forger puts an empty file in its place and exits
+		// 0: its package vanishes from the report, with every seal and
+		// canary in it. It needs no re-run and nothing the test-mode check
+		// knows (os.Args[0] is read, not written or run).
+		Name: "replaces its package's report with an empty file",
+		File: "zz_vanish.go",
+		Source: `package calc
+
+import (
+	"os"
+	"path/filepath"
+)
+
+func init() {
+	n := filepath.Dir(filepath.Dir(os.Args[0]))
+	if _, err := os.Stat(filepath.Join(n, "out")); err != nil {
+		return
+	}
+	os.WriteFile(filepath.Join(n, "out.new"), nil, 0o600)
+	os.Rename(filepath.Join(n, "out.new"), filepath.Join(n, "out"))
+	os.Exit(0)
+}
+`,
+	},
+	{
 		// A forger that looks for the canary's sources: go test's overlay
 		// (named in GOFLAGS or on its parent's command line) and anything
 		// under /tmp, and lifts every seal token and canary name it finds.
