@@ -225,6 +225,13 @@ func (s *pkgState) observeSealed(e event, top string) {
 // verdict says why the package's report is forged ("" when it is not),
 // and decides whether its failure was only the failing canary's.
 func (s *pkgState) verdict() string {
+	// The package's binary was stashed, so it ran in the second phase and
+	// test2json ended its report with the package's result. Without one,
+	// code in the binary removed the report (it sits in the box beside
+	// the binary until every binary is done).
+	if s.result == "" {
+		return "its binary ran but the report holds no result for the package: the report was removed or emptied (or the run was cut short)"
+	}
 	var why []string
 	// A binary that ran (it was stashed) and reported a pass or a skip ran
 	// its canaries, unless it ran no test at all: then it was silenced.
