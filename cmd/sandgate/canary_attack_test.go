@@ -18,7 +18,9 @@ import (
 //     an init that re-runs the test binary and logs the stolen pass token
 //     for TestAdd (the overlay reader, its re-run found from os.Args[0]);
 //   - a vanished report: an init that replaces its package's report file
-//     with an empty one.
+//     with an empty one;
+//   - tokens read from its own binary (gocanarytest.SelfReader), which the
+//     seals cannot catch: the test-mode check on production code must.
 //
 // Neither the test gate nor clean-checkout CI may believe it.
 func TestAttackCanaryThroughShippedBlueprint(t *testing.T) {
@@ -29,9 +31,12 @@ func TestAttackCanaryThroughShippedBlueprint(t *testing.T) {
 			vanish = f
 		}
 	}
-	for name, cheat := range map[string]string{
-		"stolen seals":      writeFile(reader.File, reader.Source) + " && " + writeFile(gocanarytest.StealerFile, gocanarytest.Stealer),
-		"a vanished report": writeFile(vanish.File, vanish.Source),
+	self := gocanarytest.SelfReader("calc")
+	const forged, detects = "report for package calc is forged", "production code detects the test binary"
+	for name, c := range map[string]struct{ cheat, want string }{
+		"stolen seals":                    {writeFile(reader.File, reader.Source) + " && " + writeFile(gocanarytest.StealerFile, gocanarytest.Stealer), forged},
+		"a vanished report":               {writeFile(vanish.File, vanish.Source), forged},
+		"tokens read from its own binary": {writeFile(self.File, self.Source), detects},
 	} {
 		t.Run(name, func(t *testing.T) {
 			work := t.TempDir()
@@ -44,7 +49,7 @@ func TestAttackCanaryThroughShippedBlueprint(t *testing.T) {
 			remote := filepath.Join(work, "remote.git")
 			gitOut(t, work, "clone", "-q", "--bare", repo, remote)
 			script := filepath.Join(work, "model.yaml")
-			if err := os.WriteFile(script, []byte(scriptRun(cheat)), 0o644); err != nil {
+			if err := os.WriteFile(script, []byte(scriptRun(c.cheat)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			bp, _ := filepath.Abs(filepath.Join("..", "..", "blueprints", "fix-failing-test.yaml"))
@@ -57,7 +62,7 @@ func TestAttackCanaryThroughShippedBlueprint(t *testing.T) {
 			})
 			dir, _ := runEvents(t, runs)
 			assertNotPromoted(t, code, dir, work, out+errs)
-			mustNameAttack(t, dir, "test", "report for package calc is forged")
+			mustNameAttack(t, dir, "test", c.want)
 		})
 	}
 }
