@@ -17,7 +17,7 @@ func SelfReader(pkg string) Forger {
 	r := Unflagged(Reader(pkg))
 	src := r.Source[:strings.Index(r.Source, "\nvar sealRe")] + "\n" + selfSecrets
 	src = strings.Replace(src, "\tvar self struct{ exe string }\n", "", 1)
-	src = strings.Replace(src, "import (\n", "import (\n\t\"debug/elf\"\n\t\"debug/gosym\"\n\t\"encoding/binary\"\n\t\"fmt\"\n", 1)
+	src = strings.Replace(src, "\t\"bytes\"\n", "\t\"bytes\"\n\t\"debug/elf\"\n\t\"debug/gosym\"\n\t\"encoding/binary\"\n\t\"fmt\"\n", 1) // gofmt's order: lint must pass
 	return Forger{Name: "reads the seals' tokens out of its own binary", File: "zz_self_read.go", Source: src, OnlyKnown: true}
 }
 
