@@ -3,6 +3,7 @@ package gocanary
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,6 +41,12 @@ type pkgState struct {
 	crashed, summary, fixed bool
 	result                  string
 	unearned                []string
+	// listed are the tests the binary holds (nil: not known), sel the
+	// ones the command runs, ranTop those with a result in the report.
+	listed   map[string]bool
+	unlisted bool
+	sel      selection
+	ranTop   map[string]bool
 }
 
 // Decode checks the report of a run against the plan's secrets and
@@ -54,7 +61,8 @@ func (p *Plan) Decode(res *sandbox.Result) (*sandbox.Result, []string) {
 	states := map[string]*pkgState{}
 	for _, pp := range p.pkgs {
 		if pp.importPath != "" {
-			states[pp.importPath] = &pkgState{plan: pp, pending: map[string]int{}, pendingSkip: map[string]int{}, runs: map[string]int{}, ended: map[string]int{}}
+			states[pp.importPath] = &pkgState{plan: pp, pending: map[string]int{}, pendingSkip: map[string]int{}, runs: map[string]int{}, ended: map[string]int{},
+				listed: p.listed[pp.importPath], unlisted: slices.Contains(p.unlisted, pp.importPath), sel: p.sel, ranTop: map[string]bool{}}
 		}
 	}
 	lines := strings.SplitAfter(string(res.Output), "\n")
@@ -120,6 +128,9 @@ func (s *pkgState) observe(e event) {
 	top, _, _ := strings.Cut(e.Test, "/")
 	if e.Test != top {
 		return // a subtest's failure fails its parent, which is judged
+	}
+	if e.Action == "pass" || e.Action == "fail" || e.Action == "skip" {
+		s.ranTop[top] = true
 	}
 	switch top {
 	case s.plan.failing:
@@ -214,6 +225,13 @@ func (s *pkgState) observeSealed(e event, top string) {
 // verdict says why the package's report is forged ("" when it is not),
 // and decides whether its failure was only the failing canary's.
 func (s *pkgState) verdict() string {
+	// The package's binary was stashed, so it ran in the second phase and
+	// test2json ended its report with the package's result. Without one,
+	// code in the binary removed the report (it sits in the box beside
+	// the binary until every binary is done).
+	if s.result == "" {
+		return "its binary ran but the report holds no result for the package: the report was removed or emptied (or the run was cut short)"
+	}
 	var why []string
 	// A binary that ran (it was stashed) and reported a pass or a skip ran
 	// its canaries, unless it ran no test at all: then it was silenced.
@@ -245,8 +263,40 @@ func (s *pkgState) verdict() string {
 	for top, n := range s.runs {
 		lost += max(n-s.ended[top], 0)
 	}
-	s.fixed = len(why) == 0 && s.result == "fail" && s.failFails > 0 && s.realFails == 0 && lost == 0 && !s.crashed && s.summary
+	fixable := s.result == "fail" && s.failFails > 0 && s.realFails == 0 && lost == 0 && !s.crashed && s.summary
+	// Tests missing from a report that would be believed a pass were
+	// deleted from it (a failing package fails the gate anyway).
+	if len(why) == 0 && (s.result == "pass" || s.result == "skip" || fixable) {
+		if m := s.missing(); m != "" {
+			why = append(why, m)
+		}
+	}
+	s.fixed = len(why) == 0 && fixable
 	return strings.Join(why, "; ")
+}
+
+// missing names the tests the binary holds and the command runs that
+// have no result in the report ("" when none is missing).
+func (s *pkgState) missing() string {
+	if s.unlisted {
+		return "the harness could not read which tests its binary holds (go test wrote no _testmain.go beside it)"
+	}
+	if !s.sel.known {
+		return ""
+	}
+	var out []string
+	for _, n := range sortedKeys(s.listed) {
+		if n != s.plan.failing && n != s.plan.passing && s.sel.runs(n) && !s.ranTop[n] {
+			out = append(out, n)
+		}
+	}
+	switch n := len(out); {
+	case n == 0:
+		return ""
+	case n > 5:
+		out = append(out[:5:5], fmt.Sprintf("and %d more", n-5))
+	}
+	return strings.Join(out, ", ") + ": compiled into its binary and selected by the command, but the report gives none of them a result (their lines were deleted)"
 }
 
 // rewrite prepares one event for the clean report: keep is false for the

@@ -113,11 +113,14 @@ func TestDecodeVerdicts(t *testing.T) {
 }
 
 // TestDecodeKeepsOtherPackages: a package without canaries (one the
-// change does not reach) passes through as it was.
+// change does not reach) passes through as it was. The canaried calc,
+// whose binary ran, has no report in this stream: that is the one
+// problem (its report was taken away).
 func TestDecodeKeepsOtherPackages(t *testing.T) {
 	in := strings.ReplaceAll(string(stream(steps(runs("TestAdd", "fail", "boom"), []string{"output  FAIL", "fail"})...)), `"calc"`, `"calc/lone"`)
 	res, problems := sealedPlan().Decode(&sandbox.Result{Output: []byte(in + "not json\n"), ExitCode: 1})
-	if len(problems) > 0 || string(res.Output) != in+"not json\n" || res.ExitCode != 1 {
+	if len(problems) != 1 || !strings.Contains(problems[0], "package calc is forged: its binary ran but the report holds no result for the package") ||
+		string(res.Output) != in+"not json\n" || res.ExitCode != 1 {
 		t.Fatalf("problems %v, exit %d, output changed:\n%s", problems, res.ExitCode, res.Output)
 	}
 }

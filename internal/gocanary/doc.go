@@ -17,11 +17,12 @@
 //   - a passing canary of the same make, which must pass with its token.
 //
 // The sources go in through go test -overlay in a first phase in which
-// nothing of the change runs: go test's -exec hands each test binary to
-// a collector script that stashes it (binaries of packages the change
-// cannot reach run at once, so go test still caches their results). The
-// overlay sources and held-out test files are then deleted, and a second
-// phase runs the stashed binaries through go tool test2json. [Plan.Decode]
+// no test binary runs: go test's -exec hands each to a collector script
+// that stashes it. The overlay sources and held-out test files are then
+// deleted, and a second phase runs the stashed binaries through go tool
+// test2json. Packages the change cannot reach run last, in a plain go
+// test that keeps their results cached: a test of theirs may start a
+// program the change rewrote, which must find no secret. [Plan.Decode]
 // checks seals and canaries in the stream and returns it as plain go test
 // would have printed it.
 //

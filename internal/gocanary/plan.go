@@ -59,6 +59,11 @@ type Plan struct {
 	hide       []string
 	nonce      string
 	reserve    int64 // bytes the collector leaves free (diskReserve)
+	// listed are the tests each stashed binary holds, by import path
+	// and name; unlisted the packages whose list could not be read.
+	listed   map[string]map[string]bool
+	unlisted []string
+	sel      selection // the tests the command runs
 }
 
 // pkgPlan is one package directory's secrets.
@@ -232,7 +237,7 @@ func pickHost(files []*source) *source {
 	ctx.GOOS, ctx.GOARCH = "linux", goruntime.GOARCH
 	for _, s := range files {
 		ctx.OpenFile = func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(s.src)), nil }
-		if match, err := ctx.MatchFile(".", s.name); err != nil || !match || hasBuildLine(s.file) {
+		if match, err := ctx.MatchFile(".", s.name); err != nil || !match || HasBuildLine(s.file) {
 			continue
 		}
 		if tn := testingName(s.file); tn != "" && len(testFuncs(s.file)) > 0 {
@@ -245,7 +250,15 @@ func pickHost(files []*source) *source {
 	return pick(ok)
 }
 
-func hasBuildLine(f *ast.File) bool {
+// HasBuildLine reports whether f has a build constraint line before its
+// package clause: //go:build, or // +build, which the go command still
+// obeys in a file without //go:build. Whether such a file is compiled
+// depends on the build tags, so callers that cannot know the tags
+// (a canary's host file must be compiled whatever they are; a command
+// with -tags may leave any constrained file out) treat both alike. An
+// old-style line not followed by a blank line is no constraint, but
+// counting it errs the safe way for both.
+func HasBuildLine(f *ast.File) bool {
 	for _, g := range f.Comments {
 		if g.Pos() > f.Package {
 			break

@@ -17,8 +17,9 @@ import (
 type Exec func(ctx context.Context, c sandbox.Command) (*sandbox.Result, error)
 
 // ExecPath is the collector's path in the box. It is fixed because go
-// test keys cached results by the -exec command, and the packages the
-// change cannot reach run at once and are cached under it.
+// test keys cached results by the -exec command, and the plain run of
+// the packages the change cannot reach caches them under it, for the
+// first phase of the next run to find.
 const ExecPath = "/tmp/.sandgate-go-exec"
 
 // failedInternally is the exit code of the harness's own scripts when a
@@ -30,31 +31,47 @@ var ErrNotGoTest = errors.New("not one plain go test command")
 
 // Run runs a go test -json command, args as the box takes them (an argv
 // starting go test, or sh -c with such a line), in two phases: the first
-// builds every test binary with the canaries and runs none that holds the
-// change's code; once the canary sources and hidden files are gone, the
-// second runs those. The result's output is the report with the first
-// phase's account of the stashed packages replaced by the second's. When
-// the box's disk runs low, the packages not yet stashed go to another
-// round (see args.go). Every phase is a box command of its own, and the
+// builds every test binary with the canaries and runs none; once the
+// canary sources and hidden files are gone, the second runs the binaries
+// that hold the change's code. The result's output is the report with
+// the first phase's account of the stashed packages replaced by the
+// second's. When the box's disk runs low, the packages not yet stashed go
+// to another round (see args.go). The packages the change cannot reach
+// run last, in a plain go test of their own (see plain), once no secret
+// is left in the box. Every phase is a box command of its own, and the
 // box kills whatever a command leaves running when it ends.
 func (p *Plan) Run(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
 	start := time.Now()
-	var out *sandbox.Result
-	for {
-		left := timeout // zero: the box's own limit, for each phase
-		if timeout > 0 {
-			left = max(timeout-time.Since(start), time.Second)
+	p.sel = selectionOf(args)
+	left := func() time.Duration {
+		if timeout <= 0 {
+			return 0 // the box's own limit, for each phase
 		}
-		res, deferred, err := p.round(ctx, exec, args, left, outputBytes)
+		return max(timeout-time.Since(start), time.Second)
+	}
+	var out *sandbox.Result
+	var later []string
+	cur := args
+	for {
+		res, deferred, unreached, err := p.round(ctx, exec, cur, left(), outputBytes)
 		if err != nil {
 			return nil, err
 		}
 		out = merge(out, res)
+		later = append(later, unreached...)
 		if len(deferred) == 0 {
-			return out, nil
+			break
 		}
-		args, _ = forPackages(args, deferred)
+		cur, _ = forPackages(args, deferred)
 	}
+	if len(later) == 0 {
+		return out, nil
+	}
+	res, err := p.plain(ctx, exec, args, later, left(), outputBytes)
+	if err != nil {
+		return nil, err
+	}
+	return merge(out, res), nil
 }
 
 // merge appends the second result to the first.
@@ -76,40 +93,69 @@ func merge(a, b *sandbox.Result) *sandbox.Result {
 }
 
 // round runs both phases once and returns the packages deferred to the
-// next round (by import path).
-func (p *Plan) round(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, []string, error) {
+// next round and those left for the plain run (by import path).
+func (p *Plan) round(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, []string, []string, error) {
 	start := time.Now()
 	dir := path.Join(p.tmpDir, "sandgate-canary-"+randomHex(8))
 	cmd, err := p.inject(args, "-exec="+p.execPath, "-overlay="+dir+"/overlay.json")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	_, canDefer := forPackages(args, nil)
 	one, err := exec(ctx, sandbox.Command{Args: []string{"sh", "-s"}, Stdin: []byte(p.phaseOne(dir, cmd, canDefer)), Timeout: timeout, OutputBytes: outputBytes})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if one.ExitCode == failedInternally {
-		return nil, nil, fmt.Errorf("the test gate's canary set-up failed in the box: %s", tail(one.Output))
+		return nil, nil, nil, fmt.Errorf("the test gate's canary set-up failed in the box: %s", tail(one.Output))
 	}
-	kept, stash, deferred := p.stashed(one.Output)
+	kept, stash, deferred, later := p.stashed(one.Output)
 	if len(stash) == 0 {
 		one.Output = kept
-		return one, deferred, nil
+		return one, deferred, later, nil
 	}
 	if timeout > 0 {
 		timeout = max(timeout-time.Since(start), time.Second)
 	}
 	two, err := exec(ctx, sandbox.Command{Args: []string{"sh", "-s"}, Stdin: []byte(phaseTwo(dir, stash)), Timeout: timeout, OutputBytes: outputBytes})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if two.ExitCode == failedInternally {
-		return nil, nil, fmt.Errorf("the test gate's second phase failed in the box: %s", tail(two.Output))
+		return nil, nil, nil, fmt.Errorf("the test gate's second phase failed in the box: %s", tail(two.Output))
 	}
 	one.Output = kept
-	return merge(one, two), deferred, nil
+	return merge(one, two), deferred, later, nil
 }
+
+// plain runs the packages the change cannot reach (by import path) with
+// go test as the command has it, through a collector that only adds the
+// test log go test needs to cache their results: the -exec flag is the
+// first phase's, so a result cached here is found there next time. It
+// runs after every round, when no canary source, hidden file or stashed
+// binary is left in the box. A test of such a package that starts a
+// program the change rewrote (through a helper package, or a script of
+// another directory) runs the change's code; in the first phase it could
+// have read the seals' sources.
+func (p *Plan) plain(ctx context.Context, exec Exec, args, pkgs []string, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
+	argv, _ := forPackages(args, pkgs)
+	cmd, err := p.inject(argv, "-exec="+p.execPath)
+	if err != nil {
+		return nil, err
+	}
+	script := fmt.Sprintf("rm -rf %[2]s && printf '%%s' %[1]s > %[2]s && chmod 755 %[2]s || exit %[3]d\n%[4]s </dev/null\n",
+		quote(passThrough), quote(p.execPath), failedInternally, cmd)
+	res, err := exec(ctx, sandbox.Command{Args: []string{"sh", "-s"}, Stdin: []byte(script), Timeout: timeout, OutputBytes: outputBytes})
+	if err == nil && res.ExitCode == failedInternally {
+		err = fmt.Errorf("the test gate's run of the packages the change cannot reach failed in the box: %s", tail(res.Output))
+	}
+	return res, err
+}
+
+// passThrough is the collector of the plain run: the binary, with the
+// test log go test needs to cache its result (go test writes none for a
+// binary it hands to -exec).
+const passThrough = "#!/bin/sh\n# sandgate: go test's -exec program for packages the change cannot reach; rewritten on every run.\nb=$1; shift; exec \"$b\" \"-test.testlogfile=${b%/*}/testlog.txt\" \"$@\"\n"
 
 func tail(b []byte) string {
 	if len(b) > 1024 {
@@ -175,21 +221,24 @@ func (p *Plan) phaseOne(dir, cmd string, canDefer bool) string {
 	return b.String()
 }
 
-// collector is the -exec program: it runs at once the binaries of
-// packages the change cannot reach (with the test log go test needs to
-// cache their results), and stashes every other one with its directory
-// and arguments, printing a line that go test attributes to the package.
-// With canDefer, once one binary is stashed it defers the rest while the
-// box's disk has less than diskReserve free beside them.
+// collector is the -exec program: it runs no binary, for none may run
+// while the canaries' sources are in the box. It stashes each binary with
+// its directory and arguments, printing a line that go test attributes to
+// the package, and one for each test the binary holds (see selection.go). With canDefer (the command's packages can be named anew),
+// a package the change cannot reach is left for the plain run instead,
+// and once one binary is stashed the rest are deferred to another round
+// while the box's disk has less than diskReserve free beside them.
+// Without it, such a package is stashed like the others and runs in the
+// second phase, unjudged by the plan and uncached.
 func (p *Plan) collector(dir string, canDefer bool) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n# sandgate: go test's -exec program for the test gate's canaries; rewritten on every run.\n")
-	if len(p.unaffected) > 0 {
+	if len(p.unaffected) > 0 && canDefer {
 		pats := make([]string, len(p.unaffected))
 		for i, d := range p.unaffected {
 			pats[i] = quote(path.Join(p.root, d))
 		}
-		fmt.Fprintf(&b, "case \"$PWD\" in\n%s) b=$1; shift; exec \"$b\" \"-test.testlogfile=${b%%/*}/testlog.txt\" \"$@\";;\nesac\n", strings.Join(pats, "|"))
+		fmt.Fprintf(&b, "case \"$PWD\" in\n%s) echo \"%s later $PWD\"; exit 0;;\nesac\n", strings.Join(pats, "|"), p.nonce)
 	}
 	fmt.Fprintf(&b, "D=%s\n", quote(dir))
 	if canDefer {
@@ -204,6 +253,12 @@ fi
 b=${1##*/}
 mkdir "$n/b" && { ln "$1" "$n/b/$b" 2>/dev/null || cp "$1" "$n/b/$b"; } || exit %d
 : > "$D/one"
+m=${1%%/*}/_testmain.go
+if [ -f "$m" ]; then
+	sed -n -e 's/^[[:space:]]*{"\(Test[^"]*\)", _x*test[.][^ ,]*},$/%s test \1/p' -e 's/^[[:space:]]*{"\(Fuzz[^"]*\)", _x*test[.][^ ,]*},$/%s test \1/p' "$m"
+else
+	echo "%s notests"
+fi
 shift
 printf '%%s' "$b" > "$n/bin"
 printf '%%s' "$PWD" > "$n/dir"
@@ -216,7 +271,7 @@ for a; do
 	printf "'%%s' " "$(printf '%%s' "$a" | sed "s/'/'\\\\''/g")" >> "$n/args"
 done
 echo "%s ${n##*/} $PWD"
-`, failedInternally, failedInternally, p.nonce)
+`, failedInternally, failedInternally, p.nonce, p.nonce, p.nonce, p.nonce)
 	return b.String()
 }
 
@@ -228,11 +283,11 @@ const diskReserve = 1 << 30
 type stash struct{ id, pkg string }
 
 // stashed reads the first phase's output: the binaries put aside (and
-// which package each is), the packages deferred to another round, and the
-// output without those packages' lines.
-func (p *Plan) stashed(out []byte) ([]byte, []stash, []string) {
+// which package each is), the packages deferred to another round, those
+// left for the plain run, and the output without those packages' lines.
+func (p *Plan) stashed(out []byte) ([]byte, []stash, []string, []string) {
 	var st []stash
-	var deferred []string
+	var deferred, later []string
 	drop := map[string]bool{}
 	for _, line := range strings.SplitAfter(string(out), "\n") {
 		var e event
@@ -245,8 +300,15 @@ func (p *Plan) stashed(out []byte) ([]byte, []stash, []string) {
 		}
 		drop[e.Package] = true
 		id, pwd, _ := strings.Cut(rest, " ")
-		if id == "defer" {
+		switch id {
+		case "defer":
 			deferred = append(deferred, e.Package)
+			continue
+		case "later":
+			later = append(later, e.Package)
+			continue
+		case "test", "notests":
+			p.list(e.Package, id, pwd)
 			continue
 		}
 		st = append(st, stash{id: id, pkg: e.Package})
@@ -266,7 +328,23 @@ func (p *Plan) stashed(out []byte) ([]byte, []stash, []string) {
 		}
 		kept = append(kept, line...)
 	}
-	return kept, st, deferred
+	return kept, st, deferred, later
+}
+
+// list records one test the package's binary holds ("test" and its
+// name), or that its test main could not be read ("notests").
+func (p *Plan) list(pkg, what, name string) {
+	if p.listed == nil {
+		p.listed = map[string]map[string]bool{}
+	}
+	if p.listed[pkg] == nil {
+		p.listed[pkg] = map[string]bool{}
+	}
+	if what == "notests" {
+		p.unlisted = append(p.unlisted, pkg)
+		return
+	}
+	p.listed[pkg][name] = true
 }
 
 // phaseTwo runs the stashed binaries, as many at once as the box has

@@ -210,6 +210,74 @@ func forge(out []byte) []byte {
 `,
 	},
 	{
+		// A forger needs no token for a test the report never mentions:
+		// it deletes every line of each known test that failed (its run,
+		// output and result) and leaves the rest, canaries included, as
+		// they ran. The failing canary fails, the passing one passes with
+		// its token, and no sealed test claims a pass it did not earn.
+		Name:      "deletes every line of the known tests that failed",
+		File:      "zz_drop_failed.go",
+		OnlyKnown: true,
+		Source: reexec + `
+func forge(out []byte) []byte {
+	k := known()
+	lines := bytes.Split(out, []byte("\n"))
+	failed := map[string]bool{}
+	for _, l := range lines {
+		if m := frame.FindSubmatch(l); m != nil && string(m[2]) == "FAIL" && k[top(string(m[3]))] {
+			failed[top(string(m[3]))] = true
+		}
+	}
+	var keep [][]byte
+	cur := ""
+	for _, l := range lines {
+		s := strings.TrimPrefix(string(l), "\x16")
+		for _, p := range []string{"=== RUN   ", "=== NAME  ", "=== CONT  ", "=== PAUSE ", "--- FAIL: ", "--- PASS: ", "--- SKIP: "} {
+			if r, ok := strings.CutPrefix(s, p); ok {
+				cur, _, _ = strings.Cut(r, " ")
+				cur = top(cur)
+			}
+		}
+		if s == "PASS" || s == "FAIL" {
+			cur = ""
+		}
+		if !failed[cur] {
+			keep = append(keep, l)
+		}
+	}
+	return bytes.Join(keep, []byte("\n"))
+}
+`,
+	},
+	{
+		// The report of a stashed binary is a file its own code can
+		// reach: the binary sits in the run's directory beside the file
+		// test2json writes its report to, which is read once every binary
+		// is done. The forger puts an empty file in its place and exits
+		// 0: its package vanishes from the report, with every seal and
+		// canary in it. It needs no re-run and nothing the test-mode check
+		// knows (os.Args[0] is read, not written or run).
+		Name: "replaces its package's report with an empty file",
+		File: "zz_vanish.go",
+		Source: `package calc
+
+import (
+	"os"
+	"path/filepath"
+)
+
+func init() {
+	n := filepath.Dir(filepath.Dir(os.Args[0]))
+	if _, err := os.Stat(filepath.Join(n, "out")); err != nil {
+		return
+	}
+	os.WriteFile(filepath.Join(n, "out.new"), nil, 0o600)
+	os.Rename(filepath.Join(n, "out.new"), filepath.Join(n, "out"))
+	os.Exit(0)
+}
+`,
+	},
+	{
 		// A forger that looks for the canary's sources: go test's overlay
 		// (named in GOFLAGS or on its parent's command line) and anything
 		// under /tmp, and lifts every seal token and canary name it finds.

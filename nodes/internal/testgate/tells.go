@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"go/types"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,8 +16,9 @@ import (
 // A tell is one place where production code can learn that it runs in a
 // test binary, or steer it: the testing package's own hooks, the test
 // flags and binary name, writes to os.Args, stack and self inspection
-// (a caller's file name ends in _test.go; the executable is calc.test),
-// /proc/self, re-running the test binary, taking over stdout or stderr
+// (a caller's file name ends in _test.go; the executable is calc.test;
+// its code and symbols hold the seals), /proc/self, re-running the test
+// binary or opening its file or directory, taking over stdout or stderr
 // (where go test -json reads the report), and //go:linkname into the
 // runtime or testing internals.
 type tell struct {
@@ -65,9 +67,10 @@ type scanner struct {
 	info *types.Info
 	// dots are the paths the file imports with a dot.
 	dots []string
-	// argv are the variables holding os.Args or a part of it.
-	argv  map[types.Object]bool
-	tells []tell
+	// argv are the variables holding os.Args or a part of it; argv0
+	// those holding os.Args[0] (or all of os.Args).
+	argv, argv0 map[types.Object]bool
+	tells       []tell
 	// procDir and selfName hold where the file spells "/proc" and "self"
 	// apart (os.DirFS("/proc") opening "self/exe").
 	procDir, selfName token.Pos
@@ -79,11 +82,14 @@ type scanner struct {
 // scanTells lists the tells of f in source order; info is its package's
 // type information (see typeCheck).
 func scanTells(f *ast.File, info *types.Info) []tell {
-	s := &scanner{f: f, info: info, argv: map[types.Object]bool{}}
+	s := &scanner{f: f, info: info, argv: map[types.Object]bool{}, argv0: map[types.Object]bool{}}
 	for _, im := range f.Imports {
+		p, _ := strconv.Unquote(im.Path.Value)
 		if im.Name != nil && im.Name.Name == "." {
-			p, _ := strconv.Unquote(im.Path.Value)
 			s.dots = append(s.dots, p)
+		}
+		if executables[p] {
+			s.add(im.Pos(), "self inspection: reads executables' code and symbols ("+p+")")
 		}
 	}
 	s.trackArgv()
@@ -207,15 +213,23 @@ func (s *scanner) trackArgv() {
 		case *ast.AssignStmt:
 			for i, l := range n.Lhs {
 				if i < len(n.Rhs) && len(n.Lhs) == len(n.Rhs) && s.refersToArgv(n.Rhs[i]) {
-					if id, ok := l.(*ast.Ident); ok {
-						s.mark(id)
+					zero := s.refersToArgv0(n.Rhs[i])
+					switch l := l.(type) {
+					case *ast.Ident:
+						s.mark(l, zero)
+					case *ast.SelectorExpr: // a struct field: self.exe = os.Args[0]
+						s.mark(l.Sel, zero)
 					}
 				}
+			}
+		case *ast.KeyValueExpr: // a struct literal: st{exe: os.Args[0]}
+			if id, ok := n.Key.(*ast.Ident); ok && s.refersToArgv(n.Value) {
+				s.mark(id, s.refersToArgv0(n.Value))
 			}
 		case *ast.ValueSpec:
 			for i, id := range n.Names {
 				if i < len(n.Values) && s.refersToArgv(n.Values[i]) {
-					s.mark(id)
+					s.mark(id, s.refersToArgv0(n.Values[i]))
 				}
 			}
 		}
@@ -223,11 +237,16 @@ func (s *scanner) trackArgv() {
 	})
 }
 
-func (s *scanner) mark(id *ast.Ident) {
-	if o := s.info.Defs[id]; o != nil {
+// mark records that id holds os.Args or a part of it; zero, that the
+// part may be os.Args[0].
+func (s *scanner) mark(id *ast.Ident, zero bool) {
+	o := s.info.Defs[id]
+	if o == nil {
+		o = s.info.Uses[id]
+	}
+	if o != nil {
 		s.argv[o] = true
-	} else if o := s.info.Uses[id]; o != nil {
-		s.argv[o] = true
+		s.argv0[o] = s.argv0[o] || zero
 	}
 }
 
@@ -292,6 +311,8 @@ func (s *scanner) call(n *ast.CallExpr) {
 		if fd := s.stdTarget(n.Args[2]); fd != "" {
 			s.add(n.Pos(), "dup2 (raw system call) onto "+fd+", where go test -json reads the report")
 		}
+	case selfFiles[pkg][name] && slices.ContainsFunc(n.Args, s.refersToArgv0):
+		s.add(n.Pos(), "self inspection: the test binary's own file or directory (from os.Args)")
 	case pkg == "runtime/pprof" && name == "Lookup" && len(n.Args) == 1:
 		if v, isConst := s.stringValue(n.Args[0]); !isConst || v == "goroutine" {
 			s.add(n.Pos(), "stack inspection: the goroutine profile")

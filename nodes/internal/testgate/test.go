@@ -181,8 +181,13 @@ func (t *Test) runOnce(ctx context.Context, w *workspace.Workspace, in *runtime.
 		rep.Problems = append(rep.Problems, fmt.Sprintf("test output exceeded %d MiB (%d more bytes were dropped); cannot verify", OutputBytes>>20, res.Dropped))
 		return rep, out, nil
 	}
-	if perr != nil {
+	if perr != nil && len(forged) == 0 {
 		return nil, out, nil
+	}
+	if perr != nil {
+		// Nothing readable is left, and the canaries say whose report
+		// was taken away: fail naming it, not as an unreadable output.
+		rep = &testreport.Report{Format: "go-json"}
 	}
 	rep.Problems = append(rep.Problems, forged...)
 	if first && rep.Format == "go-json" {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/build"
-	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"io"
@@ -157,7 +156,8 @@ func packageDir(mod, pkg string) (string, bool) {
 // files that go test would compile on linux for this machine's
 // architecture (file-name suffixes and //go:build lines, evaluated with
 // cgo on and off: a file counts only if both include it). When the
-// command sets -tags, files with a //go:build line are not counted.
+// command sets -tags, files with a build line (//go:build or // +build)
+// are not counted: the tags may leave them out.
 func testsInDir(v *changeView, dir string, tags bool) ([]string, []string) {
 	ctx := viewContext(v)
 	var names, probs []string
@@ -176,7 +176,7 @@ func testsInDir(v *changeView, dir string, tags bool) ([]string, []string) {
 			probs = append(probs, fmt.Sprintf("%s: cannot be parsed to list its tests: %v", rel, err))
 			continue
 		}
-		if tags && hasBuildLine(file) {
+		if tags && gocanary.HasBuildLine(file) {
 			continue
 		}
 		names = append(names, testFuncs(file)...)
@@ -208,20 +208,6 @@ func compiled(ctx build.Context, dir, name string) bool {
 		}
 	}
 	return true
-}
-
-func hasBuildLine(f *ast.File) bool {
-	for _, g := range f.Comments {
-		if g.Pos() > f.Package {
-			break
-		}
-		for _, c := range g.List {
-			if constraint.IsGoBuild(c.Text) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // testFuncs are the functions go test runs as top-level tests: TestXxx

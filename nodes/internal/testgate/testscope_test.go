@@ -25,6 +25,10 @@ func init() {
 }
 `
 
+// missingFromReport is how the canaried run names a test the binary holds
+// and the command selects that has no result.
+const missingFromReport = "TestAdd: compiled into its binary and selected by the command, but the report gives none of them a result"
+
 // TestTestGateHarnessChecks: each case performs an attack on the test
 // gate (run: go test -json ./...) that passes on the test binary's word
 // alone; the gate must fail it from what the harness reads itself.
@@ -33,10 +37,17 @@ func TestTestGateHarnessChecks(t *testing.T) {
 		name, prep, gate, want string
 		sub                    bool
 	}{
+		// With the canaries, the test list read from the binary's test
+		// main before it ran catches the deselection; without them, the
+		// tests declared in the files the harness reads.
 		{"os.Args -test.skip with detection allowed", writeFiles(map[string]string{"zz_init.go": skipInit}),
-			"allow_test_detection: true", "TestAdd was declared but never ran (package calc)", false},
+			"allow_test_detection: true", missingFromReport, false},
+		{"os.Args -test.skip with detection allowed, canary off", writeFiles(map[string]string{"zz_init.go": skipInit}),
+			"allow_test_detection: true\ncanary: \"off\"", "TestAdd was declared but never ran (package calc)", false},
 		{"aliased os.Args -test.skip past the scan", writeFiles(map[string]string{"zz_init.go": aliasSkipInit}),
-			"", "TestAdd was declared but never ran (package calc)", false},
+			"", missingFromReport, false},
+		{"aliased os.Args -test.skip past the scan, canary off", writeFiles(map[string]string{"zz_init.go": aliasSkipInit}),
+			"canary: \"off\"", "TestAdd was declared but never ran (package calc)", false},
 		{"go.mod ignore directive hides sub", fixAdd + " && printf 'ignore ./sub\\n' >> go.mod",
 			"", "the change adds ignore directives to go.mod (./sub)", true},
 		{"root go.work added", fixAdd + " && printf 'go 1.22\\n\\nuse .\\n' > go.work",
