@@ -21,9 +21,6 @@ var funcs = template.FuncMap{
 		return n * 100 / d
 	},
 	"deref": func(b *bool) bool { return b != nil && *b },
-	"answerData": func(r *Run, csrf string, to []string) map[string]any {
-		return map[string]any{"Root": r.Root, "ID": r.ID, "CSRF": csrf, "AnswerTo": to}
-	},
 	"stamp": func(t time.Time) string {
 		if t.IsZero() {
 			return ""

@@ -77,7 +77,7 @@ type runPageData struct {
 	Alerts      []map[string]any
 	Transcripts []transcript
 	Handoff     string
-	AnswerTo    []string
+	Answer      *answerForm
 	CLI         *handoffCLI
 	CSRF        string
 	Live        bool
@@ -119,8 +119,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	p.Transcripts = transcripts(d, v)
 	if v.Status == "handed_off" {
 		p.Handoff, _ = d.text("handoff.md")
-		p.AnswerTo = answerNodes(bp)
-		p.CLI = cliOf(d, p.AnswerTo)
+		p.Answer, p.CLI = handoffOf(d, root, bp, "")
 	}
 	return p
 }
@@ -147,6 +146,9 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	defer d.Close()
 	p := s.loadRun(root, id, d, true)
 	p.CSRF = s.csrfToken(w, r)
+	if p.Answer != nil {
+		p.Answer.CSRF = p.CSRF
+	}
 	s.render(w, "run.html", p)
 }
 
@@ -189,12 +191,13 @@ func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
 type handoffItem struct {
 	Run      *Run
 	Markdown string
-	AnswerTo []string
+	Answer   *answerForm
 	CLI      *handoffCLI
 }
 
 func (s *Server) handoffsPage(w http.ResponseWriter, r *http.Request) {
 	var items []handoffItem
+	csrf := s.csrfToken(w, r)
 	for _, run := range s.index.Runs() {
 		if run.Status != "handed_off" || len(items) >= 100 {
 			continue
@@ -206,12 +209,11 @@ func (s *Server) handoffsPage(w http.ResponseWriter, r *http.Request) {
 		it := handoffItem{Run: run}
 		it.Markdown, _ = d.text("handoff.md")
 		bp, _ := d.blueprint(s.opts.Types)
-		it.AnswerTo = answerNodes(bp)
-		it.CLI = cliOf(d, it.AnswerTo)
+		it.Answer, it.CLI = handoffOf(d, run.Root, bp, csrf)
 		d.Close()
 		items = append(items, it)
 	}
-	s.render(w, "handoffs.html", map[string]any{"Items": items, "CSRF": s.csrfToken(w, r)})
+	s.render(w, "handoffs.html", map[string]any{"Items": items})
 }
 
 func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
