@@ -136,6 +136,12 @@ type world struct {
 
 func newWorld(t *testing.T, token string) *world {
 	t.Helper()
+	return newWorldWith(t, func(o *inbox.Options) { o.Token = token })
+}
+
+// newWorldWith is newWorld with the server's options changed by opt.
+func newWorldWith(t *testing.T, opt func(*inbox.Options)) *world {
+	t.Helper()
 	base := t.TempDir()
 	w := &world{runs: filepath.Join(base, "runs"), reviews: filepath.Join(base, "reviews"), seed: newSeed(t), acts: &actions{}}
 	w.seed.run(t, w.runs, "run-ok", loopBP("loop", "step", "[fail, pass]"))
@@ -143,8 +149,10 @@ func newWorld(t *testing.T, token string) *world {
 	writeVerify(t, filepath.Join(w.runs, "run-ok"))
 	writeTranscript(t, filepath.Join(w.runs, "run-ok", "nodes", "implement", "1"))
 	writeReview(t, filepath.Join(w.reviews, "rev-1"), filepath.Join(w.runs, "run-ok"))
-	srv, err := inbox.New(inbox.Options{RunsDirs: []string{w.runs}, ReviewDirs: []string{w.reviews}, Token: token,
-		Actions: w.acts, Types: w.seed.reg, By: "tester", Poll: 20e6})
+	opts := inbox.Options{RunsDirs: []string{w.runs}, ReviewDirs: []string{w.reviews},
+		Actions: w.acts, Types: w.seed.reg, By: "tester", Poll: 20e6}
+	opt(&opts)
+	srv, err := inbox.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,7 +240,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	// The answer process would refuse it: refused here, nothing is
 	// started or written.
-	if err := (runtime.Answer{Node: node, Note: note, By: s.opts.By}).CheckSize(); err != nil {
+	if err := (runtime.Answer{Node: node, Note: note, By: s.person(r)}).CheckSize(); err != nil {
 		s.fail(w, http.StatusRequestEntityTooLarge, "answer "+d.id+": note too long", err, back)
 		return
 	}
@@ -249,7 +249,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	if v := d.events(); v.Status != string(runtime.StatusHandedOff) {
 		err = fmt.Errorf("%w: run %s is %s, not handed off; only a handed-off run can be answered", runtime.ErrNotAnswerable, d.id, v.Status)
 	} else {
-		err = s.opts.Actions.Answer(r.Context(), d.path, node, note, s.opts.By)
+		err = s.opts.Actions.Answer(r.Context(), d.path, node, note, s.person(r))
 	}
 	if errors.Is(err, runtime.ErrNotAnswerable) {
 		s.fail(w, http.StatusConflict, "answer "+d.id+": not handed off", err, back)

@@ -151,7 +151,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := "/review/" + strconv.Itoa(q) + "/" + url.PathEscape(id)
-	err = s.opts.Actions.Decide(r.Context(), s.opts.ReviewDirs[q], id, verdict == "approve", r.PostFormValue("note"), s.opts.By)
+	err = s.opts.Actions.Decide(r.Context(), s.opts.ReviewDirs[q], id, verdict == "approve", r.PostFormValue("note"), s.person(r))
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, verdict+" "+id+" failed", err, back)
 		return

@@ -39,8 +39,13 @@ type Options struct {
 	// Types parse each run's saved blueprint.yaml for its graph; without
 	// them the graph shows only the nodes the journal names.
 	Types blueprint.TypeSet
-	// By names whoever answers and decides in this server (default "inbox").
+	// By names whoever answers and decides in this server when People
+	// name no one: on loopback without tokens, or with Token (default
+	// "inbox").
 	By string
+	// People, when set, name the person behind each request (named
+	// tokens, a trusted proxy's header); the name is the recorded "by".
+	People *People
 	// Index, when set, is shared (else the server makes its own).
 	Index *Index
 	// Poll is how often a live page's stream looks for new events
