@@ -21,6 +21,12 @@ var funcs = template.FuncMap{
 		return n * 100 / d
 	},
 	"deref": func(b *bool) bool { return b != nil && *b },
+	"date": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.Format("2006-01-02")
+	},
 	"stamp": func(t time.Time) string {
 		if t.IsZero() {
 			return ""

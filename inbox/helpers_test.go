@@ -40,6 +40,7 @@ func (n *stepNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result,
 	res := &runtime.Result{Outcome: runtime.OutcomePass, Tokens: 10, Outputs: map[string]any{"note": xss}}
 	if len(outcomes) > 0 && outcomes[min(in.Attempt, len(outcomes))-1] == "fail" {
 		res.Outcome, res.Feedback = runtime.OutcomeFail, "check failed: "+xss
+		res.Outputs["failures"] = []string{"TestFlakyParser/" + in.NodeID}
 	}
 	return res, nil
 }
@@ -54,7 +55,7 @@ func newSeed(t testing.TB) *seed {
 	for _, name := range []string{"step", "wait"} {
 		err := s.reg.Register(runtime.Type{
 			Spec: blueprint.NodeType{Name: name, Fields: map[string]blueprint.Field{"outcomes": {Kind: blueprint.KindStringList}},
-				Outputs: map[string]blueprint.Kind{"note": blueprint.KindString}},
+				Outputs: map[string]blueprint.Kind{"note": blueprint.KindString, "failures": blueprint.KindStringList}},
 			New: func(spec *blueprint.Node) (runtime.Node, error) { return &stepNode{spec: spec, gate: s.gate}, nil },
 		})
 		if err != nil {
@@ -84,12 +85,18 @@ nodes:
 // run carries out one genuine run with the real runtime.
 func (s *seed) run(t testing.TB, runsDir, id, src string) *runtime.Summary {
 	t.Helper()
+	return s.runWith(t, runsDir, id, src, nil)
+}
+
+// runWith is run with inputs (src must declare them).
+func (s *seed) runWith(t testing.TB, runsDir, id, src string, inputs map[string]any) *runtime.Summary {
+	t.Helper()
 	bp, err := blueprint.Parse("blueprint.yaml", []byte(src), blueprint.WithTypes(s.reg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rt := &runtime.Runtime{Registry: s.reg, RunsDir: runsDir, NoSync: true}
-	sum, err := rt.Run(context.Background(), bp, runtime.RunOptions{RunID: id, Workspace: t.TempDir()})
+	sum, err := rt.Run(context.Background(), bp, runtime.RunOptions{RunID: id, Workspace: t.TempDir(), Inputs: inputs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,11 @@ import (
 	"net/url"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/inbox/find"
 	"github.com/sandgate/sandgate/internal/lines"
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -19,37 +19,24 @@ import (
 const perPage = 50
 
 type listPage struct {
-	Runs                 []*Run
-	Total, Page, Pages   int
-	Query                Query
+	Selection
+	Query                find.Query
 	Statuses, Blueprints []string
 	PrevURL, NextURL     string
+	Sorts                []sortLink
 	RunsDirs             []string
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
-	q := Query{Status: r.FormValue("status"), Blueprint: r.FormValue("blueprint"), Text: r.FormValue("q"), PerPage: perPage}
-	q.Page, _ = strconv.Atoi(r.FormValue("page"))
-	q.Page = max(q.Page, 1)
+	q := find.Parse(r.URL.Query(), perPage)
 	all := s.index.Runs()
-	runs, total := Select(all, q)
-	p := listPage{Runs: runs, Total: total, Page: q.Page, Pages: max((total+perPage-1)/perPage, 1), Query: q,
+	p := listPage{Selection: Select(all, q), Query: q, Sorts: sortLinks(q),
 		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", string(runtime.StatusInterrupted)}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
-	link := func(page int) string {
-		v := url.Values{}
-		for k, val := range map[string]string{"status": q.Status, "blueprint": q.Blueprint, "q": q.Text} {
-			if val != "" {
-				v.Set(k, val)
-			}
-		}
-		v.Set("page", strconv.Itoa(page))
-		return "/?" + v.Encode()
+	if p.Page > 1 {
+		p.PrevURL = q.WithPage(p.Page - 1).URL()
 	}
-	if q.Page > 1 {
-		p.PrevURL = link(q.Page - 1)
-	}
-	if q.Page < p.Pages {
-		p.NextURL = link(q.Page + 1)
+	if p.Page < p.Pages {
+		p.NextURL = q.WithPage(p.Page + 1).URL()
 	}
 	s.render(w, "runs.html", p)
 }
