@@ -69,6 +69,11 @@ type runPageData struct {
 	CSRF        string
 	Live        bool
 	Offset      int64
+	// Actions are what the run's state allows; Done what people did.
+	Actions []runAction
+	Done    []actionRecord
+	Patch   bool
+	Review  string
 }
 
 // loadRun builds everything the run page and its live fragment show.
@@ -84,6 +89,10 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 		bp, p.GraphNote = nil, "blueprint.yaml: "+lines.First(err.Error())
 	}
 	p.Graph = layoutDAG(bp, v)
+	p.Actions, p.Done = offered(v.Status, s.launcher() != nil), actionsOf(d)
+	_, perr := d.Stat("change.patch")
+	p.Patch = perr == nil
+	p.Review = s.reviewURL(d.path)
 	if spans := d.traceSpans(); len(spans) > 0 && !p.Live {
 		p.Waterfall = buildWaterfall(spans, "trace.json", time.Now())
 	} else {

@@ -40,6 +40,21 @@ func readEntry(root *os.Root) (*reviewEntry, error) {
 }
 
 func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, "reviews.html", map[string]any{"Entries": s.reviewEntries()})
+}
+
+// reviewURL is the review page of the entry made from the run in runDir.
+func (s *Server) reviewURL(runDir string) string {
+	for _, e := range s.reviewEntries() {
+		if e.RunDir == runDir {
+			return "/review/" + strconv.Itoa(e.Queue) + "/" + url.PathEscape(e.ID)
+		}
+	}
+	return ""
+}
+
+// reviewEntries lists every queue's entries, newest first.
+func (s *Server) reviewEntries() []*reviewEntry {
 	var entries []*reviewEntry
 	for q, dir := range s.opts.ReviewDirs {
 		ents, err := os.ReadDir(dir)
@@ -59,7 +74,7 @@ func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.SortFunc(entries, func(a, b *reviewEntry) int { return b.Created.Compare(a.Created) })
-	s.render(w, "reviews.html", map[string]any{"Entries": entries})
+	return entries
 }
 
 type diffLine struct{ Class, Text string }

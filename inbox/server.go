@@ -117,6 +117,8 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("GET /run/{root}/{id}/events", s.eventStream)
 	m.HandleFunc("GET /run/{root}/{id}/file/{path...}", s.runFile)
 	m.HandleFunc("POST /run/{root}/{id}/answer", s.answer)
+	m.HandleFunc("GET /run/{root}/{id}/confirm/{action}", s.confirmPage)
+	m.HandleFunc("POST /run/{root}/{id}/act/{action}", s.act)
 	m.HandleFunc("GET /handoffs", s.handoffsPage)
 	m.HandleFunc("GET /reviews", s.reviewsPage)
 	m.HandleFunc("GET /review/{q}/{id}", s.reviewPage)

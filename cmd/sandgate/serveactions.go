@@ -92,7 +92,7 @@ func (a *serveActions) Answer(ctx context.Context, runDir, node, note, by string
 	if err != nil {
 		return fmt.Errorf("start sandgate answer: %w", err)
 	}
-	return a.awaitChild(ctx, func() bool { return answeredSince(runDir, offset) }, done, func(err error) error {
+	return a.awaitChild(ctx, func() bool { return journaledSince(runDir, offset, `"type":"answered"`) }, done, func(err error) error {
 		if err == nil {
 			err = errors.New("exited without answering")
 		}
@@ -186,16 +186,16 @@ func newAnswerLog(runDir string) (*os.File, string, error) {
 	return nil, "", fmt.Errorf("answer log: %s has 999 answer-<n>.log files already", runDir)
 }
 
-// answeredSince reports whether the journal has an answered event after
-// offset.
-func answeredSince(runDir string, offset int64) bool {
+// journaledSince reports whether the journal has an event of the given
+// `"type":"…"` after offset.
+func journaledSince(runDir string, offset int64, event string) bool {
 	f, err := os.Open(filepath.Join(runDir, "events.jsonl"))
 	if err != nil {
 		return false
 	}
 	defer f.Close()
 	b, _ := io.ReadAll(io.NewSectionReader(f, offset, 64<<20))
-	return bytes.Contains(b, []byte(`"type":"answered"`))
+	return bytes.Contains(b, []byte(event))
 }
 
 func fileSize(p string) int64 {

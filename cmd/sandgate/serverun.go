@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// Rerun starts a new run like the one in runDir: its saved blueprint,
+// its inputs (as journaled, defaults included) and its repository, in the
+// same runs directory. The inbox journals who asked.
+func (a *serveActions) Rerun(ctx context.Context, runDir, by string) (string, error) {
+	sum, err := runtime.Summarize(runDir)
+	if err != nil {
+		return "", err
+	}
+	src, err := os.ReadFile(filepath.Join(runDir, "blueprint.yaml"))
+	if err != nil {
+		return "", fmt.Errorf("the run's blueprint: %w", err)
+	}
+	bp, err := (&runFlags{}).registry().Parse(filepath.Join(runDir, "blueprint.yaml"), src)
+	if err != nil {
+		return "", loadProblems(err)
+	}
+	in := startIn{Repo: sum.Workspace, Inputs: map[string]string{}}
+	for k, v := range sum.Inputs {
+		if s, ok := v.(string); ok {
+			in.Inputs[k] = s
+			continue
+		}
+		b, _ := json.Marshal(v)
+		in.Inputs[k] = string(b)
+	}
+	args, _, err := startArgs(in, bp, a.answerArgs)
+	if err != nil {
+		return "", err
+	}
+	out, err := a.launch(ctx, filepath.Dir(runDir), "blueprint.yaml", src, append(args, "--runs-dir="+filepath.Dir(runDir)))
+	return out.RunDir, err
+}
+
+// Resume continues an interrupted run with `sandgate resume`, as a child
+// that outlives the request, and returns once it has journaled the resume.
+func (a *serveActions) Resume(ctx context.Context, runDir, by string) error {
+	if !a.claim(runDir) {
+		return fmt.Errorf("%s is already being continued", filepath.Base(runDir))
+	}
+	offset := fileSize(filepath.Join(runDir, "events.jsonl"))
+	logf, logPath, err := newAnswerLog(runDir)
+	if err != nil {
+		a.release(runDir)
+		return err
+	}
+	args := append(append([]string{"resume"}, a.answerArgs...), "--", runDir)
+	done, err := a.spawn(args, logf, func() { a.release(runDir) })
+	logf.Close()
+	if err != nil {
+		return fmt.Errorf("start sandgate resume: %w", err)
+	}
+	return a.awaitChild(ctx, func() bool { return journaledSince(runDir, offset, `"type":"run_resumed"`) }, done, func(err error) error {
+		if err == nil {
+			err = errors.New("exited without resuming")
+		}
+		return fmt.Errorf("sandgate resume: %w: %s (log: %s)", err, tail(logPath, 2<<10), logPath)
+	})
+}
