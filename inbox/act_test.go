@@ -165,7 +165,6 @@ func TestBrowserCancelRunningRun(t *testing.T) {
 	}
 }
 
-
 func (l launcher) Resume(_ context.Context, runDir, by string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
