@@ -70,6 +70,18 @@ type Index struct {
 	runs   map[string]*Run
 	sorted []*Run
 	last   time.Time
+	// gen counts the refreshes that changed something, so a live page
+	// can tell a change without comparing runs.
+	gen uint64
+}
+
+// Generation is a number that moves whenever a refresh changed the index
+// (it refreshes first when older than MinRefresh, as Runs does).
+func (ix *Index) Generation() uint64 {
+	ix.Runs()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.gen
 }
 
 // NewIndex makes an index of the given runs directories. It reads nothing
@@ -120,6 +132,9 @@ func (ix *Index) refreshLocked() {
 			delete(ix.runs, k)
 			changed = true
 		}
+	}
+	if changed {
+		ix.gen++
 	}
 	if changed || ix.sorted == nil {
 		ix.sorted = ix.sorted[:0:0]

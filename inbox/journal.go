@@ -129,7 +129,9 @@ func foldEvents(events []runtime.Event) *runView {
 			}
 			a.End = ev.Time
 			if ev.Type == runtime.EvNodeCanceled {
-				a.Canceled = true
+				// Its real time, not 0: a canceled node may have worked
+				// for minutes.
+				a.Canceled, a.DurationMS = true, max(ev.DurationMS, ev.Time.Sub(a.Start).Milliseconds())
 				continue
 			}
 			a.Outcome, a.Error, a.DurationMS, a.Tokens = string(ev.Outcome), ev.Error, ev.DurationMS, ev.Tokens

@@ -98,7 +98,11 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	} else {
 		p.Waterfall = buildWaterfall(attemptSpans(v), "journal", time.Now())
 	}
+	now := time.Now()
 	for _, a := range v.Attempts {
+		if a.End.IsZero() && !a.Start.IsZero() {
+			a.DurationMS = now.Sub(a.Start).Milliseconds() // running: so far
+		}
 		ad := attemptDetail{attempt: a, Files: d.attemptFiles(a.Node, a.N)}
 		if len(a.Outputs) > 0 {
 			ad.Outputs = prettyJSON(a.Outputs)

@@ -92,7 +92,8 @@ func New(opts Options) (*Server, error) {
 	if _, err := rand.Read(s.csrfKey); err != nil {
 		return nil, err
 	}
-	t, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
+	// pending is the server's own: the nav of every page shows its counts.
+	t, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"pending": s.pendingNow}).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("inbox: templates: %w", err)
 	}
@@ -119,6 +120,7 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("POST /run/{root}/{id}/answer", s.answer)
 	m.HandleFunc("GET /run/{root}/{id}/confirm/{action}", s.confirmPage)
 	m.HandleFunc("POST /run/{root}/{id}/act/{action}", s.act)
+	m.HandleFunc("GET /events", s.changesStream)
 	m.HandleFunc("GET /handoffs", s.handoffsPage)
 	m.HandleFunc("GET /reviews", s.reviewsPage)
 	m.HandleFunc("GET /review/{q}/{id}", s.reviewPage)
