@@ -7,7 +7,10 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 )
 
-// dag is a blueprint's graph laid out for inline SVG, left to right.
+// dag is a blueprint's graph laid out for inline SVG in ranks, top to
+// bottom: a node's rank is its longest path from the start, so a long
+// chain grows down the page (where it reads at 100 %) instead of into one
+// row scaled to nothing.
 type dag struct {
 	Width, Height int
 	Nodes         []dagNode
@@ -118,7 +121,7 @@ func layoutDAG(bp *blueprint.Blueprint, v *runView) *dag {
 	for _, id := range order {
 		l := layer[id]
 		n := dagNode{ID: id, Type: types[id], Attempts: count[id], W: nodeW, H: nodeH,
-			X: margin + l*(nodeW+gapX), Y: margin + rows[l]*(nodeH+gapY)}
+			X: margin + rows[l]*(nodeW+gapX), Y: margin + l*(nodeH+gapY)}
 		rows[l]++
 		n.TX, n.TY, n.TY2 = n.X+10, n.Y+19, n.Y+36
 		n.State = nodeState(id, types[id], last[id], v)
@@ -129,7 +132,7 @@ func layoutDAG(bp *blueprint.Blueprint, v *runView) *dag {
 	for i := range g.Nodes {
 		pos[g.Nodes[i].ID] = &g.Nodes[i]
 	}
-	g.Height += 40 // room for loops drawn below
+	g.Width += 40 // room for loops drawn on the right
 	for _, u := range order {
 		for _, w := range succ[u] {
 			a, b := pos[u], pos[w]
@@ -144,15 +147,15 @@ func layoutDAG(bp *blueprint.Blueprint, v *runView) *dag {
 
 func edgePath(a, b *dagNode, isBack bool) dagEdge {
 	if !isBack {
-		x1, y1 := a.X+a.W, a.Y+a.H/2
-		x2, y2 := b.X, b.Y+b.H/2
-		mx := (x1 + x2) / 2
-		return dagEdge{Path: fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, mx, y1, mx, y2, x2, y2)}
+		x1, y1 := a.X+a.W/2, a.Y+a.H
+		x2, y2 := b.X+b.W/2, b.Y
+		my := (y1 + y2) / 2
+		return dagEdge{Path: fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, x1, my, x2, my, x2, y2)}
 	}
-	x1, y1 := a.X+a.W/2, a.Y+a.H
-	x2, y2 := b.X+b.W/2+12, b.Y+b.H
-	low := max(y1, y2) + 30
-	return dagEdge{Back: true, Path: fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, x1, low, x2, low, x2, y2)}
+	x1, y1 := a.X+a.W, a.Y+a.H/2
+	x2, y2 := b.X+b.W, b.Y+b.H/2+8
+	out := max(x1, x2) + 34
+	return dagEdge{Back: true, Path: fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, out, y1, out, y2, x2, y2)}
 }
 
 // nodeState is the CSS word for a node: its last attempt's state, or for

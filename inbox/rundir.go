@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"iter"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -111,10 +112,40 @@ func (d *runDir) attemptFiles(node string, n int) []string {
 type span struct {
 	Label      string
 	Class      string
+	Kind       string
 	Start, End time.Time
 }
 
 // traceSpans reads trace.json, the stream of spans the run exported.
+// spanOf makes a waterfall row of a trace span, coloured by outcome: a
+// node's outcome, an error or cancel status, else "ok" (its kind, stage or
+// operation, goes in the label's title: colouring by kind painted a
+// failed lint gate green).
+func spanOf(name string, start, end time.Time, code, desc string, attrs iter.Seq2[string, any]) span {
+	sp := span{Label: name, Class: "ok", Start: start, End: end}
+	for k, v := range attrs {
+		str, _ := v.(string)
+		switch k {
+		case "sandgate.node.outcome":
+			sp.Class = str
+		case "sandgate.run.status":
+			sp.Class = map[string]string{"succeeded": "pass", "failed": "fail", "handed_off": "handoff", "canceled": "canceled"}[str]
+		case "sandgate.stage", "gen_ai.operation.name":
+			sp.Kind = str
+		}
+	}
+	if code == "Error" && sp.Class == "ok" {
+		sp.Class = "error"
+		if desc == "canceled" {
+			sp.Class = "canceled"
+		}
+	}
+	if end.IsZero() {
+		sp.Class = "running"
+	}
+	return sp
+}
+
 func (d *runDir) traceSpans() []span {
 	b, _, err := readCapped(d.Root, "trace.json", 64<<20)
 	if err != nil {
@@ -130,17 +161,18 @@ func (d *runDir) traceSpans() []span {
 				Key   string
 				Value struct{ Value any }
 			}
+			Status struct{ Code, Description string }
 		}
 		if dec.Decode(&s) != nil {
 			break
 		}
-		sp := span{Label: s.Name, Class: "span", Start: s.StartTime, End: s.EndTime}
-		for _, a := range s.Attributes {
-			if a.Key == "sandgate.stage" || a.Key == "gen_ai.operation.name" {
-				sp.Class, _ = a.Value.Value.(string)
+		out = append(out, spanOf(s.Name, s.StartTime, s.EndTime, s.Status.Code, s.Status.Description, func(yield func(string, any) bool) {
+			for _, a := range s.Attributes {
+				if !yield(a.Key, a.Value.Value) {
+					return
+				}
 			}
-		}
-		out = append(out, sp)
+		}))
 	}
 	slices.SortStableFunc(out, func(a, b span) int { return a.Start.Compare(b.Start) })
 	return out

@@ -55,8 +55,12 @@ func buildWaterfall(spans []span, source string, now time.Time) *waterfall {
 		x := int(float64(s.Start.Sub(t0)) / float64(total) * wfBar)
 		bw := max(int(float64(end.Sub(s.Start))/float64(total)*wfBar), 2)
 		y := i*wfRow + 4
+		kind := ""
+		if s.Kind != "" {
+			kind = " (" + s.Kind + ")"
+		}
 		w.Rows = append(w.Rows, bar{Label: s.Label, Class: s.Class, Y: y, TY: y + 12, X: wfLabel + x, W: bw,
-			Title: fmt.Sprintf("%s: %s at +%s", s.Label, end.Sub(s.Start).Round(time.Millisecond), s.Start.Sub(t0).Round(time.Millisecond))})
+			Title: fmt.Sprintf("%s%s, %s: %s at +%s", s.Label, kind, s.Class, end.Sub(s.Start).Round(time.Millisecond), s.Start.Sub(t0).Round(time.Millisecond))})
 	}
 	w.Height = len(w.Rows)*wfRow + 8
 	return w

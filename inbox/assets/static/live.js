@@ -69,6 +69,17 @@
     });
   }
 
+  // A graph node links to its last attempt: open that attempt's details.
+  function openHash() {
+    var el = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    if (el && el.tagName === "DETAILS") {
+      el.open = true;
+      el.scrollIntoView({block: "center"});
+    }
+  }
+  window.addEventListener("hashchange", openHash);
+  openHash();
+
   // Keyboard: j/k move through a list's rows, enter opens one.
   var rows = function () { return document.querySelectorAll("tr[data-href]"); };
   var at = -1;
