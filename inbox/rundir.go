@@ -1,11 +1,11 @@
 package inbox
 
 import (
-	"iter"
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
