@@ -142,7 +142,10 @@ func TestActionsJournalIsNotAFIFO(t *testing.T) {
 func TestBrowserCancelRunningRun(t *testing.T) {
 	w := newWorldWith(t, withLauncher)
 	done := make(chan *runtime.Summary)
-	go func() { done <- w.seed.run(t, w.runs, "run-live", loopBP("loop", "wait", "[pass]")) }()
+	go func() {
+		sum, _ := w.seed.runErr(w.runs, "run-live", loopBP("loop", "wait", "[pass]"), nil)
+		done <- sum
+	}()
 	wait.Until(t, "the live run started implement", func() bool {
 		return strings.Contains(readFile(filepath.Join(w.runs, "run-live", "events.jsonl")), `"node":"implement"`)
 	})
@@ -154,6 +157,9 @@ func TestBrowserCancelRunningRun(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`button.confirm.act-cancel`)),
 		chromedp.WaitReady(chromedp.CSS(`#run-status.s-canceled`))))
 	sum := <-done
+	if sum == nil {
+		t.Fatal("the run failed to run")
+	}
 	if sum.Status != runtime.StatusCanceled || !strings.Contains(sum.Reason, "by tester") {
 		t.Fatalf("run ended %s (%s)", sum.Status, sum.Reason)
 	}

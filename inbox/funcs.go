@@ -21,6 +21,12 @@ var funcs = template.FuncMap{
 		return n * 100 / d
 	},
 	"deref": func(b *bool) bool { return b != nil && *b },
+	"since": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return fmtMS(time.Since(t).Milliseconds())
+	},
 	"date": func(t time.Time) string {
 		if t.IsZero() {
 			return ""

@@ -91,16 +91,25 @@ func (s *seed) run(t testing.TB, runsDir, id, src string) *runtime.Summary {
 // runWith is run with inputs (src must declare them).
 func (s *seed) runWith(t testing.TB, runsDir, id, src string, inputs map[string]any) *runtime.Summary {
 	t.Helper()
-	bp, err := blueprint.Parse("blueprint.yaml", []byte(src), blueprint.WithTypes(s.reg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &runtime.Runtime{Registry: s.reg, RunsDir: runsDir, NoSync: true}
-	sum, err := rt.Run(context.Background(), bp, runtime.RunOptions{RunID: id, Workspace: t.TempDir(), Inputs: inputs})
+	sum, err := s.runErr(runsDir, id, src, inputs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sum
+}
+
+// runErr is runWith for goroutines, which must not call t.Fatal.
+func (s *seed) runErr(runsDir, id, src string, inputs map[string]any) (*runtime.Summary, error) {
+	bp, err := blueprint.Parse("blueprint.yaml", []byte(src), blueprint.WithTypes(s.reg))
+	if err != nil {
+		return nil, err
+	}
+	ws := filepath.Join(filepath.Dir(runsDir), "repos", id)
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return nil, err
+	}
+	rt := &runtime.Runtime{Registry: s.reg, RunsDir: runsDir, NoSync: true}
+	return rt.Run(context.Background(), bp, runtime.RunOptions{RunID: id, Workspace: ws, Inputs: inputs})
 }
 
 // actions records what the forms asked for.

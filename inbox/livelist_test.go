@@ -17,7 +17,7 @@ func TestBrowserListUpdatesLive(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		w.seed.run(t, w.runs, "run-live", loopBP("loop", "wait", "[pass]"))
+		_, _ = w.seed.runErr(w.runs, "run-live", loopBP("loop", "wait", "[pass]"), nil)
 	}()
 	wait.Until(t, "the live run started implement", func() bool {
 		return strings.Contains(readFile(filepath.Join(w.runs, "run-live", "events.jsonl")), `"node":"implement"`)

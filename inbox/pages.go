@@ -109,6 +109,12 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 		}
 		p.Attempts = append(p.Attempts, ad)
 	}
+	// The hand-off is in the live part too: a run answered on this page
+	// may hand off again while it is open.
+	if v.Status == "handed_off" {
+		p.Handoff, _ = d.text("handoff.md")
+		p.Answer, p.CLI = handoffOf(d, root, bp, "")
+	}
 	if !full {
 		return p
 	}
@@ -117,10 +123,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	p.Audit, p.AuditCut = d.text("audit.log")
 	p.Alerts, _ = d.jsonLines("alerts.jsonl", 500)
 	p.Transcripts = transcripts(d, v)
-	if v.Status == "handed_off" {
-		p.Handoff, _ = d.text("handoff.md")
-		p.Answer, p.CLI = handoffOf(d, root, bp, "")
-	}
+
 	return p
 }
 
@@ -159,7 +162,11 @@ func (s *Server) liveFragment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer d.Close()
-	s.render(w, "live", s.loadRun(root, id, d, false))
+	p := s.loadRun(root, id, d, false)
+	if p.Answer != nil {
+		p.Answer.CSRF = s.csrfToken(w, r)
+	}
+	s.render(w, "live", p)
 }
 
 // runFile serves one file of a run as plain text: never as HTML, whatever
