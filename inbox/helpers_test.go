@@ -158,6 +158,12 @@ func newWorld(t *testing.T, token string) *world {
 // newWorldWith is newWorld with the server's options changed by opt.
 func newWorldWith(t *testing.T, opt func(*inbox.Options)) *world {
 	t.Helper()
+	return newWorldW(t, func(_ *world, o *inbox.Options) { opt(o) })
+}
+
+// newWorldW is newWorldWith for options that need the world.
+func newWorldW(t *testing.T, opt func(*world, *inbox.Options)) *world {
+	t.Helper()
 	base := t.TempDir()
 	w := &world{runs: filepath.Join(base, "runs"), reviews: filepath.Join(base, "reviews"), seed: newSeed(t), acts: &actions{}}
 	w.seed.run(t, w.runs, "run-ok", loopBP("loop", "step", "[fail, pass]"))
@@ -167,7 +173,7 @@ func newWorldWith(t *testing.T, opt func(*inbox.Options)) *world {
 	writeReview(t, filepath.Join(w.reviews, "rev-1"), filepath.Join(w.runs, "run-ok"))
 	opts := inbox.Options{RunsDirs: []string{w.runs}, ReviewDirs: []string{w.reviews},
 		Actions: w.acts, Types: w.seed.reg, By: "tester", Poll: 20e6}
-	opt(&opts)
+	opt(w, &opts)
 	srv, err := inbox.New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,9 @@ type Options struct {
 	// name no one: on loopback without tokens, or with Token (default
 	// "inbox").
 	By string
+	// Blueprints holds the shipped blueprints (*.yaml) a person may start
+	// from the inbox, when Actions is also a Starter.
+	Blueprints fs.FS
 	// People, when set, name the person behind each request (named
 	// tokens, a trusted proxy's header); the name is the recorded "by".
 	People *People
@@ -121,6 +124,9 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("GET /run/{root}/{id}/confirm/{action}", s.confirmPage)
 	m.HandleFunc("POST /run/{root}/{id}/act/{action}", s.act)
 	m.HandleFunc("GET /events", s.changesStream)
+	m.HandleFunc("GET /start", s.startList)
+	m.HandleFunc("GET /start/{name}", s.startForm)
+	m.HandleFunc("POST /start/{name}", s.start)
 	m.HandleFunc("GET /handoffs", s.handoffsPage)
 	m.HandleFunc("GET /reviews", s.reviewsPage)
 	m.HandleFunc("GET /review/{q}/{id}", s.reviewPage)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sandgate/sandgate/blueprints"
 	"github.com/sandgate/sandgate/inbox"
 	"github.com/sandgate/sandgate/nodes"
 )
@@ -116,7 +117,7 @@ func (c *serveConfig) server() (*inbox.Server, error) {
 	}
 	c.runs, c.reviews = absAll(c.runs), absAll(c.reviews)
 	return inbox.New(inbox.Options{RunsDirs: c.runs, ReviewDirs: c.reviews, Token: c.token,
-		Actions: c.acts, Types: nodes.Types(), By: c.by, People: c.people})
+		Actions: c.acts, Types: nodes.Types(), By: c.by, People: c.people, Blueprints: blueprints.FS})
 }
 
 // servePeople builds the inbox's People from the flags, or nil when none

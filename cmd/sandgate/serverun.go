@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/sandgate/sandgate/blueprints"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -68,4 +71,29 @@ func (a *serveActions) Resume(ctx context.Context, runDir, by string) error {
 		}
 		return fmt.Errorf("sandgate resume: %w: %s (log: %s)", err, tail(logPath, 2<<10), logPath)
 	})
+}
+
+// Start runs the shipped blueprint name on the server's repository (its
+// working directory, as MCP's start_run), in runsDir. The inputs were
+// checked by the inbox and are checked again here, as run's flags.
+func (a *serveActions) Start(ctx context.Context, name string, inputs map[string]string, runsDir, by string) (string, error) {
+	// Read from the embedded set only: a file of that name in the
+	// server's directory is not what the person picked.
+	if name == "" || strings.ContainsAny(name, `/\.`) {
+		return "", fmt.Errorf("%q is not a shipped blueprint", name)
+	}
+	src, err := fs.ReadFile(blueprints.FS, name+".yaml")
+	if err != nil {
+		return "", fmt.Errorf("%q is not a shipped blueprint: %w", name, err)
+	}
+	bp, err := (&runFlags{}).registry().Parse(name+".yaml", src)
+	if err != nil {
+		return "", loadProblems(err)
+	}
+	args, _, err := startArgs(startIn{Blueprint: name, Inputs: inputs}, bp, a.answerArgs)
+	if err != nil {
+		return "", err
+	}
+	out, err := a.launch(ctx, runsDir, name+".yaml", src, append(args, "--runs-dir="+runsDir))
+	return out.RunDir, err
 }
