@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/inbox/draw"
 	"github.com/sandgate/sandgate/inbox/find"
 	"github.com/sandgate/sandgate/internal/lines"
 	"github.com/sandgate/sandgate/runtime"
@@ -52,9 +53,9 @@ type runPageData struct {
 	ID, Dir     string
 	View        *runView
 	Run         *Run
-	Graph       *dag
+	Graph       *draw.DAG
 	GraphNote   string
-	Waterfall   *waterfall
+	Waterfall   *draw.Waterfall
 	Verify      *verifyTable
 	Attempts    []attemptDetail
 	Commands    []map[string]any
@@ -94,9 +95,9 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	p.Patch = perr == nil
 	p.Review = s.reviewURL(d.path)
 	if spans := d.traceSpans(); len(spans) > 0 && !p.Live {
-		p.Waterfall = buildWaterfall(spans, "trace.json", time.Now())
+		p.Waterfall = draw.Build(spans, "trace.json", time.Now())
 	} else {
-		p.Waterfall = buildWaterfall(attemptSpans(v), "journal", time.Now())
+		p.Waterfall = draw.Build(attemptSpans(v), "journal", time.Now())
 	}
 	now := time.Now()
 	for _, a := range v.Attempts {

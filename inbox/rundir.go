@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/inbox/draw"
 )
 
 // runDir is one run's directory, opened so that nothing read through it
@@ -108,21 +109,12 @@ func (d *runDir) attemptFiles(node string, n int) []string {
 	return out
 }
 
-// span is one row of the waterfall.
-type span struct {
-	Label      string
-	Class      string
-	Kind       string
-	Start, End time.Time
-}
-
-// traceSpans reads trace.json, the stream of spans the run exported.
 // spanOf makes a waterfall row of a trace span, coloured by outcome: a
 // node's outcome, an error or cancel status, else "ok" (its kind, stage or
 // operation, goes in the label's title: colouring by kind painted a
 // failed lint gate green).
-func spanOf(name string, start, end time.Time, code, desc string, attrs iter.Seq2[string, any]) span {
-	sp := span{Label: name, Class: "ok", Start: start, End: end}
+func spanOf(name string, start, end time.Time, code, desc string, attrs iter.Seq2[string, any]) draw.Span {
+	sp := draw.Span{Label: name, Class: "ok", Start: start, End: end}
 	for k, v := range attrs {
 		str, _ := v.(string)
 		switch k {
@@ -146,13 +138,14 @@ func spanOf(name string, start, end time.Time, code, desc string, attrs iter.Seq
 	return sp
 }
 
-func (d *runDir) traceSpans() []span {
+// traceSpans reads trace.json, the stream of spans the run exported.
+func (d *runDir) traceSpans() []draw.Span {
 	b, _, err := readCapped(d.Root, "trace.json", 64<<20)
 	if err != nil {
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
-	var out []span
+	var out []draw.Span
 	for dec.More() {
 		var s struct {
 			Name               string
@@ -174,6 +167,6 @@ func (d *runDir) traceSpans() []span {
 			}
 		}))
 	}
-	slices.SortStableFunc(out, func(a, b span) int { return a.Start.Compare(b.Start) })
+	slices.SortStableFunc(out, func(a, b draw.Span) int { return a.Start.Compare(b.Start) })
 	return out
 }

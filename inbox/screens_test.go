@@ -23,9 +23,14 @@ func showcase(t *testing.T) (*httptest.Server, string) {
 	s.runWith(t, runs, "20260102-090000-a1b2c3", taskBP("fix-failing-test", "[fail, pass]"), map[string]any{"task": "Fix TestAdd in calc.go: Add subtracts"})
 	s.runWith(t, runs, "20260102-091500-d4e5f6", taskBP("fix-failing-test", "[fail]"), map[string]any{"task": "Make the parser accept trailing commas\nSee issue 12."})
 	s.runWith(t, runs, "20260102-093000-0a1b2c", taskBP("lint-fix", "[pass]"), map[string]any{"task": "Fix the staticcheck findings in ./internal/billing"})
-	go s.runErr(runs, "20260102-094500-3d4e5f", strings.Replace(taskBP("dependency-bump", "[pass]"), "type: step, next: check", "type: wait, next: check", 1),
-		map[string]any{"task": "Bump golang.org/x/net to v0.30.0"})
-	t.Cleanup(func() { close(s.gate) })
+	running := make(chan struct{})
+	go func() {
+		defer close(running)
+		_, _ = s.runErr(runs, "20260102-094500-3d4e5f", strings.Replace(taskBP("dependency-bump", "[pass]"), "type: step, next: check", "type: wait, next: check", 1),
+			map[string]any{"task": "Bump golang.org/x/net to v0.30.0"})
+	}()
+	// Let the run end before its directory is removed.
+	t.Cleanup(func() { close(s.gate); <-running })
 	writeFile(t, filepath.Join(reviews, "rev-1", "entry.json"), `{"id":"rev-1","title":"Fix TestAdd in calc.go","branch":"sandgate/fix-add","commit":"4f2a9c1","base":"9b8e7d6","run_dir":"`+filepath.Join(runs, "20260102-090000-a1b2c3")+`","status":"pending","created":"2026-01-02T09:01:00Z"}`)
 	writeFile(t, filepath.Join(reviews, "rev-1", "diff.patch"), "diff --git a/calc.go b/calc.go\n--- a/calc.go\n+++ b/calc.go\n@@ -3 +3 @@\n-\treturn a - b\n+\treturn a + b\n")
 	srv, err := inbox.New(inbox.Options{RunsDirs: []string{runs}, ReviewDirs: []string{reviews}, Actions: launcher{&actions{}}, Types: s.reg, By: "ana", Poll: 50e6})
