@@ -44,6 +44,7 @@ type actionRecord struct {
 // runAction is what the run page offers for a run in a given state.
 type runAction struct {
 	Name, Label, Explain string
+	status               string
 }
 
 // offered are the actions a run's status allows. The explanations say
@@ -53,10 +54,10 @@ func offered(status string, launch bool) []runAction {
 	var out []runAction
 	switch status {
 	case string(runtime.StatusRunning):
-		out = append(out, runAction{"cancel", "Cancel", "stops the run now: it ends canceled, its running node's output and time are kept"})
+		out = append(out, runAction{Name: "cancel", Label: "Cancel", Explain: "stops the run now: it ends canceled; its running node's time and commands (commands.jsonl) are kept"})
 	case string(runtime.StatusInterrupted):
 		if launch {
-			out = append(out, runAction{"resume", "Retry from where it stopped", "resumes from the journal: finished nodes are not run again, the cut-off node runs again"})
+			out = append(out, runAction{Name: "resume", Label: "Retry from where it stopped", Explain: "resumes from the journal: finished nodes are not run again, the cut-off node runs again"})
 		}
 	}
 	if launch && status != string(runtime.StatusRunning) {
@@ -66,7 +67,7 @@ func offered(status string, launch bool) []runAction {
 			// there is no state to retry a node on.
 			why += "; a " + status + " run keeps no workspace, so a retry is a new run"
 		}
-		out = append(out, runAction{"rerun", "Re-run", why})
+		out = append(out, runAction{Name: "rerun", Label: "Re-run", Explain: why})
 	}
 	return out
 }
@@ -85,42 +86,46 @@ func (s *Server) launcher() Launcher {
 	return l
 }
 
-// confirmPage asks before an action: a page of its own (no script, no
-// dialog), whose button posts the action.
-func (s *Server) confirmPage(w http.ResponseWriter, r *http.Request) {
+// actionOf resolves the run and the action a request names, refusing an
+// action the run's status does not allow (409). When ok, d is open.
+func (s *Server) actionOf(w http.ResponseWriter, r *http.Request) (root int, id string, d *runDir, a runAction, back string, ok bool) {
 	root, id, d, err := s.runRoot(r)
 	if err != nil {
 		notFound(w, err)
+		return 0, "", nil, a, "", false
+	}
+	back = "/run/" + r.PathValue("root") + "/" + url.PathEscape(id)
+	status := d.events().Status
+	if a, ok = findAction(status, s.launcher() != nil, r.PathValue("action")); !ok {
+		d.Close()
+		s.fail(w, http.StatusConflict, "run "+id+" is "+status, fmt.Errorf("%q is not something a %s run can do", r.PathValue("action"), status), back)
+		return 0, "", nil, a, "", false
+	}
+	a.status = status
+	return root, id, d, a, back, true
+}
+
+// confirmPage asks before an action: a page of its own (no script, no
+// dialog), whose button posts the action.
+func (s *Server) confirmPage(w http.ResponseWriter, r *http.Request) {
+	root, id, d, a, back, ok := s.actionOf(w, r)
+	if !ok {
 		return
 	}
 	defer d.Close()
-	v := d.events()
-	a, ok := findAction(v.Status, s.launcher() != nil, r.PathValue("action"))
-	back := "/run/" + r.PathValue("root") + "/" + url.PathEscape(id)
-	if !ok {
-		s.fail(w, http.StatusConflict, "run "+id+" is "+v.Status, fmt.Errorf("%q is not something a %s run can do", r.PathValue("action"), v.Status), back)
-		return
-	}
-	s.render(w, "confirm.html", map[string]any{"Root": r.PathValue("root"), "ID": id, "Action": a, "Status": v.Status,
+	s.render(w, "confirm.html", map[string]any{"Root": r.PathValue("root"), "ID": id, "Action": a, "Status": a.status,
 		"Run": s.index.Get(root, id), "CSRF": s.csrfToken(w, r), "Back": back})
 }
 
 // act carries out a confirmed action and journals who did it.
 func (s *Server) act(w http.ResponseWriter, r *http.Request) {
-	root, id, d, err := s.runRoot(r)
-	if err != nil {
-		notFound(w, err)
+	root, id, d, a, back, ok := s.actionOf(w, r)
+	if !ok {
 		return
 	}
 	defer d.Close()
-	back := "/run/" + r.PathValue("root") + "/" + url.PathEscape(id)
-	v := d.events()
-	a, ok := findAction(v.Status, s.launcher() != nil, r.PathValue("action"))
-	if !ok {
-		s.fail(w, http.StatusConflict, "run "+id+" is "+v.Status, fmt.Errorf("%q is not something a %s run can do", r.PathValue("action"), v.Status), back)
-		return
-	}
 	by := s.person(r)
+	var err error
 	rec := actionRecord{Time: time.Now().UTC(), By: by, Action: a.Name}
 	to := back
 	switch a.Name {

@@ -34,20 +34,11 @@ func (s *Server) pendingNow() pending {
 // the counts move. The page then fetches itself again; nothing from the
 // stream is inserted as HTML (the counts are set as text).
 func (s *Server) changesStream(w http.ResponseWriter, r *http.Request) {
-	select {
-	case s.streams <- struct{}{}:
-		defer func() { <-s.streams }()
-	default:
-		w.Header().Set("Retry-After", "5")
-		http.Error(w, "inbox: too many live streams; try again shortly", http.StatusServiceUnavailable)
+	fl, done := s.openStream(w)
+	if fl == nil {
 		return
 	}
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "inbox: streaming unsupported", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
+	defer done()
 	_, _ = io.WriteString(w, ": changes\n\n")
 	fl.Flush()
 	tick := time.NewTicker(max(s.opts.Poll, 250*time.Millisecond))

@@ -15,28 +15,17 @@ import (
 // complete new line; the page's script then fetches the live fragment.
 // The stream ends once the run's journal is closed or the client leaves.
 func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
-	select {
-	case s.streams <- struct{}{}:
-		defer func() { <-s.streams }()
-	default:
-		// The browser's EventSource retries by itself; the page still
-		// works without live updates.
-		w.Header().Set("Retry-After", "5")
-		http.Error(w, "inbox: too many live streams; try again shortly", http.StatusServiceUnavailable)
-		return
-	}
 	_, _, d, err := s.runRoot(r)
 	if err != nil {
 		notFound(w, err)
 		return
 	}
 	defer d.Close()
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "inbox: streaming unsupported", http.StatusInternalServerError)
+	fl, done := s.openStream(w)
+	if fl == nil {
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
+	defer done()
 	offset, _ := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
 	tick := time.NewTicker(s.opts.Poll)
 	defer tick.Stop()
@@ -70,6 +59,29 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
+}
+
+// openStream takes one of the live streams' places and starts an
+// event-stream response; nil when none is free (done gives the place
+// back).
+func (s *Server) openStream(w http.ResponseWriter) (fl http.Flusher, done func()) {
+	select {
+	case s.streams <- struct{}{}:
+	default:
+		// The browser's EventSource retries by itself; the page still
+		// works without live updates.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "inbox: too many live streams; try again shortly", http.StatusServiceUnavailable)
+		return nil, nil
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		<-s.streams
+		http.Error(w, "inbox: streaming unsupported", http.StatusInternalServerError)
+		return nil, nil
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	return fl, func() { <-s.streams }
 }
 
 // streamWindow is how much of the journal one poll reads; maxStreamLine

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -50,27 +49,7 @@ func (a *serveActions) Rerun(ctx context.Context, runDir, by string) (string, er
 // Resume continues an interrupted run with `sandgate resume`, as a child
 // that outlives the request, and returns once it has journaled the resume.
 func (a *serveActions) Resume(ctx context.Context, runDir, by string) error {
-	if !a.claim(runDir) {
-		return fmt.Errorf("%s is already being continued", filepath.Base(runDir))
-	}
-	offset := fileSize(filepath.Join(runDir, "events.jsonl"))
-	logf, logPath, err := newAnswerLog(runDir)
-	if err != nil {
-		a.release(runDir)
-		return err
-	}
-	args := append(append([]string{"resume"}, a.answerArgs...), "--", runDir)
-	done, err := a.spawn(args, logf, func() { a.release(runDir) })
-	logf.Close()
-	if err != nil {
-		return fmt.Errorf("start sandgate resume: %w", err)
-	}
-	return a.awaitChild(ctx, func() bool { return journaledSince(runDir, offset, `"type":"run_resumed"`) }, done, func(err error) error {
-		if err == nil {
-			err = errors.New("exited without resuming")
-		}
-		return fmt.Errorf("sandgate resume: %w: %s (log: %s)", err, tail(logPath, 2<<10), logPath)
-	})
+	return a.carryOn(ctx, runDir, append(append([]string{"resume"}, a.answerArgs...), "--", runDir), "run_resumed")
 }
 
 // Start runs the shipped blueprint name on the server's repository (its
