@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"os"
@@ -155,7 +156,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		notFound(w, err)
 		return
 	}
-	root.Close()
+	defer root.Close()
 	verdict := r.PostFormValue("verdict")
 	if verdict != "approve" && verdict != "reject" {
 		http.Error(w, "inbox: verdict must be approve or reject", http.StatusBadRequest)
@@ -166,7 +167,23 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := "/review/" + strconv.Itoa(q) + "/" + url.PathEscape(id)
-	err = s.opts.Actions.Decide(r.Context(), s.opts.ReviewDirs[q], id, verdict == "approve", r.PostFormValue("note"), s.person(r))
+	note := r.PostFormValue("note")
+	if verdict == "reject" && strings.TrimSpace(note) == "" {
+		s.fail(w, http.StatusBadRequest, "reject "+id+": no note", errors.New("say why in the note: it is what the agent or the author is told"), back)
+		return
+	}
+	// Approving lands the change: asked once more, on a page of its own.
+	if verdict == "approve" && r.PostFormValue("confirm") != "yes" {
+		e, err := readEntry(root)
+		if err != nil {
+			notFound(w, err)
+			return
+		}
+		e.Queue, e.ID = q, id
+		s.render(w, "approve-confirm.html", map[string]any{"Entry": e, "Note": note, "CSRF": s.csrfToken(w, r), "Back": back})
+		return
+	}
+	err = s.opts.Actions.Decide(r.Context(), s.opts.ReviewDirs[q], id, verdict == "approve", note, s.person(r))
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, verdict+" "+id+" failed", err, back)
 		return

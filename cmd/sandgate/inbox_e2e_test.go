@@ -219,8 +219,11 @@ func gitRev(remote, ref string) string {
 
 func decideInBrowser(t *testing.T, b *browsertest.Browser, verdict, note string) string {
 	b.Do(t, chromedp.SendKeys(chromedp.CSS(`form.decide textarea[name="note"]`), note),
-		chromedp.Click(chromedp.CSS(`form.decide button.`+verdict)),
-		chromedp.WaitReady(chromedp.CSS(`#decided`)))
+		chromedp.Click(chromedp.CSS(`form.decide button.`+verdict)))
+	if verdict == "approve" { // approving asks once more
+		b.Do(t, chromedp.WaitReady(chromedp.CSS(`button.confirm.approve`)), chromedp.Click(chromedp.CSS(`button.confirm.approve`)))
+	}
+	b.Do(t, chromedp.WaitReady(chromedp.CSS(`#decided`)))
 	return browsertest.Eval[string](t, b, `document.getElementById("decided").innerText`)
 }
 
