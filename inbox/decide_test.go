@@ -30,3 +30,25 @@ func TestApproveConfirmsAndRejectNeedsANote(t *testing.T) {
 		t.Fatalf("actions %v", got)
 	}
 }
+
+func TestReviewQueueFilterAndRunLink(t *testing.T) {
+	w := newWorld(t, "")
+	writeReview(t, w.reviews+"/rev-2", w.runs+"/run-handoff")
+	writeFile(t, w.reviews+"/rev-2/entry.json", `{"id":"rev-2","title":"Bump x/net","branch":"sandgate/bump","commit":"c","base":"b","run_dir":"`+w.runs+`/run-handoff","status":"approved","created":"2026-01-03T03:04:05Z"}`)
+	c := w.ts.Client()
+	for q, want := range map[string][]string{"": {"rev-2", "rev-1"}, "status=pending": {"rev-1"}, "q=bump": {"rev-2"}, "q=nothing": nil} {
+		_, body := get(t, c, w.ts.URL+"/reviews?"+q)
+		var got []string
+		for _, id := range []string{"rev-2", "rev-1"} {
+			if strings.Contains(body, `data-href="/review/0/`+id+`"`) {
+				got = append(got, id)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("?%s: %v, want %v", q, got, want)
+		}
+	}
+	if _, body := get(t, c, w.ts.URL+"/reviews?q=bump"); !strings.Contains(body, `<a href="/run/0/run-handoff">the run</a>`) {
+		t.Error("the queue does not link an entry to its run")
+	}
+}

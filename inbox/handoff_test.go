@@ -1,6 +1,7 @@
 package inbox_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -75,5 +76,24 @@ func TestHandoffNoteRequiredServerSide(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest || len(w.acts.list()) != 0 {
 		t.Fatalf("blank note: %d, actions %v", resp.StatusCode, w.acts.list())
+	}
+}
+
+// TestHandoffsPagedAndFiltered: many hand-offs are pages of a few forms,
+// and the page finds one by a word of its task.
+func TestHandoffsPagedAndFiltered(t *testing.T) {
+	w := newWorld(t, "")
+	for i := range 11 {
+		w.seed.runWith(t, w.runs, fmt.Sprintf("run-h%02d", i), taskBP("calc", "[fail]"), map[string]any{"task": fmt.Sprintf("task number%02d", i)})
+	}
+	c := w.ts.Client()
+	_, p1 := get(t, c, w.ts.URL+"/handoffs")
+	_, p2 := get(t, c, w.ts.URL+"/handoffs?page=2")
+	if n1, n2 := strings.Count(p1, `<form class="answer"`), strings.Count(p2, `<form class="answer"`); n1 != 10 || n2 != 2 || !strings.Contains(p1, `href="/handoffs?page=2"`) {
+		t.Errorf("pages hold %d and %d forms, want 10 and 2", n1, n2)
+	}
+	_, one := get(t, c, w.ts.URL+"/handoffs?q=number07")
+	if strings.Count(one, `<form class="answer"`) != 1 || !strings.Contains(one, "task number07") {
+		t.Errorf("?q=number07 did not find the one hand-off")
 	}
 }

@@ -33,12 +33,8 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	all := s.index.Runs()
 	p := listPage{Selection: Select(all, q), Query: q, Sorts: sortLinks(q),
 		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", string(runtime.StatusInterrupted)}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
-	if p.Page > 1 {
-		p.PrevURL = q.WithPage(p.Page - 1).URL()
-	}
-	if p.Page < p.Pages {
-		p.NextURL = q.WithPage(p.Page + 1).URL()
-	}
+	pg := paging(q, p.Selection, "/")
+	p.PrevURL, p.NextURL = pg.PrevURL, pg.NextURL
 	s.render(w, "runs.html", p)
 }
 
@@ -203,13 +199,16 @@ type handoffItem struct {
 	CLI      *handoffCLI
 }
 
+// handoffsPerPage keeps the hand-offs page to a few forms.
+const handoffsPerPage = 10
+
 func (s *Server) handoffsPage(w http.ResponseWriter, r *http.Request) {
+	q := find.Parse(r.URL.Query(), handoffsPerPage)
+	q.Status, q.Blueprint, q.Sort = "handed_off", "", "started"
+	sel := Select(s.index.Runs(), q)
 	var items []handoffItem
 	csrf := s.csrfToken(w, r)
-	for _, run := range s.index.Runs() {
-		if run.Status != "handed_off" || len(items) >= 100 {
-			continue
-		}
+	for _, run := range sel.Runs {
 		d, err := openRun(s.opts.RunsDirs[run.Root], run.ID)
 		if err != nil {
 			continue
@@ -221,7 +220,25 @@ func (s *Server) handoffsPage(w http.ResponseWriter, r *http.Request) {
 		d.Close()
 		items = append(items, it)
 	}
-	s.render(w, "handoffs.html", map[string]any{"Items": items})
+	q.Status = "" // the page's own filter, not in its links
+	s.render(w, "handoffs.html", map[string]any{"Items": items, "Query": q, "Total": sel.Total, "Paging": paging(q, sel, "/handoffs")})
+}
+
+// pager is a list's page links.
+type pager struct {
+	Page, Pages      int
+	PrevURL, NextURL string
+}
+
+func paging(q find.Query, sel Selection, path string) pager {
+	p := pager{Page: sel.Page, Pages: sel.Pages}
+	if sel.Page > 1 {
+		p.PrevURL = q.WithPage(sel.Page - 1).At(path)
+	}
+	if sel.Page < sel.Pages {
+		p.NextURL = q.WithPage(sel.Page + 1).At(path)
+	}
+	return p
 }
 
 func (s *Server) answer(w http.ResponseWriter, r *http.Request) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sandgate/sandgate/inbox/find"
 	"github.com/sandgate/sandgate/nodes/reviewqueue"
 )
 
@@ -40,8 +41,24 @@ func readEntry(root *os.Root) (*reviewEntry, error) {
 	return &e, json.Unmarshal(b, &e)
 }
 
+// reviewsPerPage is how many entries the review queue shows at once.
+const reviewsPerPage = 50
+
+// reviewsPage lists the queues' entries, filtered by status and words
+// (id, title, branch), a page at a time.
 func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "reviews.html", map[string]any{"Entries": s.reviewEntries()})
+	q := find.Parse(r.URL.Query(), reviewsPerPage)
+	words := q.Words()
+	var match []*reviewEntry
+	for _, e := range s.reviewEntries() {
+		if (q.Status == "" || e.Status == q.Status) && find.Match(words, strings.ToLower(e.ID+"\x00"+e.Title+"\x00"+e.Branch)) {
+			match = append(match, e)
+		}
+	}
+	from, to, page, pages := find.Paginate(len(match), q.Page, q.PerPage)
+	sel := Selection{Total: len(match), Page: page, Pages: pages}
+	s.render(w, "reviews.html", map[string]any{"Entries": match[from:to], "Total": len(match), "Query": q,
+		"Statuses": []string{"pending", "approved", "rejected"}, "Paging": paging(q, sel, "/reviews")})
 }
 
 // reviewURL is the review page of the entry made from the run in runDir.

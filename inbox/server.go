@@ -96,7 +96,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	// pending is the server's own: the nav of every page shows its counts.
-	t, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"pending": s.pendingNow}).ParseFS(assets, "assets/*.html")
+	t, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"pending": s.pendingNow, "runLink": s.runLink}).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("inbox: templates: %w", err)
 	}

@@ -76,12 +76,15 @@ func (q Query) Values() url.Values {
 	return v
 }
 
-// URL is the list's address for the query.
-func (q Query) URL() string {
+// URL is the runs list's address for the query.
+func (q Query) URL() string { return q.At("/") }
+
+// At is the address of the list at path for the query.
+func (q Query) At(path string) string {
 	if e := q.Values().Encode(); e != "" {
-		return "/?" + e
+		return path + "?" + e
 	}
-	return "/"
+	return path
 }
 
 // WithPage is the query at another page.
