@@ -71,6 +71,8 @@ type runPageData struct {
 	Done    []actionRecord
 	Patch   bool
 	Review  string
+	// Running are the ends of the running attempts' transcripts.
+	Running []transcript
 }
 
 // loadRun builds everything the run page and its live fragment show.
@@ -90,6 +92,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	_, perr := d.Stat("change.patch")
 	p.Patch = perr == nil
 	p.Review = s.reviewURL(d.path)
+	p.Running = runningTranscripts(d, v)
 	if spans := d.traceSpans(); len(spans) > 0 && !p.Live {
 		p.Waterfall = draw.Build(spans, "trace.json", time.Now())
 	} else {

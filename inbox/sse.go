@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -27,6 +28,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	}
 	defer done()
 	offset, _ := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
+	rn := runningOf(d)
 	tick := time.NewTicker(s.opts.Poll)
 	defer tick.Stop()
 	_, _ = io.WriteString(w, ": stream of "+d.id+"\n\n")
@@ -35,9 +37,16 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		lines, next, closed := newLines(d, offset)
 		offset = next
 		for _, l := range lines {
+			rn.see(l)
 			_, _ = w.Write([]byte("event: journal\ndata: "))
 			_, _ = w.Write(l)
 			_, _ = w.Write([]byte("\n\n"))
+		}
+		// A running node's output (its transcript) grows between
+		// journal lines: the page is told to fetch it.
+		if len(lines) == 0 && rn.grew(d) {
+			_, _ = io.WriteString(w, "event: output\ndata: {}\n\n")
+			lines = append(lines, nil)
 		}
 		if len(lines) > 0 {
 			fl.Flush()
@@ -59,6 +68,53 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
+}
+
+// running are the attempts a stream has seen start and not end, with the
+// size of their transcript when last looked at.
+type running map[string]int64
+
+func runningOf(d *runDir) running {
+	rn := running{}
+	for _, a := range d.events().Attempts {
+		if a.End.IsZero() {
+			rn[a.Node+"/"+itoa(a.N)] = 0
+		}
+	}
+	rn.grew(d)
+	return rn
+}
+
+// see follows one journal line: an attempt starts or ends.
+func (rn running) see(line []byte) {
+	var ev struct {
+		Type, Node string
+		Attempt    int
+	}
+	if json.Unmarshal(line, &ev) != nil {
+		return
+	}
+	switch k := ev.Node + "/" + itoa(ev.Attempt); ev.Type {
+	case string(runtime.EvNodeStarted):
+		rn[k] = 0
+	case string(runtime.EvNodeFinished), string(runtime.EvNodeCanceled):
+		delete(rn, k)
+	}
+}
+
+// grew reports whether a running attempt's transcript changed size.
+func (rn running) grew(d *runDir) bool {
+	changed := false
+	for k, old := range rn {
+		name := "nodes/" + k + "/transcript.jsonl"
+		if !validRel(name) {
+			continue
+		}
+		if st, err := d.Stat(name); err == nil && st.Size() != old {
+			rn[k], changed = st.Size(), true
+		}
+	}
+	return changed
 }
 
 // openStream takes one of the live streams' places and starts an

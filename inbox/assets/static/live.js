@@ -31,6 +31,7 @@
     });
     var es = new EventSource(live.dataset.events);
     es.addEventListener("journal", refreshRun);
+    es.addEventListener("output", refreshRun);
     es.addEventListener("closed", function () { es.close(); refreshRun(); });
   }
 
