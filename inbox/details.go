@@ -85,6 +85,29 @@ func transcripts(d *runDir, v *runView) []transcript {
 	return out
 }
 
+// runningTail is how much of a running attempt's transcript the live
+// part of the run page shows.
+const runningTail = 30
+
+// runningTranscripts are the ends of the transcripts of the attempts
+// still running: the output a person watches while a node works.
+func runningTranscripts(d *runDir, v *runView) []transcript {
+	var out []transcript
+	for _, a := range v.Attempts {
+		name := fmt.Sprintf("nodes/%s/%d/transcript.jsonl", a.Node, a.N)
+		if !a.End.IsZero() || !validRel(name) {
+			continue
+		}
+		lines, _ := d.jsonLines(name, 1<<20)
+		t := transcript{Node: a.Node, N: a.N, More: max(len(lines)-runningTail, 0)}
+		for _, l := range lines[t.More:] {
+			t.Entries = append(t.Entries, turnOf(l))
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 func turnOf(l map[string]any) turn {
 	data, _ := l["data"].(map[string]any)
 	t := turn{Kind: str(l["kind"])}

@@ -21,8 +21,17 @@ var funcs = template.FuncMap{
 		return n * 100 / d
 	},
 	"deref": func(b *bool) bool { return b != nil && *b },
-	"answerData": func(r *Run, csrf string, to []string) map[string]any {
-		return map[string]any{"Root": r.Root, "ID": r.ID, "CSRF": csrf, "AnswerTo": to}
+	"since": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return fmtMS(time.Since(t).Milliseconds())
+	},
+	"date": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.Format("2006-01-02")
 	},
 	"stamp": func(t time.Time) string {
 		if t.IsZero() {

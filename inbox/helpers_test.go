@@ -40,6 +40,7 @@ func (n *stepNode) Run(ctx context.Context, in *runtime.Input) (*runtime.Result,
 	res := &runtime.Result{Outcome: runtime.OutcomePass, Tokens: 10, Outputs: map[string]any{"note": xss}}
 	if len(outcomes) > 0 && outcomes[min(in.Attempt, len(outcomes))-1] == "fail" {
 		res.Outcome, res.Feedback = runtime.OutcomeFail, "check failed: "+xss
+		res.Outputs["failures"] = []string{"TestFlakyParser/" + in.NodeID}
 	}
 	return res, nil
 }
@@ -54,7 +55,7 @@ func newSeed(t testing.TB) *seed {
 	for _, name := range []string{"step", "wait"} {
 		err := s.reg.Register(runtime.Type{
 			Spec: blueprint.NodeType{Name: name, Fields: map[string]blueprint.Field{"outcomes": {Kind: blueprint.KindStringList}},
-				Outputs: map[string]blueprint.Kind{"note": blueprint.KindString}},
+				Outputs: map[string]blueprint.Kind{"note": blueprint.KindString, "failures": blueprint.KindStringList}},
 			New: func(spec *blueprint.Node) (runtime.Node, error) { return &stepNode{spec: spec, gate: s.gate}, nil },
 		})
 		if err != nil {
@@ -84,16 +85,31 @@ nodes:
 // run carries out one genuine run with the real runtime.
 func (s *seed) run(t testing.TB, runsDir, id, src string) *runtime.Summary {
 	t.Helper()
-	bp, err := blueprint.Parse("blueprint.yaml", []byte(src), blueprint.WithTypes(s.reg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := &runtime.Runtime{Registry: s.reg, RunsDir: runsDir, NoSync: true}
-	sum, err := rt.Run(context.Background(), bp, runtime.RunOptions{RunID: id, Workspace: t.TempDir()})
+	return s.runWith(t, runsDir, id, src, nil)
+}
+
+// runWith is run with inputs (src must declare them).
+func (s *seed) runWith(t testing.TB, runsDir, id, src string, inputs map[string]any) *runtime.Summary {
+	t.Helper()
+	sum, err := s.runErr(runsDir, id, src, inputs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sum
+}
+
+// runErr is runWith for goroutines, which must not call t.Fatal.
+func (s *seed) runErr(runsDir, id, src string, inputs map[string]any) (*runtime.Summary, error) {
+	bp, err := blueprint.Parse("blueprint.yaml", []byte(src), blueprint.WithTypes(s.reg))
+	if err != nil {
+		return nil, err
+	}
+	ws := filepath.Join(filepath.Dir(runsDir), "repos", id)
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return nil, err
+	}
+	rt := &runtime.Runtime{Registry: s.reg, RunsDir: runsDir, NoSync: true}
+	return rt.Run(context.Background(), bp, runtime.RunOptions{RunID: id, Workspace: ws, Inputs: inputs})
 }
 
 // actions records what the forms asked for.
@@ -136,6 +152,18 @@ type world struct {
 
 func newWorld(t *testing.T, token string) *world {
 	t.Helper()
+	return newWorldWith(t, func(o *inbox.Options) { o.Token = token })
+}
+
+// newWorldWith is newWorld with the server's options changed by opt.
+func newWorldWith(t *testing.T, opt func(*inbox.Options)) *world {
+	t.Helper()
+	return newWorldW(t, func(_ *world, o *inbox.Options) { opt(o) })
+}
+
+// newWorldW is newWorldWith for options that need the world.
+func newWorldW(t *testing.T, opt func(*world, *inbox.Options)) *world {
+	t.Helper()
 	base := t.TempDir()
 	w := &world{runs: filepath.Join(base, "runs"), reviews: filepath.Join(base, "reviews"), seed: newSeed(t), acts: &actions{}}
 	w.seed.run(t, w.runs, "run-ok", loopBP("loop", "step", "[fail, pass]"))
@@ -143,8 +171,10 @@ func newWorld(t *testing.T, token string) *world {
 	writeVerify(t, filepath.Join(w.runs, "run-ok"))
 	writeTranscript(t, filepath.Join(w.runs, "run-ok", "nodes", "implement", "1"))
 	writeReview(t, filepath.Join(w.reviews, "rev-1"), filepath.Join(w.runs, "run-ok"))
-	srv, err := inbox.New(inbox.Options{RunsDirs: []string{w.runs}, ReviewDirs: []string{w.reviews}, Token: token,
-		Actions: w.acts, Types: w.seed.reg, By: "tester", Poll: 20e6})
+	opts := inbox.Options{RunsDirs: []string{w.runs}, ReviewDirs: []string{w.reviews},
+		Actions: w.acts, Types: w.seed.reg, By: "tester", Poll: 20e6}
+	opt(w, &opts)
+	srv, err := inbox.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

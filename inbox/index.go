@@ -35,6 +35,18 @@ type Run struct {
 	// Flaky lists the tests a test gate found flaky (outputs.flaky).
 	Fails map[string]int
 	Flaky []string
+	// Task is the first line of the run's task input; Branch the branch
+	// its change was committed to; Failures the tests that failed in its
+	// last test gate attempt.
+	Task     string
+	Branch   string
+	Failures []string
+
+	// search is every text the list's search looks in, lower-cased once
+	// when the run is (re)read, so a search reads no file.
+	search string
+	// inputs is the run's inputs as JSON, part of search.
+	inputs string
 
 	size    int64
 	mtime   time.Time
@@ -58,6 +70,18 @@ type Index struct {
 	runs   map[string]*Run
 	sorted []*Run
 	last   time.Time
+	// gen counts the refreshes that changed something, so a live page
+	// can tell a change without comparing runs.
+	gen uint64
+}
+
+// Generation is a number that moves whenever a refresh changed the index
+// (it refreshes first when older than MinRefresh, as Runs does).
+func (ix *Index) Generation() uint64 {
+	ix.Runs()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.gen
 }
 
 // NewIndex makes an index of the given runs directories. It reads nothing
@@ -108,6 +132,9 @@ func (ix *Index) refreshLocked() {
 			delete(ix.runs, k)
 			changed = true
 		}
+	}
+	if changed {
+		ix.gen++
 	}
 	if changed || ix.sorted == nil {
 		ix.sorted = ix.sorted[:0:0]
@@ -180,6 +207,7 @@ func recheck(r *os.Root, run *Run) *Run {
 	}
 	now := *run
 	now.Status, now.Reason = status, reason
+	now.search = searchText(&now)
 	return &now
 }
 
@@ -201,6 +229,7 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 		run.Cost = &c
 	}
 	run.Fails, run.Flaky = failsAndFlaky(r, name, v)
+	run.Task, run.Branch, run.Failures = taskOf(v.Inputs), branchOf(v), failuresOf(v)
 	if run.unfinished = !v.finished && !v.Last.IsZero(); run.unfinished {
 		run.Status, run.Reason = liveStatus(r, name)
 	}
@@ -227,37 +256,10 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		run.Reason = "run.json: " + err.Error()
 	}
+	in, _ := json.Marshal(v.Inputs)
+	run.inputs = string(in)
+	run.search = searchText(run)
 	return run
-}
-
-// Query selects runs for the list page.
-type Query struct {
-	Status, Blueprint, Text string
-	Page, PerPage           int
-}
-
-// Select returns the page of runs matching q, and how many match in all.
-func (ix *Index) Select(q Query) ([]*Run, int) { return Select(ix.Runs(), q) }
-
-// Select returns the page of runs matching q, and how many match in all.
-func Select(all []*Run, q Query) ([]*Run, int) {
-	text := strings.ToLower(q.Text)
-	var match []*Run
-	for _, r := range all {
-		if q.Status != "" && r.Status != q.Status {
-			continue
-		}
-		if q.Blueprint != "" && r.Blueprint != q.Blueprint {
-			continue
-		}
-		if text != "" && !strings.Contains(strings.ToLower(r.ID+" "+r.Blueprint+" "+r.Repository+" "+r.Reason), text) {
-			continue
-		}
-		match = append(match, r)
-	}
-	per := max(q.PerPage, 1)
-	from := min(max(q.Page-1, 0)*per, len(match))
-	return match[from:min(from+per, len(match))], len(match)
 }
 
 // Blueprints lists the blueprint names of runs, sorted.

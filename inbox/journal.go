@@ -86,6 +86,7 @@ type runView struct {
 	// Reached are terminal nodes an edge led to.
 	Reached map[string]bool
 	Sandbox []string
+	Inputs  map[string]any
 	LastSeq int
 	// Answers are the people's answers to hand-offs, oldest first.
 	Answers []answer
@@ -113,7 +114,7 @@ func foldEvents(events []runtime.Event) *runView {
 		}
 		switch ev.Type {
 		case runtime.EvRunStarted:
-			v.ID, v.Blueprint, v.Started = ev.RunID, ev.Blueprint, ev.Time
+			v.ID, v.Blueprint, v.Started, v.Inputs = ev.RunID, ev.Blueprint, ev.Time, ev.Inputs
 		case runtime.EvEnvironment:
 			v.Sandbox = ev.Layers
 		case runtime.EvNodeStarted:
@@ -128,7 +129,9 @@ func foldEvents(events []runtime.Event) *runView {
 			}
 			a.End = ev.Time
 			if ev.Type == runtime.EvNodeCanceled {
-				a.Canceled = true
+				// Its real time, not 0: a canceled node may have worked
+				// for minutes.
+				a.Canceled, a.DurationMS = true, max(ev.DurationMS, ev.Time.Sub(a.Start).Milliseconds())
 				continue
 			}
 			a.Outcome, a.Error, a.DurationMS, a.Tokens = string(ev.Outcome), ev.Error, ev.DurationMS, ev.Tokens

@@ -105,7 +105,7 @@ func TestActionErrorsShownEscaped(t *testing.T) {
 		form url.Values
 	}{
 		{"/run/0/run-handoff/answer", url.Values{"node": {"implement"}, "note": {"x"}, "csrf": {tok}}},
-		{"/review/0/rev-1/decide", url.Values{"verdict": {"approve"}, "csrf": {tok}}},
+		{"/review/0/rev-1/decide", url.Values{"verdict": {"approve"}, "confirm": {"yes"}, "csrf": {tok}}},
 	} {
 		resp, err := c.PostForm(w.ts.URL+p.path, p.form)
 		if err != nil {

@@ -7,11 +7,12 @@ import (
 	"net/url"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/inbox/draw"
+	"github.com/sandgate/sandgate/inbox/find"
 	"github.com/sandgate/sandgate/internal/lines"
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -19,38 +20,21 @@ import (
 const perPage = 50
 
 type listPage struct {
-	Runs                 []*Run
-	Total, Page, Pages   int
-	Query                Query
+	Selection
+	Query                find.Query
 	Statuses, Blueprints []string
 	PrevURL, NextURL     string
+	Sorts                []sortLink
 	RunsDirs             []string
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
-	q := Query{Status: r.FormValue("status"), Blueprint: r.FormValue("blueprint"), Text: r.FormValue("q"), PerPage: perPage}
-	q.Page, _ = strconv.Atoi(r.FormValue("page"))
-	q.Page = max(q.Page, 1)
+	q := find.Parse(r.URL.Query(), perPage)
 	all := s.index.Runs()
-	runs, total := Select(all, q)
-	p := listPage{Runs: runs, Total: total, Page: q.Page, Pages: max((total+perPage-1)/perPage, 1), Query: q,
+	p := listPage{Selection: Select(all, q), Query: q, Sorts: sortLinks(q),
 		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", string(runtime.StatusInterrupted)}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
-	link := func(page int) string {
-		v := url.Values{}
-		for k, val := range map[string]string{"status": q.Status, "blueprint": q.Blueprint, "q": q.Text} {
-			if val != "" {
-				v.Set(k, val)
-			}
-		}
-		v.Set("page", strconv.Itoa(page))
-		return "/?" + v.Encode()
-	}
-	if q.Page > 1 {
-		p.PrevURL = link(q.Page - 1)
-	}
-	if q.Page < p.Pages {
-		p.NextURL = link(q.Page + 1)
-	}
+	pg := paging(q, p.Selection, "/")
+	p.PrevURL, p.NextURL = pg.PrevURL, pg.NextURL
 	s.render(w, "runs.html", p)
 }
 
@@ -65,9 +49,9 @@ type runPageData struct {
 	ID, Dir     string
 	View        *runView
 	Run         *Run
-	Graph       *dag
+	Graph       *draw.DAG
 	GraphNote   string
-	Waterfall   *waterfall
+	Waterfall   *draw.Waterfall
 	Verify      *verifyTable
 	Attempts    []attemptDetail
 	Commands    []map[string]any
@@ -77,11 +61,18 @@ type runPageData struct {
 	Alerts      []map[string]any
 	Transcripts []transcript
 	Handoff     string
-	AnswerTo    []string
+	Answer      *answerForm
 	CLI         *handoffCLI
 	CSRF        string
 	Live        bool
 	Offset      int64
+	// Actions are what the run's state allows; Done what people did.
+	Actions []runAction
+	Done    []actionRecord
+	Patch   bool
+	Review  string
+	// Running are the ends of the running attempts' transcripts.
+	Running []transcript
 }
 
 // loadRun builds everything the run page and its live fragment show.
@@ -97,17 +88,32 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 		bp, p.GraphNote = nil, "blueprint.yaml: "+lines.First(err.Error())
 	}
 	p.Graph = layoutDAG(bp, v)
+	p.Actions, p.Done = offered(v.Status, s.launcher() != nil), actionsOf(d)
+	_, perr := d.Stat("change.patch")
+	p.Patch = perr == nil
+	p.Review = s.reviewURL(d.path)
+	p.Running = runningTranscripts(d, v)
 	if spans := d.traceSpans(); len(spans) > 0 && !p.Live {
-		p.Waterfall = buildWaterfall(spans, "trace.json", time.Now())
+		p.Waterfall = draw.Build(spans, "trace.json", time.Now())
 	} else {
-		p.Waterfall = buildWaterfall(attemptSpans(v), "journal", time.Now())
+		p.Waterfall = draw.Build(attemptSpans(v), "journal", time.Now())
 	}
+	now := time.Now()
 	for _, a := range v.Attempts {
+		if a.End.IsZero() && !a.Start.IsZero() {
+			a.DurationMS = now.Sub(a.Start).Milliseconds() // running: so far
+		}
 		ad := attemptDetail{attempt: a, Files: d.attemptFiles(a.Node, a.N)}
 		if len(a.Outputs) > 0 {
 			ad.Outputs = prettyJSON(a.Outputs)
 		}
 		p.Attempts = append(p.Attempts, ad)
+	}
+	// The hand-off is in the live part too: a run answered on this page
+	// may hand off again while it is open.
+	if v.Status == "handed_off" {
+		p.Handoff, _ = d.text("handoff.md")
+		p.Answer, p.CLI = handoffOf(d, root, bp, "")
 	}
 	if !full {
 		return p
@@ -117,11 +123,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	p.Audit, p.AuditCut = d.text("audit.log")
 	p.Alerts, _ = d.jsonLines("alerts.jsonl", 500)
 	p.Transcripts = transcripts(d, v)
-	if v.Status == "handed_off" {
-		p.Handoff, _ = d.text("handoff.md")
-		p.AnswerTo = answerNodes(bp)
-		p.CLI = cliOf(d, p.AnswerTo)
-	}
+
 	return p
 }
 
@@ -147,6 +149,9 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	defer d.Close()
 	p := s.loadRun(root, id, d, true)
 	p.CSRF = s.csrfToken(w, r)
+	if p.Answer != nil {
+		p.Answer.CSRF = p.CSRF
+	}
 	s.render(w, "run.html", p)
 }
 
@@ -157,7 +162,11 @@ func (s *Server) liveFragment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer d.Close()
-	s.render(w, "live", s.loadRun(root, id, d, false))
+	p := s.loadRun(root, id, d, false)
+	if p.Answer != nil {
+		p.Answer.CSRF = s.csrfToken(w, r)
+	}
+	s.render(w, "live", p)
 }
 
 // runFile serves one file of a run as plain text: never as HTML, whatever
@@ -189,16 +198,20 @@ func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
 type handoffItem struct {
 	Run      *Run
 	Markdown string
-	AnswerTo []string
+	Answer   *answerForm
 	CLI      *handoffCLI
 }
 
+// handoffsPerPage keeps the hand-offs page to a few forms.
+const handoffsPerPage = 10
+
 func (s *Server) handoffsPage(w http.ResponseWriter, r *http.Request) {
+	q := find.Parse(r.URL.Query(), handoffsPerPage)
+	q.Status, q.Blueprint, q.Sort = "handed_off", "", "started"
+	sel := Select(s.index.Runs(), q)
 	var items []handoffItem
-	for _, run := range s.index.Runs() {
-		if run.Status != "handed_off" || len(items) >= 100 {
-			continue
-		}
+	csrf := s.csrfToken(w, r)
+	for _, run := range sel.Runs {
 		d, err := openRun(s.opts.RunsDirs[run.Root], run.ID)
 		if err != nil {
 			continue
@@ -206,12 +219,29 @@ func (s *Server) handoffsPage(w http.ResponseWriter, r *http.Request) {
 		it := handoffItem{Run: run}
 		it.Markdown, _ = d.text("handoff.md")
 		bp, _ := d.blueprint(s.opts.Types)
-		it.AnswerTo = answerNodes(bp)
-		it.CLI = cliOf(d, it.AnswerTo)
+		it.Answer, it.CLI = handoffOf(d, run.Root, bp, csrf)
 		d.Close()
 		items = append(items, it)
 	}
-	s.render(w, "handoffs.html", map[string]any{"Items": items, "CSRF": s.csrfToken(w, r)})
+	q.Status = "" // the page's own filter, not in its links
+	s.render(w, "handoffs.html", map[string]any{"Items": items, "Query": q, "Total": sel.Total, "Paging": paging(q, sel, "/handoffs")})
+}
+
+// pager is a list's page links.
+type pager struct {
+	Page, Pages      int
+	PrevURL, NextURL string
+}
+
+func paging(q find.Query, sel Selection, path string) pager {
+	p := pager{Page: sel.Page, Pages: sel.Pages}
+	if sel.Page > 1 {
+		p.PrevURL = q.WithPage(sel.Page - 1).At(path)
+	}
+	if sel.Page < sel.Pages {
+		p.NextURL = q.WithPage(sel.Page + 1).At(path)
+	}
+	return p
 }
 
 func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
@@ -238,7 +268,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	// The answer process would refuse it: refused here, nothing is
 	// started or written.
-	if err := (runtime.Answer{Node: node, Note: note, By: s.opts.By}).CheckSize(); err != nil {
+	if err := (runtime.Answer{Node: node, Note: note, By: s.person(r)}).CheckSize(); err != nil {
 		s.fail(w, http.StatusRequestEntityTooLarge, "answer "+d.id+": note too long", err, back)
 		return
 	}
@@ -247,7 +277,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	if v := d.events(); v.Status != string(runtime.StatusHandedOff) {
 		err = fmt.Errorf("%w: run %s is %s, not handed off; only a handed-off run can be answered", runtime.ErrNotAnswerable, d.id, v.Status)
 	} else {
-		err = s.opts.Actions.Answer(r.Context(), d.path, node, note, s.opts.By)
+		err = s.opts.Actions.Answer(r.Context(), d.path, node, note, s.person(r))
 	}
 	if errors.Is(err, runtime.ErrNotAnswerable) {
 		s.fail(w, http.StatusConflict, "answer "+d.id+": not handed off", err, back)

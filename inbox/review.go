@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sandgate/sandgate/inbox/find"
 	"github.com/sandgate/sandgate/nodes/reviewqueue"
 )
 
@@ -39,7 +41,38 @@ func readEntry(root *os.Root) (*reviewEntry, error) {
 	return &e, json.Unmarshal(b, &e)
 }
 
+// reviewsPerPage is how many entries the review queue shows at once.
+const reviewsPerPage = 50
+
+// reviewsPage lists the queues' entries, filtered by status and words
+// (id, title, branch), a page at a time.
 func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
+	q := find.Parse(r.URL.Query(), reviewsPerPage)
+	words := q.Words()
+	var match []*reviewEntry
+	for _, e := range s.reviewEntries() {
+		if (q.Status == "" || e.Status == q.Status) && find.Match(words, strings.ToLower(e.ID+"\x00"+e.Title+"\x00"+e.Branch)) {
+			match = append(match, e)
+		}
+	}
+	from, to, page, pages := find.Paginate(len(match), q.Page, q.PerPage)
+	sel := Selection{Total: len(match), Page: page, Pages: pages}
+	s.render(w, "reviews.html", map[string]any{"Entries": match[from:to], "Total": len(match), "Query": q,
+		"Statuses": []string{"pending", "approved", "rejected"}, "Paging": paging(q, sel, "/reviews")})
+}
+
+// reviewURL is the review page of the entry made from the run in runDir.
+func (s *Server) reviewURL(runDir string) string {
+	for _, e := range s.reviewEntries() {
+		if e.RunDir == runDir {
+			return "/review/" + strconv.Itoa(e.Queue) + "/" + url.PathEscape(e.ID)
+		}
+	}
+	return ""
+}
+
+// reviewEntries lists every queue's entries, newest first.
+func (s *Server) reviewEntries() []*reviewEntry {
 	var entries []*reviewEntry
 	for q, dir := range s.opts.ReviewDirs {
 		ents, err := os.ReadDir(dir)
@@ -59,7 +92,7 @@ func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.SortFunc(entries, func(a, b *reviewEntry) int { return b.Created.Compare(a.Created) })
-	s.render(w, "reviews.html", map[string]any{"Entries": entries})
+	return entries
 }
 
 type diffLine struct{ Class, Text string }
@@ -140,7 +173,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		notFound(w, err)
 		return
 	}
-	root.Close()
+	defer root.Close()
 	verdict := r.PostFormValue("verdict")
 	if verdict != "approve" && verdict != "reject" {
 		http.Error(w, "inbox: verdict must be approve or reject", http.StatusBadRequest)
@@ -151,7 +184,23 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := "/review/" + strconv.Itoa(q) + "/" + url.PathEscape(id)
-	err = s.opts.Actions.Decide(r.Context(), s.opts.ReviewDirs[q], id, verdict == "approve", r.PostFormValue("note"), s.opts.By)
+	note := r.PostFormValue("note")
+	if verdict == "reject" && strings.TrimSpace(note) == "" {
+		s.fail(w, http.StatusBadRequest, "reject "+id+": no note", errors.New("say why in the note: it is what the agent or the author is told"), back)
+		return
+	}
+	// Approving lands the change: asked once more, on a page of its own.
+	if verdict == "approve" && r.PostFormValue("confirm") != "yes" {
+		e, err := readEntry(root)
+		if err != nil {
+			notFound(w, err)
+			return
+		}
+		e.Queue, e.ID = q, id
+		s.render(w, "approve-confirm.html", map[string]any{"Entry": e, "Note": note, "CSRF": s.csrfToken(w, r), "Back": back})
+		return
+	}
+	err = s.opts.Actions.Decide(r.Context(), s.opts.ReviewDirs[q], id, verdict == "approve", note, s.person(r))
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, verdict+" "+id+" failed", err, back)
 		return

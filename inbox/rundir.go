@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/inbox/draw"
 )
 
 // runDir is one run's directory, opened so that nothing read through it
@@ -107,21 +109,43 @@ func (d *runDir) attemptFiles(node string, n int) []string {
 	return out
 }
 
-// span is one row of the waterfall.
-type span struct {
-	Label      string
-	Class      string
-	Start, End time.Time
+// spanOf makes a waterfall row of a trace span, coloured by outcome: a
+// node's outcome, an error or cancel status, else "ok" (its kind, stage or
+// operation, goes in the label's title: colouring by kind painted a
+// failed lint gate green).
+func spanOf(name string, start, end time.Time, code, desc string, attrs iter.Seq2[string, any]) draw.Span {
+	sp := draw.Span{Label: name, Class: "ok", Start: start, End: end}
+	for k, v := range attrs {
+		str, _ := v.(string)
+		switch k {
+		case "sandgate.node.outcome":
+			sp.Class = str
+		case "sandgate.run.status":
+			sp.Class = map[string]string{"succeeded": "pass", "failed": "fail", "handed_off": "handoff", "canceled": "canceled"}[str]
+		case "sandgate.stage", "gen_ai.operation.name":
+			sp.Kind = str
+		}
+	}
+	if code == "Error" && sp.Class == "ok" {
+		sp.Class = "error"
+		if desc == "canceled" {
+			sp.Class = "canceled"
+		}
+	}
+	if end.IsZero() {
+		sp.Class = "running"
+	}
+	return sp
 }
 
 // traceSpans reads trace.json, the stream of spans the run exported.
-func (d *runDir) traceSpans() []span {
+func (d *runDir) traceSpans() []draw.Span {
 	b, _, err := readCapped(d.Root, "trace.json", 64<<20)
 	if err != nil {
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
-	var out []span
+	var out []draw.Span
 	for dec.More() {
 		var s struct {
 			Name               string
@@ -130,18 +154,19 @@ func (d *runDir) traceSpans() []span {
 				Key   string
 				Value struct{ Value any }
 			}
+			Status struct{ Code, Description string }
 		}
 		if dec.Decode(&s) != nil {
 			break
 		}
-		sp := span{Label: s.Name, Class: "span", Start: s.StartTime, End: s.EndTime}
-		for _, a := range s.Attributes {
-			if a.Key == "sandgate.stage" || a.Key == "gen_ai.operation.name" {
-				sp.Class, _ = a.Value.Value.(string)
+		out = append(out, spanOf(s.Name, s.StartTime, s.EndTime, s.Status.Code, s.Status.Description, func(yield func(string, any) bool) {
+			for _, a := range s.Attributes {
+				if !yield(a.Key, a.Value.Value) {
+					return
+				}
 			}
-		}
-		out = append(out, sp)
+		}))
 	}
-	slices.SortStableFunc(out, func(a, b span) int { return a.Start.Compare(b.Start) })
+	slices.SortStableFunc(out, func(a, b draw.Span) int { return a.Start.Compare(b.Start) })
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -54,7 +53,8 @@ func (s *Server) secure(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
-		if !s.authenticated(w, r) {
+		r, ok := s.authenticated(w, r)
+		if !ok {
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -71,25 +71,36 @@ func (s *Server) secure(next http.Handler) http.Handler {
 	})
 }
 
-// authenticated checks the token when one is set. Without one the server
-// only listens on loopback, and the Host header must name loopback too, so
-// a DNS-rebinding page cannot read the inbox through the browser.
-func (s *Server) authenticated(w http.ResponseWriter, r *http.Request) bool {
-	if s.opts.Token == "" {
+// authenticated says who is asking, or refuses. A trusted proxy's header
+// names the person first; then a token (Bearer header, or the cookie the
+// ?token= login sets). With neither configured the server only listens on
+// loopback, and the Host header must name loopback too, so a
+// DNS-rebinding page cannot read the inbox through the browser.
+func (s *Server) authenticated(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	if name := s.fromProxy(r); name != "" {
+		return withPerson(r, name), true
+	}
+	if !s.tokensSet() {
+		if s.proxySet() {
+			// Fail closed: a request the proxy did not vouch for has no
+			// other way in.
+			http.Error(w, "inbox: sign in through the inbox's proxy", http.StatusUnauthorized)
+			return r, false
+		}
 		host, _, err := net.SplitHostPort(r.Host)
 		if err != nil {
 			host = r.Host
 		}
 		if !isLoopback(host) {
 			http.Error(w, "inbox: Host must be a loopback address", http.StatusForbidden)
-			return false
+			return r, false
 		}
-		return true
+		return r, true
 	}
 	if q := r.URL.Query().Get("token"); q != "" && r.Method == http.MethodGet {
-		if !s.tokenOK(q) {
+		if _, ok := s.tokenName(q); !ok {
 			http.Error(w, "inbox: wrong token", http.StatusUnauthorized)
-			return false
+			return r, false
 		}
 		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		u := *r.URL
@@ -100,20 +111,20 @@ func (s *Server) authenticated(w http.ResponseWriter, r *http.Request) bool {
 		// be a protocol-relative redirect to another site.
 		p := "/" + strings.TrimLeft(u.Path, "/\\")
 		http.Redirect(w, r, (&url.URL{Path: p, RawQuery: u.RawQuery}).String(), http.StatusSeeOther)
-		return false
+		return r, false
 	}
-	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") && s.tokenOK(strings.TrimPrefix(a, "Bearer ")) {
-		return true
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
+		if name, ok := s.tokenName(strings.TrimPrefix(a, "Bearer ")); ok {
+			return withPerson(r, name), true
+		}
 	}
-	if c, err := r.Cookie(tokenCookie); err == nil && s.tokenOK(c.Value) {
-		return true
+	if c, err := r.Cookie(tokenCookie); err == nil {
+		if name, ok := s.tokenName(c.Value); ok {
+			return withPerson(r, name), true
+		}
 	}
 	http.Error(w, "inbox: token required: open the URL sandgate serve printed, or send Authorization: Bearer", http.StatusUnauthorized)
-	return false
-}
-
-func (s *Server) tokenOK(got string) bool {
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1
+	return r, false
 }
 
 // csrfToken returns the form token for this browser, setting the browser's

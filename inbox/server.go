@@ -39,8 +39,16 @@ type Options struct {
 	// Types parse each run's saved blueprint.yaml for its graph; without
 	// them the graph shows only the nodes the journal names.
 	Types blueprint.TypeSet
-	// By names whoever answers and decides in this server (default "inbox").
+	// By names whoever answers and decides in this server when People
+	// name no one: on loopback without tokens, or with Token (default
+	// "inbox").
 	By string
+	// Blueprints holds the shipped blueprints (*.yaml) a person may start
+	// from the inbox, when Actions is also a Starter.
+	Blueprints fs.FS
+	// People, when set, name the person behind each request (named
+	// tokens, a trusted proxy's header); the name is the recorded "by".
+	People *People
 	// Index, when set, is shared (else the server makes its own).
 	Index *Index
 	// Poll is how often a live page's stream looks for new events
@@ -87,7 +95,8 @@ func New(opts Options) (*Server, error) {
 	if _, err := rand.Read(s.csrfKey); err != nil {
 		return nil, err
 	}
-	t, err := template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html")
+	// pending is the server's own: the nav of every page shows its counts.
+	t, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"pending": s.pendingNow, "runLink": s.runLink}).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("inbox: templates: %w", err)
 	}
@@ -112,6 +121,12 @@ func (s *Server) routes() *http.ServeMux {
 	m.HandleFunc("GET /run/{root}/{id}/events", s.eventStream)
 	m.HandleFunc("GET /run/{root}/{id}/file/{path...}", s.runFile)
 	m.HandleFunc("POST /run/{root}/{id}/answer", s.answer)
+	m.HandleFunc("GET /run/{root}/{id}/confirm/{action}", s.confirmPage)
+	m.HandleFunc("POST /run/{root}/{id}/act/{action}", s.act)
+	m.HandleFunc("GET /events", s.changesStream)
+	m.HandleFunc("GET /start", s.startList)
+	m.HandleFunc("GET /start/{name}", s.startForm)
+	m.HandleFunc("POST /start/{name}", s.start)
 	m.HandleFunc("GET /handoffs", s.handoffsPage)
 	m.HandleFunc("GET /reviews", s.reviewsPage)
 	m.HandleFunc("GET /review/{q}/{id}", s.reviewPage)

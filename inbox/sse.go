@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -15,29 +16,19 @@ import (
 // complete new line; the page's script then fetches the live fragment.
 // The stream ends once the run's journal is closed or the client leaves.
 func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
-	select {
-	case s.streams <- struct{}{}:
-		defer func() { <-s.streams }()
-	default:
-		// The browser's EventSource retries by itself; the page still
-		// works without live updates.
-		w.Header().Set("Retry-After", "5")
-		http.Error(w, "inbox: too many live streams; try again shortly", http.StatusServiceUnavailable)
-		return
-	}
 	_, _, d, err := s.runRoot(r)
 	if err != nil {
 		notFound(w, err)
 		return
 	}
 	defer d.Close()
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "inbox: streaming unsupported", http.StatusInternalServerError)
+	fl, done := s.openStream(w)
+	if fl == nil {
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
+	defer done()
 	offset, _ := strconv.ParseInt(r.URL.Query().Get("offset"), 10, 64)
+	rn := runningOf(d)
 	tick := time.NewTicker(s.opts.Poll)
 	defer tick.Stop()
 	_, _ = io.WriteString(w, ": stream of "+d.id+"\n\n")
@@ -46,9 +37,16 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		lines, next, closed := newLines(d, offset)
 		offset = next
 		for _, l := range lines {
+			rn.see(l)
 			_, _ = w.Write([]byte("event: journal\ndata: "))
 			_, _ = w.Write(l)
 			_, _ = w.Write([]byte("\n\n"))
+		}
+		// A running node's output (its transcript) grows between
+		// journal lines: the page is told to fetch it.
+		if len(lines) == 0 && rn.grew(d) {
+			_, _ = io.WriteString(w, "event: output\ndata: {}\n\n")
+			lines = append(lines, nil)
 		}
 		if len(lines) > 0 {
 			fl.Flush()
@@ -70,6 +68,76 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 	}
+}
+
+// running are the attempts a stream has seen start and not end, with the
+// size of their transcript when last looked at.
+type running map[string]int64
+
+func runningOf(d *runDir) running {
+	rn := running{}
+	for _, a := range d.events().Attempts {
+		if a.End.IsZero() {
+			rn[a.Node+"/"+itoa(a.N)] = 0
+		}
+	}
+	rn.grew(d)
+	return rn
+}
+
+// see follows one journal line: an attempt starts or ends.
+func (rn running) see(line []byte) {
+	var ev struct {
+		Type, Node string
+		Attempt    int
+	}
+	if json.Unmarshal(line, &ev) != nil {
+		return
+	}
+	switch k := ev.Node + "/" + itoa(ev.Attempt); ev.Type {
+	case string(runtime.EvNodeStarted):
+		rn[k] = 0
+	case string(runtime.EvNodeFinished), string(runtime.EvNodeCanceled):
+		delete(rn, k)
+	}
+}
+
+// grew reports whether a running attempt's transcript changed size.
+func (rn running) grew(d *runDir) bool {
+	changed := false
+	for k, old := range rn {
+		name := "nodes/" + k + "/transcript.jsonl"
+		if !validRel(name) {
+			continue
+		}
+		if st, err := d.Stat(name); err == nil && st.Size() != old {
+			rn[k], changed = st.Size(), true
+		}
+	}
+	return changed
+}
+
+// openStream takes one of the live streams' places and starts an
+// event-stream response; nil when none is free (done gives the place
+// back).
+func (s *Server) openStream(w http.ResponseWriter) (fl http.Flusher, done func()) {
+	select {
+	case s.streams <- struct{}{}:
+	default:
+		// The browser's EventSource retries by itself; the page still
+		// works without live updates.
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "inbox: too many live streams; try again shortly", http.StatusServiceUnavailable)
+		return nil, nil
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		<-s.streams
+		http.Error(w, "inbox: streaming unsupported", http.StatusInternalServerError)
+		return nil, nil
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	return fl, func() { <-s.streams }
 }
 
 // streamWindow is how much of the journal one poll reads; maxStreamLine

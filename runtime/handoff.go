@@ -46,6 +46,9 @@ type Handoff struct {
 	// workspace (see Runtime.Answer); empty when no answer is left.
 	Answer      string `json:"answer,omitempty"`
 	AnswersLeft int    `json:"answers_left"`
+	// AnswerTo is the node Answer resumes at: the one an answer should
+	// go to (the inbox preselects it), not merely the blueprint's first.
+	AnswerTo string `json:"answer_to,omitempty"`
 	// Takeover are shell commands that put the change on a new branch of
 	// Repository; Fetch, when a branch was pushed, fetch that instead.
 	Takeover []string `json:"takeover,omitempty"`
@@ -175,7 +178,8 @@ func buildHandoff(dir string, bp *blueprint.Blueprint, sum *Summary) Handoff {
 		// directory, whatever runs directory the run was recorded in; the
 		// run's model and allowances come from its own record.
 		abs, _ := filepath.Abs(dir)
-		h.Answer = "sandgate answer " + shellquote.Quote(abs) + " --to " + shellquote.Quote(answerTarget(bp, sum)) + " --note '…'"
+		h.AnswerTo = answerTarget(bp, sum)
+		h.Answer = "sandgate answer " + shellquote.Quote(abs) + " --to " + shellquote.Quote(h.AnswerTo) + " --note '…'"
 	}
 	from, fb := sum.LastFeedback()
 	h.FeedbackFrom, h.LastFeedback = from, collapseLines(fb, maxFeedback)

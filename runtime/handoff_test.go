@@ -147,8 +147,8 @@ func TestHandoffGolden(t *testing.T) {
 	if !closed || discarded {
 		t.Errorf("environment closed %v (want true), discarded %v (want false while answers are left)", closed, discarded)
 	}
-	if h.AnswersLeft != 3 || !strings.Contains(h.Answer, "--to implement") {
-		t.Errorf("answer hint: %d left, %q", h.AnswersLeft, h.Answer)
+	if h.AnswersLeft != 3 || !strings.Contains(h.Answer, "--to implement") || h.AnswerTo != "implement" {
+		t.Errorf("answer hint: %d left, %q, answer_to %q", h.AnswersLeft, h.Answer, h.AnswerTo)
 	}
 }
 

@@ -19,7 +19,24 @@ func RequestCancel(dir, reason string) error {
 	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err != nil {
 		return fmt.Errorf("%s is not a run directory: %w", dir, err)
 	}
-	return os.WriteFile(filepath.Join(dir, CancelFile), []byte(orDefault(reason, "canceled from outside")+"\n"), 0o644)
+	// Written aside and renamed into place: the run polls for the file
+	// and would otherwise read it created but still empty, losing the
+	// reason (who canceled) to the default.
+	tmp, err := os.CreateTemp(dir, "."+CancelFile+"-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.WriteString(orDefault(reason, "canceled from outside") + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, CancelFile))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // loop waits for node results, budgets and cancel requests until the

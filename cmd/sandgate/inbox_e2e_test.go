@@ -12,12 +12,15 @@ import (
 	"github.com/sandgate/sandgate/internal/wait"
 
 	"github.com/chromedp/chromedp"
+	"github.com/sandgate/sandgate/inbox"
 	"github.com/sandgate/sandgate/internal/browsertest"
 	"github.com/sandgate/sandgate/nodes"
 )
 
 // inboxWorld is one repository, its runs and review queue, and `sandgate
 // serve`'s inbox over them with the real actions.
+const anaToken = "ana-0123456789abcdef"
+
 type inboxWorld struct {
 	repo, runs, reviews string
 	acts                *serveActions
@@ -40,7 +43,10 @@ func newInboxWorld(t *testing.T, model string) *inboxWorld {
 	}
 	w := &inboxWorld{repo: repo, runs: t.TempDir(), reviews: t.TempDir()}
 	w.acts = &serveActions{exe: exe, answerArgs: (&runFlags{model: model}).answerArgs()}
-	cfg := serveConfig{runs: []string{w.runs}, reviews: []string{w.reviews}, by: "ana", acts: w.acts}
+	// Ana signs in with her named token: what she does is recorded under
+	// her name, not the server's --by.
+	cfg := serveConfig{runs: []string{w.runs}, reviews: []string{w.reviews}, by: "the-server", acts: w.acts,
+		people: &inbox.People{Tokens: map[string]string{anaToken: "ana"}}}
 	srv, err := cfg.server()
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +87,7 @@ func TestInboxBrowserE2E(t *testing.T) {
 		t.Helper()
 		b.Do(t, chromedp.Navigate(w.ts.URL+path), chromedp.WaitReady(chromedp.CSS("main")))
 	}
+	nav("/?token=" + anaToken)
 	t.Run("answer a hand-off", func(t *testing.T) { answerInBrowser(t, w, b, nav) })
 	t.Run("approve merges into main", func(t *testing.T) { approveInBrowser(t, w, b, nav) })
 	t.Run("reject records the note", func(t *testing.T) { rejectInBrowser(t, w, b, nav) })
@@ -103,8 +110,8 @@ func answerInBrowser(t *testing.T, w *inboxWorld, b *browsertest.Browser, nav fu
 	if !strings.Contains(cli, "sandgate answer "+dir+" --to implement --note") || !strings.Contains(takeover, "git -C "+w.repo) {
 		t.Errorf("hand-off page: answer line %q, takeover %q", cli, takeover)
 	}
-	b.Do(t, chromedp.SetValue(chromedp.CSS(`form.answer select[name="node"]`), "implement"),
-		chromedp.SendKeys(chromedp.CSS(`form.answer textarea[name="note"]`), "Add must add: use a + b"))
+	// The node is left as preselected: handoff.json's recommendation.
+	b.Do(t, chromedp.SendKeys(chromedp.CSS(`form.answer textarea[name="note"]`), "Add must add: use a + b"))
 	b.Screenshot(t, "inbox-handoff.png")
 	b.Do(t, chromedp.Click(chromedp.CSS(`form.answer button[type="submit"]`)),
 		chromedp.WaitReady(chromedp.CSS(`#run-status`)))
@@ -131,6 +138,16 @@ func answerInBrowser(t *testing.T, w *inboxWorld, b *browsertest.Browser, nav fu
 		t.Errorf("the live page lists %d attempts, %d running; want all 6 finished", n, running)
 	}
 	w.acts.wait()
+	// The note reached the agent: the preselected node was the right one.
+	ts, _ := filepath.Glob(filepath.Join(dir, "nodes", "implement", "*", "transcript.jsonl"))
+	heard := false
+	for _, p := range ts {
+		b, _ := os.ReadFile(p)
+		heard = heard || strings.Contains(string(b), "Add must add: use a + b")
+	}
+	if !heard {
+		t.Errorf("no transcript of implement holds the note (%v)", ts)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "answer-1.log")); err != nil || !strings.Contains(string(b), "status: succeeded") {
 		t.Errorf("answer-1.log: %v\n%s", err, b)
 	}
@@ -202,8 +219,11 @@ func gitRev(remote, ref string) string {
 
 func decideInBrowser(t *testing.T, b *browsertest.Browser, verdict, note string) string {
 	b.Do(t, chromedp.SendKeys(chromedp.CSS(`form.decide textarea[name="note"]`), note),
-		chromedp.Click(chromedp.CSS(`form.decide button.`+verdict)),
-		chromedp.WaitReady(chromedp.CSS(`#decided`)))
+		chromedp.Click(chromedp.CSS(`form.decide button.`+verdict)))
+	if verdict == "approve" { // approving asks once more
+		b.Do(t, chromedp.WaitReady(chromedp.CSS(`button.confirm.approve`)), chromedp.Click(chromedp.CSS(`button.confirm.approve`)))
+	}
+	b.Do(t, chromedp.WaitReady(chromedp.CSS(`#decided`)))
 	return browsertest.Eval[string](t, b, `document.getElementById("decided").innerText`)
 }
 

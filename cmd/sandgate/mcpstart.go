@@ -53,56 +53,68 @@ func (m *mcpTools) startRun(ctx context.Context, _ *mcp.CallToolRequest, in star
 	if err != nil {
 		return nil, startOut{}, err
 	}
+	out, err := m.acts.launch(ctx, st.runs, in.Blueprint, src, args)
+	if err != nil {
+		return nil, startOut{}, err
+	}
+	id, logPath := out.RunID, out.Log
+	return textResult("run %s %s (run_status with run %q; output in %s)", id, out.Status, id, logPath), out, nil
+}
+
+// launch starts `sandgate run` in the background in a new directory of
+// runs, named by a run id chosen here, and returns once the run has
+// journaled its start. bpArg is the blueprint as run takes it; with src
+// set, the child runs a copy of src kept in the run directory instead.
+func (a *serveActions) launch(ctx context.Context, runs, bpArg string, src []byte, args []string) (startOut, error) {
 	id := mcpRunID()
-	dir := filepath.Join(st.runs, id)
-	if err := os.MkdirAll(st.runs, 0o755); err != nil {
-		return nil, startOut{}, fmt.Errorf("runs directory: %w", err)
+	dir := filepath.Join(runs, id)
+	if err := os.MkdirAll(runs, 0o755); err != nil {
+		return startOut{}, fmt.Errorf("runs directory: %w", err)
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, startOut{}, fmt.Errorf("run directory: %w", err)
+		return startOut{}, fmt.Errorf("run directory: %w", err)
 	}
 	logPath := filepath.Join(dir, "run.log")
 	logf, err := os.OpenFile(logPath, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
 		os.RemoveAll(dir)
-		return nil, startOut{}, fmt.Errorf("run log: %w", err)
+		return startOut{}, fmt.Errorf("run log: %w", err)
 	}
 	// The log stays readable through logf even when a run that could not
 	// start removes its directory (or the exit below does).
 	defer logf.Close()
-	bpArg := in.Blueprint
 	if src != nil {
 		// The child runs the copy that was checked here: the file itself
 		// could be swapped (for a link to a secret, whose lines would come
 		// back in the child's errors) between this check and its read.
-		if bpArg, err = keepSource(dir, bp.File, src); err != nil {
+		if bpArg, err = keepSource(dir, bpArg, src); err != nil {
 			os.RemoveAll(dir)
-			return nil, startOut{}, err
+			return startOut{}, err
 		}
 	}
 	args = append(append([]string{"run", "--run-id=" + id}, args...), "--", bpArg)
-	done, err := m.acts.spawn(args, logf, func() {
+	done, err := a.spawn(args, logf, func() {
 		if !startedRun(dir) { // nothing ran: leave no half-made run behind
 			os.RemoveAll(dir)
 		}
 	})
 	if err != nil {
-		return nil, startOut{}, fmt.Errorf("start sandgate run: %w", err)
+		return startOut{}, fmt.Errorf("start sandgate run: %w", err)
 	}
-	err = m.acts.awaitChild(ctx, func() bool { return startedRun(dir) }, done, func(err error) error {
+	err = a.awaitChild(ctx, func() bool { return startedRun(dir) }, done, func(err error) error {
 		if err == nil {
 			err = errors.New("exited without starting")
 		}
 		return fmt.Errorf("sandgate run: %w: %s", err, tailFile(logf, 2<<10))
 	})
 	if err != nil {
-		return nil, startOut{}, err
+		return startOut{}, err
 	}
 	out := startOut{RunID: id, RunDir: dir, Status: "starting", Log: logPath}
 	if sum, err := summarize(dir, nil); err == nil && startedRun(dir) {
 		out.Status = string(sum.Status)
 	}
-	return textResult("run %s %s (run_status with run %q; output in %s)", id, out.Status, id, logPath), out, nil
+	return out, nil
 }
 
 // startBlueprint loads the blueprint a start_run call names: a built-in

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sandgate/sandgate/blueprints"
 	"github.com/sandgate/sandgate/inbox"
 	"github.com/sandgate/sandgate/nodes"
 )
@@ -32,6 +34,7 @@ flags:`
 type serveConfig struct {
 	runs, reviews []string
 	token, by     string
+	people        *inbox.People
 	acts          *serveActions
 }
 
@@ -39,6 +42,10 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("serve", serveHelp, stdout, stderr)
 	addr := fs.String("addr", "127.0.0.1:7777", "address to listen on; a non-loopback address needs --token")
 	token := fs.String("token", os.Getenv("SANDGATE_TOKEN"), "token every request must carry (default $SANDGATE_TOKEN)")
+	tokenFile := fs.String("token-file", "", "file of \"TOKEN NAME\" lines: each person's token, their name recorded on their answers and decisions")
+	proxyHeader := fs.String("trusted-proxy-header", "", "header naming the signed-in person (X-Forwarded-User), set by an SSO proxy; believed only from --trusted-proxy")
+	var proxies listFlag
+	fs.Var(&proxies, "trusted-proxy", "address or CIDR of the reverse proxy that sets --trusted-proxy-header (repeatable)")
 	by := fs.String("by", "", "who answers and decides in this inbox, as recorded (default: the login name)")
 	var runs, reviews listFlag
 	fs.Var(&runs, "runs-dir", "runs directory to show (repeatable; default: the current repository's)")
@@ -54,7 +61,18 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if _, code, ok := fs.parseN(args, 0, 0); !ok {
 		return code
 	}
-	if err := inbox.CheckAddr(*addr, *token); err != nil {
+	people, err := servePeople(*tokenFile, *proxyHeader, proxies)
+	if err != nil {
+		fmt.Fprintln(stderr, "sandgate serve:", err)
+		return exitUsage
+	}
+	// Any way of naming the person also shuts out everyone else: it
+	// guards a non-loopback address as a token does.
+	guard := *token
+	if people != nil {
+		guard = "people"
+	}
+	if err := inbox.CheckAddr(*addr, guard); err != nil {
 		fmt.Fprintln(stderr, "sandgate serve:", err)
 		return exitUsage
 	}
@@ -63,7 +81,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sandgate serve: cannot find this binary to run answers with:", err)
 		return exitFailed
 	}
-	cfg := serveConfig{runs: runs, reviews: reviews, token: *token, by: decider(*by),
+	cfg := serveConfig{runs: runs, reviews: reviews, token: *token, by: decider(*by), people: people,
 		acts: &serveActions{exe: exe, answerArgs: rf.answerArgs(), allow: rf.allowEndpoints}}
 	srv, err := cfg.server()
 	if err != nil {
@@ -99,7 +117,29 @@ func (c *serveConfig) server() (*inbox.Server, error) {
 	}
 	c.runs, c.reviews = absAll(c.runs), absAll(c.reviews)
 	return inbox.New(inbox.Options{RunsDirs: c.runs, ReviewDirs: c.reviews, Token: c.token,
-		Actions: c.acts, Types: nodes.Types(), By: c.by})
+		Actions: c.acts, Types: nodes.Types(), By: c.by, People: c.people, Blueprints: blueprints.FS})
+}
+
+// servePeople builds the inbox's People from the flags, or nil when none
+// is given.
+func servePeople(tokenFile, header string, proxies []string) (*inbox.People, error) {
+	if tokenFile == "" && header == "" && len(proxies) == 0 {
+		return nil, nil
+	}
+	p := &inbox.People{ProxyHeader: header}
+	if (header == "") != (len(proxies) == 0) {
+		return nil, errors.New("--trusted-proxy-header and --trusted-proxy go together: the header is believed only from the proxy's addresses")
+	}
+	var err error
+	if p.TrustedProxies, err = inbox.ParseProxies(proxies); err != nil {
+		return nil, err
+	}
+	if tokenFile != "" {
+		if p.Tokens, err = inbox.LoadTokens(tokenFile); err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+	}
+	return p, nil
 }
 
 // answerArgs are the run flags serve was given, for `sandgate answer`.

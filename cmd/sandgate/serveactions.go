@@ -74,8 +74,19 @@ func (a *serveActions) Answer(ctx context.Context, runDir, node, note, by string
 	if err := runtime.Answerable(runDir); err != nil {
 		return err
 	}
+	// Every value is a flag's value or follows "--": a note, a node or a
+	// directory that looks like a flag is never read as one.
+	args := append([]string{"answer", "--to", node, "--note", note, "--by", by}, a.answerArgs...)
+	return a.carryOn(ctx, runDir, append(args, "--", runDir), "answered")
+}
+
+// carryOn runs `sandgate ARGS` on a recorded run (answer, resume) as a
+// child with its output in the run's next answer-<n>.log, and waits until
+// the child has journaled an event of type event (the run is going on,
+// its page shows it live) or has failed (its error is the call's).
+func (a *serveActions) carryOn(ctx context.Context, runDir string, args []string, event string) error {
 	if !a.claim(runDir) {
-		return fmt.Errorf("an answer to %s is already under way", filepath.Base(runDir))
+		return fmt.Errorf("an answer to or a resume of %s is already under way", filepath.Base(runDir))
 	}
 	offset := fileSize(filepath.Join(runDir, "events.jsonl"))
 	logf, logPath, err := newAnswerLog(runDir)
@@ -83,20 +94,16 @@ func (a *serveActions) Answer(ctx context.Context, runDir, node, note, by string
 		a.release(runDir)
 		return err
 	}
-	// Every value is a flag's value or follows "--": a note, a node or a
-	// directory that looks like a flag is never read as one.
-	args := append([]string{"answer", "--to", node, "--note", note, "--by", by}, a.answerArgs...)
-	args = append(args, "--", runDir)
 	done, err := a.spawn(args, logf, func() { a.release(runDir) })
 	logf.Close() // the child has its own descriptor
 	if err != nil {
-		return fmt.Errorf("start sandgate answer: %w", err)
+		return fmt.Errorf("start sandgate %s: %w", args[0], err)
 	}
-	return a.awaitChild(ctx, func() bool { return answeredSince(runDir, offset) }, done, func(err error) error {
+	return a.awaitChild(ctx, func() bool { return journaledSince(runDir, offset, `"type":"`+event+`"`) }, done, func(err error) error {
 		if err == nil {
-			err = errors.New("exited without answering")
+			err = fmt.Errorf("exited before the journal said %s", event)
 		}
-		return fmt.Errorf("sandgate answer: %w: %s (log: %s)", err, tail(logPath, 2<<10), logPath)
+		return fmt.Errorf("sandgate %s: %w: %s (log: %s)", args[0], err, tail(logPath, 2<<10), logPath)
 	})
 }
 
@@ -186,16 +193,16 @@ func newAnswerLog(runDir string) (*os.File, string, error) {
 	return nil, "", fmt.Errorf("answer log: %s has 999 answer-<n>.log files already", runDir)
 }
 
-// answeredSince reports whether the journal has an answered event after
-// offset.
-func answeredSince(runDir string, offset int64) bool {
+// journaledSince reports whether the journal has an event of the given
+// `"type":"…"` after offset.
+func journaledSince(runDir string, offset int64, event string) bool {
 	f, err := os.Open(filepath.Join(runDir, "events.jsonl"))
 	if err != nil {
 		return false
 	}
 	defer f.Close()
 	b, _ := io.ReadAll(io.NewSectionReader(f, offset, 64<<20))
-	return bytes.Contains(b, []byte(`"type":"answered"`))
+	return bytes.Contains(b, []byte(event))
 }
 
 func fileSize(p string) int64 {

@@ -1,32 +1,107 @@
-// Live updates for a running run: the server streams new journal lines
-// (server-sent events); on each, the page fetches the server-rendered
-// fragment again. Nothing from the stream is ever inserted as HTML.
+// Live updates. A run page follows its run's journal (server-sent
+// events); on each line it fetches the server-rendered fragment again.
+// Every page follows /events: the nav's counts are set as text, and a
+// list page fetches itself again and swaps its [data-live] parts, unless
+// the person is working in one (focus or typed text). Nothing from a
+// stream is ever inserted as HTML.
 (function () {
   "use strict";
-  var live = document.getElementById("live");
-  if (!live || !live.dataset.events) {
-    return;
+  function debounce(fn) {
+    var pending = null;
+    return function () {
+      if (pending === null) {
+        pending = setTimeout(function () { pending = null; fn(); }, 150);
+      }
+    };
   }
-  var pending = null;
-  function refresh() {
-    pending = null;
-    fetch(live.dataset.src, {credentials: "same-origin"}).then(function (r) {
+  function get(url) {
+    return fetch(url, {credentials: "same-origin"}).then(function (r) {
       return r.ok ? r.text() : null;
-    }).then(function (html) {
-      if (html !== null) {
-        live.innerHTML = html;
+    });
+  }
+
+  var live = document.getElementById("live");
+  if (live && live.dataset.events) {
+    var refreshRun = debounce(function () {
+      get(live.dataset.src).then(function (html) {
+        if (html !== null) {
+          live.innerHTML = html;
+        }
+      });
+    });
+    var es = new EventSource(live.dataset.events);
+    es.addEventListener("journal", refreshRun);
+    es.addEventListener("output", refreshRun);
+    es.addEventListener("closed", function () { es.close(); refreshRun(); });
+  }
+
+  function busy(el) {
+    if (el.contains(document.activeElement) && document.activeElement !== document.body) {
+      return true;
+    }
+    return Array.prototype.some.call(el.querySelectorAll("textarea"), function (t) { return t.value !== ""; });
+  }
+  var refreshList = debounce(function () {
+    get(location.href).then(function (html) {
+      if (html === null) {
+        return;
+      }
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      document.querySelectorAll("[data-live]").forEach(function (el) {
+        var now = doc.getElementById(el.id);
+        if (now && !busy(el)) {
+          el.innerHTML = now.innerHTML;
+        }
+      });
+      document.dispatchEvent(new Event("inbox:updated"));
+    });
+  });
+  var main = document.getElementById("main");
+  if (main && main.dataset.changes) {
+    var changes = new EventSource(main.dataset.changes);
+    changes.addEventListener("change", function (ev) {
+      var n = JSON.parse(ev.data);
+      var h = document.getElementById("nav-handoffs"), r = document.getElementById("nav-reviews");
+      if (h) { h.textContent = String(n.handoffs); }
+      if (r) { r.textContent = String(n.reviews); }
+      if (document.querySelector("[data-live]")) {
+        refreshList();
       }
     });
   }
-  function soon() {
-    if (pending === null) {
-      pending = setTimeout(refresh, 150);
+
+  // A graph node links to its last attempt: open that attempt's details.
+  function openHash() {
+    var el = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    if (el && el.tagName === "DETAILS") {
+      el.open = true;
+      el.scrollIntoView({block: "center"});
     }
   }
-  var es = new EventSource(live.dataset.events);
-  es.addEventListener("journal", soon);
-  es.addEventListener("closed", function () {
-    es.close();
-    soon();
+  window.addEventListener("hashchange", openHash);
+  openHash();
+
+  // Keyboard: j/k move through a list's rows, enter opens one.
+  var rows = function () { return document.querySelectorAll("tr[data-href]"); };
+  var at = -1;
+  function mark(i) {
+    var rs = rows();
+    if (rs.length === 0) {
+      return;
+    }
+    at = Math.max(0, Math.min(i, rs.length - 1));
+    rs.forEach(function (r, k) { r.classList.toggle("current", k === at); });
+    rs[at].querySelector("a").focus();
+  }
+  document.addEventListener("keydown", function (ev) {
+    var t = ev.target;
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)) {
+      return;
+    }
+    if (ev.key === "j") { mark(at + 1); ev.preventDefault(); }
+    if (ev.key === "k") { mark(at - 1); ev.preventDefault(); }
+    if (ev.key === "Enter" && at >= 0 && t.tagName !== "A" && t.tagName !== "BUTTON") {
+      location.href = rows()[at].dataset.href;
+    }
   });
 }());

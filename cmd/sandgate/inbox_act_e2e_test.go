@@ -1,0 +1,134 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/sandgate/sandgate/internal/browsertest"
+	"github.com/sandgate/sandgate/internal/wait"
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// actE2E prints its task and sleeps as long as its input says: a quick
+// run to re-run, a long one to cancel.
+const actE2E = `version: 1
+name: act-e2e
+inputs:
+  task: {required: true, pattern: '[A-Za-z0-9 ]+'}
+  secs: {default: "0", pattern: '[0-9]+'}
+start: work
+nodes:
+  work:
+    type: shell
+    run: {argv: [sh, -c, 'echo working on "$1"; sleep "$2"', sh, "${{ inputs.task }}", "${{ inputs.secs }}"]}
+    next: done
+  done: {type: succeed}
+`
+
+// TestInboxActE2E drives the inbox's actions in Chromium on real
+// sandboxed runs: re-running a finished run starts a new run with the
+// same inputs that succeeds; cancelling a running node ends the run
+// canceled, keeps what the node ran and its real duration, and records
+// who cancelled.
+func TestInboxActE2E(t *testing.T) {
+	w := newInboxWorld(t, "")
+	b := browsertest.Start(t)
+	nav := func(path string) {
+		t.Helper()
+		b.Do(t, chromedp.Navigate(w.ts.URL+path), chromedp.WaitReady(chromedp.CSS("main")))
+	}
+	nav("/?token=" + anaToken)
+	bp := writeBlueprint(t, actE2E)
+	t.Run("re-run", func(t *testing.T) {
+		code, out, errs := runCLI("run", bp, "--repo", w.repo, "--runs-dir", w.runs, "--input", "task=Fix TestAdd quickly")
+		if code != exitOK {
+			t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
+		}
+		id := strings.TrimSuffix(strings.Fields(out)[1], ":")
+		nav("/run/0/" + id)
+		t.Logf("run page actions: %s", browsertest.Eval[string](t, b, `document.getElementById("actions").innerText`))
+		b.Do(t, chromedp.Click(chromedp.CSS(`a.act-rerun`)), chromedp.WaitReady(chromedp.CSS(`button.confirm.act-rerun`)),
+			chromedp.Click(chromedp.CSS(`button.confirm.act-rerun`)), chromedp.WaitReady(chromedp.CSS(`#done, #error`)))
+		if msg := browsertest.Eval[string](t, b, `(document.getElementById("error") || {innerText: ""}).innerText`); msg != "" {
+			t.Fatalf("re-run refused: %s", msg)
+		}
+		again := strings.TrimPrefix(browsertest.Eval[string](t, b, `location.pathname`), "/run/0/")
+		if again == id || strings.Contains(again, "/") {
+			t.Fatalf("after re-run the browser is on %s", again)
+		}
+		wait.Until(t, "the re-run finished", func() bool {
+			sum, err := runtime.Summarize(filepath.Join(w.runs, again))
+			return err == nil && sum.Status != runtime.StatusRunning
+		})
+		sum, _ := runtime.Summarize(filepath.Join(w.runs, again))
+		if sum.Status != runtime.StatusSucceeded || sum.Inputs["task"] != "Fix TestAdd quickly" {
+			t.Fatalf("re-run ended %s with inputs %v (log: %s)", sum.Status, sum.Inputs, readLogs(filepath.Join(w.runs, again)))
+		}
+		for _, d := range []string{id, again} {
+			if b, _ := os.ReadFile(filepath.Join(w.runs, d, "actions.jsonl")); !strings.Contains(string(b), `"by":"ana"`) {
+				t.Errorf("%s's actions.jsonl does not name ana: %s", d, b)
+			}
+		}
+	})
+	t.Run("cancel a running node", func(t *testing.T) {
+		type result struct {
+			code     int
+			out, err string
+		}
+		done := make(chan result, 1)
+		go func() {
+			code, out, errs := runCLI("run", bp, "--repo", w.repo, "--runs-dir", w.runs, "--input", "task=wait", "--input", "secs=300")
+			done <- result{code, out, errs}
+		}()
+		var dir string
+		var failed *result
+		wait.Until(t, "the slow run's node started", func() bool {
+			select {
+			case r := <-done:
+				failed = &r
+				return true
+			default:
+			}
+			ents, _ := os.ReadDir(w.runs)
+			for _, e := range ents {
+				ev, _ := os.ReadFile(filepath.Join(w.runs, e.Name(), "events.jsonl"))
+				if strings.Contains(string(ev), `"secs":"300"`) && strings.Contains(string(ev), `"node_started"`) {
+					dir = filepath.Join(w.runs, e.Name())
+					return true
+				}
+			}
+			return false
+		})
+		if failed != nil {
+			t.Fatalf("the slow run ended before it was canceled: exit %d\n%s\n%s", failed.code, failed.out, failed.err)
+		}
+		nav("/run/0/" + filepath.Base(dir))
+		t.Logf("slow run page: %s", browsertest.Eval[string](t, b, `document.querySelector("p.status").innerText`))
+		b.Do(t, chromedp.WaitReady(chromedp.CSS(`g.node[data-node="work"][data-state="running"]`)),
+			chromedp.Click(chromedp.CSS(`a.act-cancel`)), chromedp.WaitReady(chromedp.CSS(`button.confirm.act-cancel`)))
+		clicked := time.Now()
+		b.Do(t, chromedp.Click(chromedp.CSS(`button.confirm.act-cancel`)), chromedp.WaitReady(chromedp.CSS(`#run-status.s-canceled, #error`)))
+		if msg := browsertest.Eval[string](t, b, `(document.getElementById("error") || {innerText: ""}).innerText`); msg != "" {
+			t.Fatalf("cancel refused: %s", msg)
+		}
+		t.Logf("canceled %v after the confirmation was clicked", time.Since(clicked).Round(time.Millisecond))
+		r := <-done
+		sum, err := runtime.Summarize(dir)
+		if err != nil || sum.Status != runtime.StatusCanceled || !strings.Contains(sum.Reason, "by ana") {
+			t.Fatalf("run: %v %+v\n%s\n%s", err, sum, r.out, r.err)
+		}
+		cmds, _ := os.ReadFile(filepath.Join(dir, "commands.jsonl"))
+		if !strings.Contains(string(cmds), `sleep \"$2\"`) {
+			t.Errorf("commands.jsonl lost the canceled node's command: %s", cmds)
+		}
+		if got := browsertest.Eval[string](t, b, `document.querySelector("details.attempt.st-canceled summary").innerText`); strings.Contains(got, " 0 ms") {
+			t.Errorf("the canceled attempt shows %q: not its real duration", got)
+		}
+		b.Screenshot(t, "inbox-canceled.png")
+	})
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sandgate/sandgate/blueprints"
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// Rerun starts a new run like the one in runDir: its saved blueprint,
+// its inputs (as journaled, defaults included) and its repository, in the
+// same runs directory. The inbox journals who asked.
+func (a *serveActions) Rerun(ctx context.Context, runDir, by string) (string, error) {
+	sum, err := runtime.Summarize(runDir)
+	if err != nil {
+		return "", err
+	}
+	src, err := os.ReadFile(filepath.Join(runDir, "blueprint.yaml"))
+	if err != nil {
+		return "", fmt.Errorf("the run's blueprint: %w", err)
+	}
+	bp, err := (&runFlags{}).registry().Parse(filepath.Join(runDir, "blueprint.yaml"), src)
+	if err != nil {
+		return "", loadProblems(err)
+	}
+	in := startIn{Repo: sum.Workspace, Inputs: map[string]string{}}
+	for k, v := range sum.Inputs {
+		if s, ok := v.(string); ok {
+			in.Inputs[k] = s
+			continue
+		}
+		b, _ := json.Marshal(v)
+		in.Inputs[k] = string(b)
+	}
+	args, _, err := startArgs(in, bp, a.answerArgs)
+	if err != nil {
+		return "", err
+	}
+	out, err := a.launch(ctx, filepath.Dir(runDir), "blueprint.yaml", src, append(args, "--runs-dir="+filepath.Dir(runDir)))
+	return out.RunDir, err
+}
+
+// Resume continues an interrupted run with `sandgate resume`, as a child
+// that outlives the request, and returns once it has journaled the resume.
+func (a *serveActions) Resume(ctx context.Context, runDir, by string) error {
+	return a.carryOn(ctx, runDir, append(append([]string{"resume"}, a.answerArgs...), "--", runDir), "run_resumed")
+}
+
+// Start runs the shipped blueprint name on the server's repository (its
+// working directory, as MCP's start_run), in runsDir. The inputs were
+// checked by the inbox and are checked again here, as run's flags.
+func (a *serveActions) Start(ctx context.Context, name string, inputs map[string]string, runsDir, by string) (string, error) {
+	// Read from the embedded set only: a file of that name in the
+	// server's directory is not what the person picked.
+	if name == "" || strings.ContainsAny(name, `/\.`) {
+		return "", fmt.Errorf("%q is not a shipped blueprint", name)
+	}
+	src, err := fs.ReadFile(blueprints.FS, name+".yaml")
+	if err != nil {
+		return "", fmt.Errorf("%q is not a shipped blueprint: %w", name, err)
+	}
+	bp, err := (&runFlags{}).registry().Parse(name+".yaml", src)
+	if err != nil {
+		return "", loadProblems(err)
+	}
+	args, _, err := startArgs(startIn{Blueprint: name, Inputs: inputs}, bp, a.answerArgs)
+	if err != nil {
+		return "", err
+	}
+	out, err := a.launch(ctx, runsDir, name+".yaml", src, append(args, "--runs-dir="+runsDir))
+	return out.RunDir, err
+}

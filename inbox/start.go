@@ -1,0 +1,166 @@
+package inbox
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// Starter starts a run of a shipped blueprint; Actions may implement it.
+type Starter interface {
+	// Start runs the shipped blueprint name with inputs (checked) in
+	// runsDir, and returns the new run's directory once it has started.
+	Start(ctx context.Context, name string, inputs map[string]string, runsDir, by string) (string, error)
+}
+
+// inputField is one form control generated from a blueprint input.
+type inputField struct {
+	Name, Label, Type, Pattern, Value, Description string
+	Required                                       bool
+}
+
+type startPage struct {
+	Name, Description string
+	Fields            []inputField
+	Problem           string
+	Confirm           bool
+	CSRF              string
+	Blueprints        []string
+}
+
+func (s *Server) starter() Starter {
+	st, _ := s.opts.Actions.(Starter)
+	if s.opts.Blueprints == nil {
+		return nil
+	}
+	return st
+}
+
+// shipped lists the names of the shipped blueprints.
+func (s *Server) shipped() []string {
+	if s.opts.Blueprints == nil {
+		return nil
+	}
+	paths, _ := fs.Glob(s.opts.Blueprints, "*.yaml")
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = strings.TrimSuffix(path.Base(p), ".yaml")
+	}
+	return out
+}
+
+// shippedBlueprint parses one shipped blueprint by a name from the list
+// (never a path from the request).
+func (s *Server) shippedBlueprint(name string) (*blueprint.Blueprint, error) {
+	if !slices.Contains(s.shipped(), name) {
+		return nil, fmt.Errorf("%w: no shipped blueprint %q", errBadName, name)
+	}
+	src, err := fs.ReadFile(s.opts.Blueprints, name+".yaml")
+	if err != nil {
+		return nil, err
+	}
+	return blueprint.Parse(name+".yaml", src, blueprint.WithTypes(s.opts.Types))
+}
+
+// fieldsOf makes the form's controls from the blueprint's inputs, in file
+// order, filled with given values or the defaults.
+func fieldsOf(bp *blueprint.Blueprint, given url.Values) []inputField {
+	var out []inputField
+	for _, n := range bp.InputOrder {
+		in := bp.Inputs[n]
+		f := inputField{Name: n, Label: n, Description: in.Description, Pattern: in.Pattern, Type: "text",
+			Required: in.Required && in.Default == nil}
+		switch in.Type {
+		case "int":
+			f.Type = "number"
+		case "bool":
+			f.Type, f.Pattern = "text", "true|false"
+		}
+		if in.Default != nil {
+			f.Value = fmt.Sprint(in.Default)
+		}
+		if v, ok := given["in."+n]; ok {
+			f.Value = v[0]
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func (s *Server) startList(w http.ResponseWriter, r *http.Request) {
+	s.render(w, "start.html", startPage{Blueprints: s.shipped()})
+}
+
+func (s *Server) startForm(w http.ResponseWriter, r *http.Request) {
+	bp, err := s.shippedBlueprint(r.PathValue("name"))
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	s.render(w, "start.html", startPage{Name: r.PathValue("name"), Description: bp.Description, Fields: fieldsOf(bp, nil), CSRF: s.csrfToken(w, r)})
+}
+
+// start checks the form, shows what will run and asks to confirm, then
+// starts the run and journals who started it.
+func (s *Server) start(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	bp, err := s.shippedBlueprint(name)
+	if err != nil {
+		notFound(w, err)
+		return
+	}
+	st := s.starter()
+	if st == nil || len(s.opts.RunsDirs) == 0 {
+		http.Error(w, "inbox: this server cannot start runs", http.StatusNotImplemented)
+		return
+	}
+	_ = r.ParseForm()
+	inputs := map[string]string{}
+	for k, v := range r.PostForm {
+		if n, ok := strings.CutPrefix(k, "in."); ok && strings.TrimSpace(v[0]) != "" {
+			inputs[n] = v[0]
+		}
+	}
+	p := startPage{Name: name, Description: bp.Description, Fields: fieldsOf(bp, r.PostForm), CSRF: s.csrfToken(w, r)}
+	asAny := make(map[string]any, len(inputs))
+	for k, v := range inputs {
+		asAny[k] = v
+	}
+	if _, err := runtime.CheckInputs(bp, asAny); err != nil {
+		p.Problem = err.Error()
+		w.WriteHeader(http.StatusBadRequest)
+		s.render(w, "start.html", p)
+		return
+	}
+	if r.PostFormValue("confirm") != "yes" {
+		p.Confirm = true
+		s.render(w, "start.html", p)
+		return
+	}
+	by := s.person(r)
+	dir, err := st.Start(r.Context(), name, inputs, s.opts.RunsDirs[0], by)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, "start "+name+" failed", err, "/start/"+url.PathEscape(name))
+		return
+	}
+	id := path.Base(dir)
+	if d, oerr := openRun(s.opts.RunsDirs[0], id); oerr == nil {
+		err = journalAction(d, actionRecord{Time: time.Now().UTC(), By: by, Action: "started " + name})
+		d.Close()
+	}
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, "journal the start of "+id, err, "/")
+		return
+	}
+	s.index.Refresh()
+	http.Redirect(w, r, "/run/0/"+url.PathEscape(id), http.StatusSeeOther)
+}
