@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -150,12 +151,21 @@ func TestBrowserCancelRunningRun(t *testing.T) {
 		return strings.Contains(readFile(filepath.Join(w.runs, "run-live", "events.jsonl")), `"node":"implement"`)
 	})
 	ctx, dialogs := browser(t)
+	// The live page re-renders as the run goes on, so a node one query
+	// finds may be gone at the next: each click is made in the page itself.
+	click := func(sel string) {
+		t.Helper()
+		if !eval[bool](t, ctx, `(e => e ? (e.click(), true) : false)(document.querySelector(`+strconv.Quote(sel)+`))`) {
+			t.Fatalf("no %s on the page", sel)
+		}
+	}
 	must(t, chromedp.Do(ctx, chromedp.Navigate(w.ts.URL+"/run/0/run-live"),
 		chromedp.WaitReady(chromedp.CSS(`g.node[data-node="implement"][data-state="running"]`)),
-		chromedp.Click(chromedp.CSS(`a.act-cancel`)),
-		chromedp.WaitReady(chromedp.CSS(`button.confirm.act-cancel`)),
-		chromedp.Click(chromedp.CSS(`button.confirm.act-cancel`)),
-		chromedp.WaitReady(chromedp.CSS(`#run-status.s-canceled`))))
+		chromedp.WaitReady(chromedp.CSS(`a.act-cancel`))))
+	click(`a.act-cancel`)
+	must(t, chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(`button.confirm.act-cancel`))))
+	click(`button.confirm.act-cancel`)
+	must(t, chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS(`#run-status.s-canceled`))))
 	sum := <-done
 	if sum == nil {
 		t.Fatal("the run failed to run")

@@ -74,7 +74,9 @@ func TestImportDirection(t *testing.T) {
 		"nodes/internal/promote":    {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/wspath", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
 		"nodes/internal/ci":         {"blueprint", "internal/gocanary", "nodes/internal/atomicfile", "nodes/internal/command", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/testgate", "nodes/internal/wspath", "nodes/testreport", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
 		"nodes/internal/review":     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/wspath", "nodes/reviewqueue", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
-		"inbox":                     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
+		"inbox/find":                nil,
+		"inbox/draw":                nil,
+		"inbox":                     {"blueprint", "inbox/draw", "inbox/find", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
 	}
 	for _, goos := range []string{"linux", "darwin"} {
 		leaves := leafInternal(t, goos)
