@@ -42,8 +42,9 @@ import (
 // and refilled from the next run on (Options.WarmMaxBytes).
 const WarmMaxBytes = 4 << 30
 
-// warmVetTimeout bounds the warm step's go vet (Limits.Timeout overrides
-// it): a run never waits longer than this for its cache.
+// warmVetTimeout bounds the warm step's go build and go vet together
+// (Limits.Timeout overrides it): a run never waits longer than this for
+// its cache, and what was compiled by then is kept.
 const warmVetTimeout = 10 * time.Minute
 
 // goBuildCache is where GoCaches mounts the build cache in a box.
@@ -131,11 +132,15 @@ func (w *Workspace) warm(ctx context.Context, o Options, bp *blueprint.Blueprint
 	runtime.Notef(ctx, "warming the build cache for %.12s: go build and go vet %s in a box of its own (once per commit; no code from the repository runs)", w.Base, strings.Join(pkgs, " "))
 	start := time.Now()
 	n, bytes, err := w.warmBox(ctx, o, bp, caches, cache, pkgs)
-	if err != nil {
+	if err != nil && !errors.Is(err, errWarmPartial) {
 		return existing(cache), err
 	}
-	if err := addSize(ctx, dir, bytes); err != nil {
-		return cache, err
+	if serr := addSize(ctx, dir, bytes); serr != nil {
+		return cache, serr
+	}
+	if err != nil {
+		runtime.Notef(ctx, "%v after %s; its %d entries (%d KiB) are kept, and the next run on this commit goes on from there", err, time.Since(start).Round(time.Millisecond), n, bytes>>10)
+		return cache, nil
 	}
 	runtime.Notef(ctx, "build cache warmed: %d entries, %d KiB in %s", n, bytes>>10, time.Since(start).Round(time.Millisecond))
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
@@ -221,29 +226,49 @@ func (w *Workspace) warmBox(ctx context.Context, o Options, bp *blueprint.Bluepr
 	}
 	defer box.Discard()
 	defer box.Close()
-	timeout := warmVetTimeout
+	budget := warmVetTimeout
 	if o.Limits.Timeout > 0 {
-		timeout = o.Limits.Timeout
+		budget = o.Limits.Timeout
 	}
-	// go build compiles the packages; go vet their test-only imports too,
-	// and caches its own findings. A vet finding or a package that does not
-	// build still leaves every package that compiled in the cache: the
-	// exit status is not ours to judge here.
-	for _, verb := range []string{"build", "vet"} {
-		res, err := box.Exec(ctx, sandbox.Command{Args: append([]string{"go", verb}, pkgs...), Timeout: timeout})
-		if err != nil {
-			return 0, 0, fmt.Errorf("go %s in the warm box: %w", verb, err)
-		}
-		if res.TimedOut {
-			return 0, 0, fmt.Errorf("go %s in the warm box ran out of its %s", verb, timeout)
-		}
-	}
+	partial := warmCommands(ctx, box, pkgs, time.Now().Add(budget))
 	up := box.CacheUpper(goBuildCache)
 	if up == "" {
 		return 0, 0, errors.New("the warm box has no build cache layer to copy")
 	}
 	lowers := append([]string{cache, policy.Caches[i].Host}, policy.Caches[i].Lower[1:]...)
-	return harvest(up, cache, lowers)
+	n, bytes, err = harvest(up, cache, lowers)
+	if err == nil {
+		err = partial
+	}
+	return n, bytes, err
+}
+
+// errWarmPartial says the warm step stopped before it compiled everything;
+// what it compiled is kept, and the commit is not marked warmed, so the
+// next run on it goes on from there.
+var errWarmPartial = errors.New("the warm build stopped before it compiled everything")
+
+// warmCommands runs go build, then go vet, on pkgs until deadline. go
+// build compiles the packages; go vet their test-only imports too, and
+// caches its own findings. A vet finding or a package that does not build
+// still leaves every package that compiled in the cache: the exit status
+// is not ours to judge here. It returns errWarmPartial (wrapped) when the
+// commands did not finish.
+func warmCommands(ctx context.Context, box *sandbox.Box, pkgs []string, deadline time.Time) error {
+	for _, verb := range []string{"build", "vet"} {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("%w: no time was left for go %s", errWarmPartial, verb)
+		}
+		res, err := box.Exec(ctx, sandbox.Command{Args: append([]string{"go", verb}, pkgs...), Timeout: left})
+		if err != nil {
+			return fmt.Errorf("%w: go %s: %v", errWarmPartial, verb, err)
+		}
+		if res.TimedOut {
+			return fmt.Errorf("%w: go %s ran out of time", errWarmPartial, verb)
+		}
+	}
+	return nil
 }
 
 // resetIfFull empties the warm cache when it has grown past max bytes
