@@ -110,16 +110,16 @@ func (w *Workspace) warm(ctx context.Context, o Options, bp *blueprint.Blueprint
 	if err := os.MkdirAll(filepath.Join(dir, "warmed"), 0o755); err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(marker); err == nil {
-		return cache, nil
+	if done, err := tried(marker, cache); done {
+		return existing(cache), err
 	}
 	unlock, err := lockFile(ctx, marker+".lock")
 	if err != nil {
 		return existing(cache), err
 	}
 	defer unlock()
-	if _, err := os.Stat(marker); err == nil {
-		return cache, nil // warmed while this run waited
+	if done, err := tried(marker, cache); done {
+		return existing(cache), err // warmed, or failed, while this run waited
 	}
 	if err := resetIfFull(ctx, dir, cache, o.WarmMaxBytes); err != nil {
 		return "", err
@@ -132,6 +132,13 @@ func (w *Workspace) warm(ctx context.Context, o Options, bp *blueprint.Blueprint
 	start := time.Now()
 	n, bytes, err := w.warmBox(ctx, o, bp, caches, cache, pkgs)
 	if err != nil {
+		// A commit whose build fails or never ends (a cgo header that
+		// includes itself twice runs the preprocessor for ever) fails the
+		// same way each time: remember it, or every run on the commit
+		// waits out the warm step again before its box starts.
+		if ctx.Err() == nil {
+			_ = os.WriteFile(marker+failedSuffix, []byte(err.Error()+"\n"), 0o644)
+		}
 		return existing(cache), err
 	}
 	if err := addSize(ctx, dir, bytes); err != nil {
@@ -142,6 +149,22 @@ func (w *Workspace) warm(ctx context.Context, o Options, bp *blueprint.Blueprint
 		return cache, err
 	}
 	return cache, os.Remove(marker + ".lock")
+}
+
+// failedSuffix marks a commit whose warm step failed; no later run
+// tries it again (until the warm cache is reset).
+const failedSuffix = ".failed"
+
+// tried reports whether the commit of marker has been warmed, or its warm
+// step failed (then err says why, and no run tries again).
+func tried(marker, cache string) (bool, error) {
+	if _, err := os.Stat(marker); err == nil {
+		return true, nil
+	}
+	if b, err := os.ReadFile(marker + failedSuffix); err == nil {
+		return true, fmt.Errorf("this commit's warm step failed before, and is not tried again: %s", strings.TrimSpace(string(b)))
+	}
+	return false, nil
 }
 
 // lockFile takes an exclusive lock on path, waiting until ctx ends; a
@@ -225,12 +248,18 @@ func (w *Workspace) warmBox(ctx context.Context, o Options, bp *blueprint.Bluepr
 	if o.Limits.Timeout > 0 {
 		timeout = o.Limits.Timeout
 	}
+	// One limit for both commands: a run never waits longer than it.
+	deadline := time.Now().Add(timeout)
 	// go build compiles the packages; go vet their test-only imports too,
 	// and caches its own findings. A vet finding or a package that does not
 	// build still leaves every package that compiled in the cache: the
 	// exit status is not ours to judge here.
 	for _, verb := range []string{"build", "vet"} {
-		res, err := box.Exec(ctx, sandbox.Command{Args: append([]string{"go", verb}, pkgs...), Timeout: timeout})
+		left := time.Until(deadline)
+		if left <= 0 {
+			return 0, 0, fmt.Errorf("go %s in the warm box: no time left of its %s", verb, timeout)
+		}
+		res, err := box.Exec(ctx, sandbox.Command{Args: append([]string{"go", verb}, pkgs...), Timeout: left})
 		if err != nil {
 			return 0, 0, fmt.Errorf("go %s in the warm box: %w", verb, err)
 		}
