@@ -233,6 +233,9 @@ func (w *Workspace) warmBox(ctx context.Context, o Options, bp *blueprint.Bluepr
 	}
 	defer os.RemoveAll(state)
 	policy := SandboxPolicy(bp.Sandbox)
+	if policy.Env, err = warmEnv(policy.Env, os.LookupEnv); err != nil {
+		return 0, 0, err
+	}
 	policy.Network, policy.AllowHosts = sandbox.NetworkNone, nil
 	policy.Limits, policy.ReadOnly = o.Limits, o.ReadOnly
 	policy.Caches = append([]sandbox.Cache(nil), caches...)
