@@ -111,16 +111,16 @@ func (w *Workspace) warm(ctx context.Context, o Options, bp *blueprint.Blueprint
 	if err := os.MkdirAll(filepath.Join(dir, "warmed"), 0o755); err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(marker); err == nil {
-		return cache, nil
+	if done, err := tried(marker, cache); done {
+		return existing(cache), err
 	}
 	unlock, err := lockFile(ctx, marker+".lock")
 	if err != nil {
 		return existing(cache), err
 	}
 	defer unlock()
-	if _, err := os.Stat(marker); err == nil {
-		return cache, nil // warmed while this run waited
+	if done, err := tried(marker, cache); done {
+		return existing(cache), err // warmed, or failed, while this run waited
 	}
 	if err := resetIfFull(ctx, dir, cache, o.WarmMaxBytes); err != nil {
 		return "", err
@@ -132,6 +132,14 @@ func (w *Workspace) warm(ctx context.Context, o Options, bp *blueprint.Blueprint
 	runtime.Notef(ctx, "warming the build cache for %.12s: go build and go vet %s in a box of its own (once per commit; no code from the repository runs)", w.Base, strings.Join(pkgs, " "))
 	start := time.Now()
 	n, bytes, err := w.warmBox(ctx, o, bp, caches, cache, pkgs)
+	if err != nil && ctx.Err() == nil {
+		// A commit whose build fails or never ends (a cgo header that
+		// includes itself twice runs the preprocessor for ever) fails the
+		// same way each time: remember it, or every run on the commit
+		// waits out the warm step again before its box starts. What it
+		// compiled is kept; the next commit's warm step goes on from there.
+		_ = os.WriteFile(marker+failedSuffix, []byte(err.Error()+"\n"), 0o644)
+	}
 	if err != nil && !errors.Is(err, errWarmPartial) {
 		return existing(cache), err
 	}
@@ -139,7 +147,7 @@ func (w *Workspace) warm(ctx context.Context, o Options, bp *blueprint.Blueprint
 		return cache, serr
 	}
 	if err != nil {
-		runtime.Notef(ctx, "%v after %s; its %d entries (%d KiB) are kept, and the next run on this commit goes on from there", err, time.Since(start).Round(time.Millisecond), n, bytes>>10)
+		runtime.Notef(ctx, "%v after %s; its %d entries (%d KiB) are kept, this commit is not warmed again, and the next commit's warm step goes on from there", err, time.Since(start).Round(time.Millisecond), n, bytes>>10)
 		return cache, nil
 	}
 	runtime.Notef(ctx, "build cache warmed: %d entries, %d KiB in %s", n, bytes>>10, time.Since(start).Round(time.Millisecond))
@@ -147,6 +155,22 @@ func (w *Workspace) warm(ctx context.Context, o Options, bp *blueprint.Blueprint
 		return cache, err
 	}
 	return cache, os.Remove(marker + ".lock")
+}
+
+// failedSuffix marks a commit whose warm step failed; no later run
+// tries it again (until the warm cache is reset).
+const failedSuffix = ".failed"
+
+// tried reports whether the commit of marker has been warmed, or its warm
+// step failed (then err says why, and no run tries again).
+func tried(marker, cache string) (bool, error) {
+	if _, err := os.Stat(marker); err == nil {
+		return true, nil
+	}
+	if b, err := os.ReadFile(marker + failedSuffix); err == nil {
+		return true, fmt.Errorf("this commit's warm step failed before, and is not tried again: %s", strings.TrimSpace(string(b)))
+	}
+	return false, nil
 }
 
 // lockFile takes an exclusive lock on path, waiting until ctx ends; a
@@ -215,6 +239,9 @@ func (w *Workspace) warmBox(ctx context.Context, o Options, bp *blueprint.Bluepr
 	}
 	defer os.RemoveAll(state)
 	policy := SandboxPolicy(bp.Sandbox)
+	if policy.Env, err = warmEnv(policy.Env, os.LookupEnv); err != nil {
+		return 0, 0, err
+	}
 	policy.Network, policy.AllowHosts = sandbox.NetworkNone, nil
 	policy.Limits, policy.ReadOnly = o.Limits, o.ReadOnly
 	policy.Caches = append([]sandbox.Cache(nil), caches...)
