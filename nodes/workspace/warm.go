@@ -42,8 +42,9 @@ import (
 // and refilled from the next run on (Options.WarmMaxBytes).
 const WarmMaxBytes = 4 << 30
 
-// warmVetTimeout bounds the warm step's go vet (Limits.Timeout overrides
-// it): a run never waits longer than this for its cache.
+// warmVetTimeout bounds the warm step's go build and go vet together
+// (Limits.Timeout overrides it): a run never waits longer than this for
+// its cache, and what was compiled by then is kept.
 const warmVetTimeout = 10 * time.Minute
 
 // goBuildCache is where GoCaches mounts the build cache in a box.
@@ -110,16 +111,16 @@ func (w *Workspace) warm(ctx context.Context, o Options, bp *blueprint.Blueprint
 	if err := os.MkdirAll(filepath.Join(dir, "warmed"), 0o755); err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(marker); err == nil {
-		return cache, nil
+	if done, err := tried(marker, cache); done {
+		return existing(cache), err
 	}
 	unlock, err := lockFile(ctx, marker+".lock")
 	if err != nil {
 		return existing(cache), err
 	}
 	defer unlock()
-	if _, err := os.Stat(marker); err == nil {
-		return cache, nil // warmed while this run waited
+	if done, err := tried(marker, cache); done {
+		return existing(cache), err // warmed, or failed, while this run waited
 	}
 	if err := resetIfFull(ctx, dir, cache, o.WarmMaxBytes); err != nil {
 		return "", err
@@ -131,17 +132,45 @@ func (w *Workspace) warm(ctx context.Context, o Options, bp *blueprint.Blueprint
 	runtime.Notef(ctx, "warming the build cache for %.12s: go build and go vet %s in a box of its own (once per commit; no code from the repository runs)", w.Base, strings.Join(pkgs, " "))
 	start := time.Now()
 	n, bytes, err := w.warmBox(ctx, o, bp, caches, cache, pkgs)
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
+		// A commit whose build fails or never ends (a cgo header that
+		// includes itself twice runs the preprocessor for ever) fails the
+		// same way each time: remember it, or every run on the commit
+		// waits out the warm step again before its box starts. What it
+		// compiled is kept; the next commit's warm step goes on from there.
+		_ = os.WriteFile(marker+failedSuffix, []byte(err.Error()+"\n"), 0o644)
+	}
+	if err != nil && !errors.Is(err, errWarmPartial) {
 		return existing(cache), err
 	}
-	if err := addSize(ctx, dir, bytes); err != nil {
-		return cache, err
+	if serr := addSize(ctx, dir, bytes); serr != nil {
+		return cache, serr
+	}
+	if err != nil {
+		runtime.Notef(ctx, "%v after %s; its %d entries (%d KiB) are kept, this commit is not warmed again, and the next commit's warm step goes on from there", err, time.Since(start).Round(time.Millisecond), n, bytes>>10)
+		return cache, nil
 	}
 	runtime.Notef(ctx, "build cache warmed: %d entries, %d KiB in %s", n, bytes>>10, time.Since(start).Round(time.Millisecond))
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		return cache, err
 	}
 	return cache, os.Remove(marker + ".lock")
+}
+
+// failedSuffix marks a commit whose warm step failed; no later run
+// tries it again (until the warm cache is reset).
+const failedSuffix = ".failed"
+
+// tried reports whether the commit of marker has been warmed, or its warm
+// step failed (then err says why, and no run tries again).
+func tried(marker, cache string) (bool, error) {
+	if _, err := os.Stat(marker); err == nil {
+		return true, nil
+	}
+	if b, err := os.ReadFile(marker + failedSuffix); err == nil {
+		return true, fmt.Errorf("this commit's warm step failed before, and is not tried again: %s", strings.TrimSpace(string(b)))
+	}
+	return false, nil
 }
 
 // lockFile takes an exclusive lock on path, waiting until ctx ends; a
@@ -210,6 +239,9 @@ func (w *Workspace) warmBox(ctx context.Context, o Options, bp *blueprint.Bluepr
 	}
 	defer os.RemoveAll(state)
 	policy := SandboxPolicy(bp.Sandbox)
+	if policy.Env, err = warmEnv(policy.Env, os.LookupEnv); err != nil {
+		return 0, 0, err
+	}
 	policy.Network, policy.AllowHosts = sandbox.NetworkNone, nil
 	policy.Limits, policy.ReadOnly = o.Limits, o.ReadOnly
 	policy.Caches = append([]sandbox.Cache(nil), caches...)
@@ -221,29 +253,49 @@ func (w *Workspace) warmBox(ctx context.Context, o Options, bp *blueprint.Bluepr
 	}
 	defer box.Discard()
 	defer box.Close()
-	timeout := warmVetTimeout
+	budget := warmVetTimeout
 	if o.Limits.Timeout > 0 {
-		timeout = o.Limits.Timeout
+		budget = o.Limits.Timeout
 	}
-	// go build compiles the packages; go vet their test-only imports too,
-	// and caches its own findings. A vet finding or a package that does not
-	// build still leaves every package that compiled in the cache: the
-	// exit status is not ours to judge here.
-	for _, verb := range []string{"build", "vet"} {
-		res, err := box.Exec(ctx, sandbox.Command{Args: append([]string{"go", verb}, pkgs...), Timeout: timeout})
-		if err != nil {
-			return 0, 0, fmt.Errorf("go %s in the warm box: %w", verb, err)
-		}
-		if res.TimedOut {
-			return 0, 0, fmt.Errorf("go %s in the warm box ran out of its %s", verb, timeout)
-		}
-	}
+	partial := warmCommands(ctx, box, pkgs, time.Now().Add(budget))
 	up := box.CacheUpper(goBuildCache)
 	if up == "" {
 		return 0, 0, errors.New("the warm box has no build cache layer to copy")
 	}
 	lowers := append([]string{cache, policy.Caches[i].Host}, policy.Caches[i].Lower[1:]...)
-	return harvest(up, cache, lowers)
+	n, bytes, err = harvest(up, cache, lowers)
+	if err == nil {
+		err = partial
+	}
+	return n, bytes, err
+}
+
+// errWarmPartial says the warm step stopped before it compiled everything;
+// what it compiled is kept, and the commit is not marked warmed, so the
+// next run on it goes on from there.
+var errWarmPartial = errors.New("the warm build stopped before it compiled everything")
+
+// warmCommands runs go build, then go vet, on pkgs until deadline. go
+// build compiles the packages; go vet their test-only imports too, and
+// caches its own findings. A vet finding or a package that does not build
+// still leaves every package that compiled in the cache: the exit status
+// is not ours to judge here. It returns errWarmPartial (wrapped) when the
+// commands did not finish.
+func warmCommands(ctx context.Context, box *sandbox.Box, pkgs []string, deadline time.Time) error {
+	for _, verb := range []string{"build", "vet"} {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("%w: no time was left for go %s", errWarmPartial, verb)
+		}
+		res, err := box.Exec(ctx, sandbox.Command{Args: append([]string{"go", verb}, pkgs...), Timeout: left})
+		if err != nil {
+			return fmt.Errorf("%w: go %s: %v", errWarmPartial, verb, err)
+		}
+		if res.TimedOut {
+			return fmt.Errorf("%w: go %s ran out of time", errWarmPartial, verb)
+		}
+	}
+	return nil
 }
 
 // resetIfFull empties the warm cache when it has grown past max bytes

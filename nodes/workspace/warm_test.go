@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/internal/nodetest"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/sandbox"
 )
 
 // warmRun runs src over repo with the harness's cache in cache; cold
@@ -161,4 +162,32 @@ func TestWarmBuildsReachTheJudgeBox(t *testing.T) {
 func feedback(sum *runtime.Summary) string {
 	_, fb := sum.LastFeedback()
 	return fb
+}
+
+// TestWarmBuildOutOfTimeKeepsWhatItBuilt: a warm step that runs out of
+// its time says so, keeps what it compiled, and does not mark the commit
+// warmed (only failed, so no later run waits for it again).
+func TestWarmBuildOutOfTimeKeepsWhatItBuilt(t *testing.T) {
+	repo, cache := nodetest.SeedRepo(t), t.TempDir()
+	rec := &notes{}
+	rt := &runtime.Runtime{Registry: nodes.NewRegistryWith(nodes.Options{}), RunsDir: t.TempDir(), Observer: rec,
+		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, CacheDir: cache, Caches: nodes.GoCaches(),
+			Limits: sandbox.Limits{Timeout: time.Millisecond}})}
+	bp, err := rt.Registry.Parse("w.yaml", []byte("version: 1\nname: w\nstart: done\nnodes:\n  done: {type: succeed}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := rt.Run(t.Context(), bp, runtime.RunOptions{Workspace: repo}); err != nil || sum.Status != runtime.StatusSucceeded {
+		t.Fatalf("run: %v %v", sum, err)
+	}
+	said := strings.Join(rec.text, "\n")
+	if !strings.Contains(said, "the warm build stopped before it compiled everything") || !strings.Contains(said, "the next commit's warm step goes on from there") {
+		t.Fatalf("the notes do not say the warm build stopped:\n%s", said)
+	}
+	marks, _ := filepath.Glob(filepath.Join(cache, "gowarm", "warmed", "*"))
+	for _, m := range marks {
+		if !strings.Contains(filepath.Base(m), ".") {
+			t.Fatalf("a warm build that ran out of time marked the commit warmed: %v", marks)
+		}
+	}
 }

@@ -95,3 +95,28 @@ func TestWarmPackages(t *testing.T) {
 		t.Errorf("warmPackages with the blueprint's default = %s", got)
 	}
 }
+
+// TestWarmEnv: the warm box sees only variables that choose what is
+// built, and no GOFLAGS that could name a program.
+func TestWarmEnv(t *testing.T) {
+	for _, c := range []struct {
+		goflags string
+		want    string
+		err     bool
+	}{
+		{"-tags=integration -trimpath", "[GOFLAGS GOEXPERIMENT]", false},
+		{"", "[GOFLAGS GOEXPERIMENT]", false},
+		{"-toolexec=/work/wrap.sh", "", true},
+		{"-ldflags=-extld=/work/ld -linkmode=external", "", true},
+		{"-gccgoflags=-fplugin=/work/p.so", "", true},
+		{"--vettool=/work/vet", "", true},
+		{"-tags='a b'", "", true},
+		{"tags=x", "", true},
+	} {
+		lookup := func(n string) (string, bool) { return map[string]string{"GOFLAGS": c.goflags}[n], n == "GOFLAGS" }
+		got, err := warmEnv([]string{"GOFLAGS", "CC", "PATH", "GOENV", "CGO_LDFLAGS", "PKG_CONFIG", "GOEXPERIMENT"}, lookup)
+		if (err != nil) != c.err || (err == nil && fmt.Sprint(got) != c.want) {
+			t.Errorf("warmEnv with GOFLAGS=%q = %v, %v; want %s (error %v)", c.goflags, got, err, c.want, c.err)
+		}
+	}
+}
