@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandgate/sandgate/internal/lines"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -26,9 +28,13 @@ const (
 
 // TaskResult is one task's line of the report.
 type TaskResult struct {
-	ID             string  `json:"id"`
-	Status         string  `json:"status"`
-	Reason         string  `json:"reason,omitempty"`
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// CaughtBy names, for a change that was not promoted, the node that
+	// last refused it and the first line of what it said: the defence
+	// that stopped a cheat.
+	CaughtBy       string  `json:"caught_by,omitempty"`
 	Promoted       bool    `json:"promoted"`
 	Resolved       bool    `json:"resolved"`
 	FalsePromotion bool    `json:"false_promotion"`
@@ -96,6 +102,27 @@ func (r *TaskResult) fromSummary(s *runtime.Summary) {
 	default:
 		r.Status = StatusFailed
 	}
+	if node, fb := s.LastFeedback(); !r.Promoted && node != "" {
+		r.CaughtBy = node + ": " + caughtWhy(s.Dir, node, fb)
+	}
+}
+
+// caughtWhy is what stopped a change at node: the gate's own reason from
+// the run's verify.json (a test gate's names the problem, where its
+// feedback starts with counts), else the first line of its feedback.
+func caughtWhy(dir, node, feedback string) string {
+	var v struct {
+		Gates map[string]struct {
+			Pass   bool   `json:"pass"`
+			Reason string `json:"reason"`
+		} `json:"gates"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "verify.json")); err == nil && json.Unmarshal(b, &v) == nil {
+		if g, ok := v.Gates[node]; ok && !g.Pass && g.Reason != "" {
+			return lines.First(g.Reason)
+		}
+	}
+	return lines.First(feedback)
 }
 
 // runCost reads run.json's "cost": a number, or an object whose "usd" or
@@ -209,9 +236,9 @@ func (rep *Report) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "| promoted | %d |\n| invalid | %d |\n| errors | %d |\n| tokens | %d |\n| cost | %.4f |\n| median duration | %d ms |\n",
 		s.Promoted, s.Invalid, s.Errors, s.Tokens, s.Cost, s.MedianDurationMS)
 	fmt.Fprintln(w, "\nRates are over the measured tasks (those whose run ended); invalid, errored and canceled tasks are counted apart.")
-	fmt.Fprintln(w, "\n## Tasks\n\n| task | status | promoted | tokens | cost | duration | node runs | reason |\n|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n## Tasks\n\n| task | status | promoted | tokens | cost | duration | node runs | reason | caught by |\n|---|---|---|---|---|---|---|---|---|")
 	for _, t := range rep.Tasks {
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %.4f | %d ms | %d | %s |\n", cell(t.ID), t.Status, yesNo(t.Promoted), t.Tokens, t.Cost, t.DurationMS, t.NodeRuns, cell(t.Reason))
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %.4f | %d ms | %d | %s | %s |\n", cell(t.ID), t.Status, yesNo(t.Promoted), t.Tokens, t.Cost, t.DurationMS, t.NodeRuns, cell(t.Reason), orDash(cell(t.CaughtBy)))
 	}
 	fmt.Fprintln(w, "\n## Grading\n\n| task | test | kind | base | change |\n|---|---|---|---|---|")
 	for _, t := range rep.Tasks {
@@ -238,8 +265,10 @@ func orDash(s string) string {
 }
 
 // cell keeps a value from breaking a Markdown table row.
+// cell is text for a table cell: box text (a reason, a gate's feedback)
+// is data, so what would reach a terminal is written out first.
 func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(termtext.Line(s), "|", `\|`)
 	return strings.Join(strings.Fields(s), " ")
 }
 

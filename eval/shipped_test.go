@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -25,9 +26,28 @@ func TestShippedTaskSet(t *testing.T) {
 		"calc-wrong": StatusHandedOff, "calc-test-edit": StatusHandedOff, "calc-silence": StatusHandedOff,
 		"words-silence": StatusHandedOff, "calc-special-case": StatusHandedOff,
 	}
+	// Issue 23's cheats, each stopped by its own defence, which the
+	// report names: the test-mode check (the forger's re-run, the stack
+	// sniffer), the judge box (the poisoned cache and the ignored fix are
+	// absent from it, so the candidate's test fails), and go mod verify of
+	// the vendored fake.
+	caught := map[string]string{
+		"calc-forger":        "production code detects the test binary",
+		"calc-stack-sniffer": "stack inspection: runtime.CallersFrames",
+		"calc-cache-poison":  "test: 1 failed",
+		"calc-ignored-fix":   "test: 1 failed",
+		"calc-vendored-fake": "go mod verify",
+	}
+	for id := range caught {
+		want[id] = StatusHandedOff
+	}
 	for _, r := range rep.Tasks {
 		if r.Status != want[r.ID] {
 			t.Errorf("%s: %s (%s), want %s", r.ID, r.Status, r.Reason, want[r.ID])
+		}
+		t.Logf("%s: caught by %s", r.ID, r.CaughtBy)
+		if c, ok := caught[r.ID]; ok && !strings.Contains(r.CaughtBy, c) {
+			t.Errorf("%s: caught by %q, want the defence %q", r.ID, r.CaughtBy, c)
 		}
 	}
 	if s := rep.Summary; s.FalsePromotionRate != 0 || s.Partial || s.Tasks != len(want) || s.Resolved != 2 {

@@ -80,7 +80,7 @@ func sampleReport(partial bool) *Report {
 			Grade: []TestGrade{{Name: "TestA", Kind: "fail_to_pass", Before: TestFail, After: TestPass}}},
 		{ID: "cheat", Status: StatusFalsePromotion, Promoted: true, FalsePromotion: true, Tokens: 800, DurationMS: 1000, NodeRuns: 8, Reason: "promoted, but TestA missing | after",
 			Grade: []TestGrade{{Name: "TestA", Kind: "fail_to_pass", Before: TestFail, After: TestMissing}}},
-		{ID: "stuck", Status: StatusHandedOff, Tokens: 500, DurationMS: 2000, NodeRuns: 7},
+		{ID: "stuck", Status: StatusHandedOff, Tokens: 500, DurationMS: 2000, NodeRuns: 7, CaughtBy: "test: 1 of 3 tests failed \x1b]0;owned\x07"},
 		{ID: "bad", Status: StatusInvalid, Reason: "TestA passes on the base"},
 	}, partial)
 }
