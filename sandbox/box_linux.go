@@ -341,8 +341,9 @@ func (b *Box) CacheUpper(box string) string {
 	return ""
 }
 
-// presentCaches leaves out the caches, and the lower layers, that are not
-// directories on the host: a cache the user never filled is not an error.
+// presentCaches leaves out the layers of a cache that are not directories
+// on the host, and a cache none of whose layers is: a cache the user
+// never filled is not an error.
 func presentCaches(caches []Cache) []Cache {
 	isDir := func(p string) bool {
 		st, err := os.Stat(p)
@@ -350,16 +351,18 @@ func presentCaches(caches []Cache) []Cache {
 	}
 	var out []Cache
 	for _, c := range caches {
-		if !isDir(c.Host) {
-			continue
-		}
-		lower := []string{}
-		for _, l := range c.Lower {
+		var layers []string
+		for _, l := range append([]string{c.Host}, c.Lower...) {
 			if isDir(l) {
-				lower = append(lower, l)
+				layers = append(layers, l)
 			}
 		}
-		c.Lower = lower
+		if len(layers) == 0 {
+			continue
+		}
+		// A user who never built has no build cache of their own; the
+		// layers beneath it (the harness's warm cache) still count.
+		c.Host, c.Lower = layers[0], layers[1:]
 		out = append(out, c)
 	}
 	return out

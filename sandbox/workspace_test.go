@@ -225,4 +225,15 @@ func TestCacheLayers(t *testing.T) {
 			t.Errorf("the box wrote %s on the host", p)
 		}
 	}
+	// A user's cache that does not exist (they never built) leaves the
+	// layers beneath it: the box still sees them.
+	b2, err := sandbox.Start(context.Background(), sandbox.Options{Snapshot: snap, StateDir: filepath.Join(base, "state2"),
+		Policy: sandbox.Policy{Caches: []sandbox.Cache{{Host: filepath.Join(base, "never"), Lower: []string{under}, Box: in, Env: "XCACHE"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	if res := sh(t, b2, `cat "$XCACHE/bb/y"`); res.ExitCode != 0 || string(res.Output) != "only under\n" || b2.CacheUpper(in) == "" {
+		t.Fatalf("a cache whose top layer is missing: exit %d %q, layer %q", res.ExitCode, res.Output, b2.CacheUpper(in))
+	}
 }
