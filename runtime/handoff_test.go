@@ -176,3 +176,51 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// closeWatcher watches a run's directory from its run_closed event on:
+// the moment the pid file is gone (watchers then call the run ended), it
+// notes whether handoff.json is there.
+type closeWatcher struct {
+	dir  func() string
+	seen chan bool
+}
+
+func (c *closeWatcher) Event(ev runtime.Event) {
+	if ev.Type != runtime.EvRunClosed {
+		return
+	}
+	dir := c.dir()
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(dir, runtime.PIDFile)); err != nil {
+				_, err := os.Stat(filepath.Join(dir, "handoff.json"))
+				c.seen <- err == nil
+				return
+			}
+		}
+	}()
+}
+
+// TestHandoffBeforeThePidFileGoes: a handed-off run's handoff.json is
+// written before its pid file goes, so whoever sees the run ended (an
+// MCP client's run_status, then show_run) finds the hand-off.
+func TestHandoffBeforeThePidFileGoes(t *testing.T) {
+	reg := storyRegistry()
+	bp, err := blueprint.Parse("story.yaml", []byte(storyBlueprint), blueprint.WithTypes(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, ws := t.TempDir(), t.TempDir()
+	w := &closeWatcher{seen: make(chan bool, 1), dir: func() string { return filepath.Join(runs, "r1") }}
+	rt := &runtime.Runtime{Registry: reg, RunsDir: runs, Observer: w,
+		Prepare: func(_ context.Context, dir string, _ *blueprint.Blueprint, _ bool) (*runtime.Environment, error) {
+			return &runtime.Environment{Workspace: ws, Patch: func() ([]byte, error) { return []byte(storyPatch), nil }}, nil
+		}}
+	sum, err := rt.Run(context.Background(), bp, runtime.RunOptions{RunID: "r1", Inputs: map[string]any{"task": "make Add add"}, Workspace: ws})
+	if err != nil || sum.Status != runtime.StatusHandedOff {
+		t.Fatalf("%v %v", sum, err)
+	}
+	if !<-w.seen {
+		t.Fatal("the pid file was gone before handoff.json was written")
+	}
+}

@@ -148,7 +148,6 @@ func (x *execution) finish() (*Summary, error) {
 	if err := x.journal.Close(); err != nil {
 		return nil, err
 	}
-	_ = os.Remove(filepath.Join(x.dir, PIDFile))
 	x.endTrace()
 	sum, err := Summarize(x.dir)
 	if err != nil {
@@ -162,6 +161,10 @@ func (x *execution) finish() (*Summary, error) {
 			return sum, err
 		}
 	}
+	// Last: while the pid file names a live process, watchers (run_status,
+	// the inbox) say the harness is still wrapping up, so nobody reads a
+	// handed-off run before its handoff.json exists (an MCP client did).
+	_ = os.Remove(filepath.Join(x.dir, PIDFile))
 	return sum, stopErr
 }
 
