@@ -196,7 +196,12 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + 
 // deletes the overlay sources and the hidden files before exiting.
 func (p *Plan) phaseOne(dir, cmd string, canDefer bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "set -e\numask 077\nD=%s\nrm -rf \"$D\"\nmkdir -p \"$D/s\" \"$D/r\"\n", quote(dir))
+	// Only the canary's own directory is private: a umask over the whole
+	// script would reach go test's writes too, and a build cache entry it
+	// left mode 0600 where the cache outlives the script (isolation: none,
+	// the host's cache) is unreadable to every box that shows that cache
+	// to its commands' uid: go then calls std packages missing.
+	fmt.Fprintf(&b, "set -e\nD=%s\nrm -rf \"$D\"\n(umask 077 && mkdir -p \"$D/s\" \"$D/r\")\n", quote(dir))
 	replace := map[string]string{}
 	paths := make([]string, 0, len(p.overlay))
 	for rel := range p.overlay {
