@@ -98,6 +98,9 @@ func openDisk(stateDir string, limit int64) (*disk, error) {
 		if err := waitImageFree(d.image, imageFreeTimeout); err != nil {
 			return nil, err
 		}
+		if err := checkAfterReboot(d.image); err != nil {
+			return nil, err
+		}
 	}
 	loop, err := attachLoop(d.image)
 	if err != nil {
@@ -153,11 +156,21 @@ func makeImage(path string, size int64) error {
 	}
 	if tmpl, err := imageTemplate(size); err == nil {
 		if err := copySparse(tmpl, tmp, size); err == nil {
-			return os.Rename(tmp, path)
+			return renameMarked(tmp, path)
 		}
 		_ = os.Remove(tmp)
 	}
 	if err := formatImage(tmp, size, ""); err != nil {
+		return err
+	}
+	return renameMarked(tmp, path)
+}
+
+// renameMarked records the boot on a new image (see markBoot) and gives
+// it its name.
+func renameMarked(tmp, path string) error {
+	if err := markBoot(tmp); err != nil {
+		_ = os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -280,6 +293,10 @@ func mountDetached(dev string) (*os.File, error) {
 	defer unix.Close(fsfd)
 	if err := unix.FsconfigSetString(fsfd, "source", dev); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dev, err)
+	}
+	// No write barriers: see disk_sync_linux.go.
+	if err := unix.FsconfigSetFlag(fsfd, "nobarrier"); err != nil {
+		return nil, fmt.Errorf("mount %s: nobarrier: %w", dev, err)
 	}
 	if err := unix.FsconfigCreate(fsfd); err != nil {
 		return nil, fmt.Errorf("mount %s: %w%s", dev, err, fsLog(fsfd))
