@@ -74,10 +74,15 @@ const (
 // attaches and mounts it. It fails, naming what is missing, when the
 // limit cannot be enforced.
 func openDisk(stateDir string, limit int64) (*disk, error) {
+	return openImage(filepath.Join(stateDir, "disk.img"), limit)
+}
+
+// openImage is openDisk for the image at path.
+func openImage(path string, limit int64) (*disk, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: the disk limit mounts a filesystem image through a loop device, which needs root", ErrUnavailable)
 	}
-	d := &disk{image: filepath.Join(stateDir, "disk.img"), limit: limit}
+	d := &disk{image: path, limit: limit}
 	if st, err := os.Stat(d.image); errors.Is(err, fs.ErrNotExist) {
 		if err := d.hostHasRoom(); err != nil {
 			return nil, err
@@ -164,16 +169,6 @@ func makeImage(path string, size int64) error {
 		return err
 	}
 	return renameMarked(tmp, path)
-}
-
-// renameMarked records the boot on a new image (see markBoot) and gives
-// it its name.
-func renameMarked(tmp, path string) error {
-	if err := markBoot(tmp); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // formatImage creates path as a sparse file of size bytes and formats

@@ -58,6 +58,16 @@ func markBoot(image string) error {
 	return nil
 }
 
+// renameMarked records the boot on a new image (see markBoot) and gives
+// it its name.
+func renameMarked(tmp, path string) error {
+	if err := markBoot(tmp); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
 // checkAfterReboot repairs a resumed run's image that this boot did not
 // write (see above) before anything mounts it.
 func checkAfterReboot(image string) error {

@@ -25,3 +25,24 @@ func SetImageFreeTimeout(d time.Duration) func() {
 	imageFreeTimeout = d
 	return func() { imageFreeTimeout = old }
 }
+
+// Pooled reports whether the box's init came from the pool of inits
+// started ahead (see zygote_linux.go).
+func Pooled(b *Box) bool { return b.pooled }
+
+// SpareInit waits for the pool's next init and returns its pid as the
+// harness sees it (0 when there is none), leaving it in the pool.
+func SpareInit() int {
+	zygotes.mu.Lock()
+	c := zygotes.next
+	zygotes.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	z := <-c
+	c <- z
+	if z == nil {
+		return 0
+	}
+	return z.b.cmd.Process.Pid
+}
