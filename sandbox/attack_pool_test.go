@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -176,5 +177,24 @@ func TestPooledBoxKeepsAResumedRunsDisk(t *testing.T) {
 	b.Close()
 	if res := sh(t, pooledBox(t, sandbox.Policy{}), "cat $HOME/state 2>/dev/null && echo BREACH; true"); strings.Contains(string(res.Output), "BREACH") {
 		t.Fatalf("a new box got another run's disk: %q", res.Output)
+	}
+}
+
+// TestPooledBoxFailsClosed: a disk made ahead is no way around what a
+// disk needs: on a host that could not format one (no mkfs.ext4), a box
+// fails to start even when its init and disk were ready.
+func TestPooledBoxFailsClosed(t *testing.T) {
+	pooledBox(t, sandbox.Policy{}).Close()
+	if sandbox.SpareInit() == 0 {
+		t.Fatal("no spare init")
+	}
+	t.Setenv("PATH", t.TempDir())
+	b, err := sandbox.Start(context.Background(), sandbox.Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
+	if err == nil {
+		b.Close()
+		t.Fatal("a box started from the pool on a host without mkfs.ext4")
+	}
+	if !strings.Contains(err.Error(), "mkfs.ext4") || !errors.Is(err, sandbox.ErrUnavailable) {
+		t.Fatalf("the error does not name what is missing: %v", err)
 	}
 }

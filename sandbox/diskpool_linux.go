@@ -5,6 +5,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -60,6 +61,10 @@ func sweepPoolDisks(dir string) {
 func (d *disk) adopt(stateDir string, limit int64) error {
 	if d.limit != limit {
 		return fmt.Errorf("pooled disk of %d bytes, the box asks for %d", d.limit, limit)
+	}
+	// What a disk made now would need, the box needs (see makeImage).
+	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
+		return err
 	}
 	dst := filepath.Join(stateDir, "disk.img")
 	moved := &disk{image: dst, limit: limit}
