@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"context"
+	"runtime"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -32,7 +33,7 @@ import (
 // has changed since: the same cgroup limits and uid maps (or it is
 // thrown away), and the same mount table (it copied the harness's as it
 // was forked; a mount or unmount on the host since marks the harness's
-// open /proc/self/mountinfo, and such a zygote is thrown away too). An
+// open /proc/thread-self/mountinfo, and such a zygote is thrown away too). An
 // init that fails after the take fails that box's Start, as one started
 // then would.
 //
@@ -141,8 +142,14 @@ func (p *zygotePool) refill(l Limits) {
 // that fails).
 func (p *zygotePool) make(key zygoteKey, c chan *zygote) {
 	z := &zygote{key: key, b: emptyBox(), mounts: -1}
+	// The fork copies the mount namespace of the thread that forks, and
+	// the mark is read on that thread's: the process's may be another
+	// (a thread that unshared its own and was never given back, the main
+	// thread among them, leaves /proc/self on it).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var err error
-	if z.mounts, err = unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+	if z.mounts, err = unix.Open("/proc/thread-self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
 		z.mounts = -1
 	} else {
 		z.b.limits = Limits{MemoryBytes: key.memory, Pids: key.pids}
