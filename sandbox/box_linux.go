@@ -83,7 +83,6 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		return nil, err
 	}
 	b := boxFor(ctx, o)
-	defer refillFor(o) // the next box's init starts once this one's has
 	b.opts, b.limits, b.env, b.audit = o, o.Policy.Limits.withDefaults(), BuildEnv(o.Policy, hostEnv), audit
 	if o.Policy.Isolation == "none" {
 		if !o.AllowUnconfined {

@@ -33,14 +33,16 @@ import (
 // has changed since: the same cgroup limits and uid maps (or it is
 // thrown away), and the same mount table (it copied the harness's as it
 // was forked; a mount or unmount on the host since marks the harness's
-// open /proc/thread-self/mountinfo, and such a zygote is thrown away too). An
-// init that fails after the take fails that box's Start, as one started
-// then would.
+// open /proc/thread-self/mountinfo, and such a zygote is thrown away
+// too). An init that fails after the take fails that box's Start, as one
+// started then would.
 //
-// Cost: one idle process and its cgroups per harness that has started a
-// box, and the work of one init's start per box, done while the box that
-// took the last one runs. It dies with the harness (Pdeathsig), and the
-// next harness's Start sweeps its empty cgroups.
+// Cost: one idle process, its cgroups and a disk (see diskpool_linux.go)
+// per harness that has started a box, and the work of one init's start
+// per box, begun as a box takes the last one and done while it is built
+// and runs (a Start that finds the next one still being made waits for
+// it: it is further on than one started then). It dies with the harness
+// (Pdeathsig); the next harness sweeps its empty cgroups and its image.
 
 // pooledFor reports whether a box of o starts from the pool.
 func pooledFor(o Options) bool {
@@ -60,13 +62,6 @@ func boxFor(ctx context.Context, o Options) *Box {
 }
 
 func emptyBox() *Box { return &Box{pending: map[int]pendingCall{}, dead: make(chan struct{})} }
-
-// refillFor starts the init of the box after one of o.
-func refillFor(o Options) {
-	if pooledFor(o) {
-		zygotes.refill(o.Policy.Limits.withDefaults())
-	}
-}
 
 // zygoteKey is what a zygote was made for.
 type zygoteKey struct {
@@ -103,7 +98,11 @@ func (p *zygotePool) take(ctx context.Context, l Limits) *Box {
 	key := keyOf(l)
 	p.mu.Lock()
 	c := p.next
-	p.next = nil
+	// The next box's is started now: most of making one is waiting (for
+	// the fork, RCU in the cgroup moves, the disk's fsync), done while
+	// this box is built.
+	p.next = make(chan *zygote, 1)
+	go p.make(key, p.next)
 	p.mu.Unlock()
 	if c == nil {
 		return nil
@@ -126,22 +125,18 @@ func (p *zygotePool) take(ctx context.Context, l Limits) *Box {
 	return z.b
 }
 
-// refill starts making the next zygote, for a box with limits l, unless
-// one is being made.
-func (p *zygotePool) refill(l Limits) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.next == nil {
-		p.next = make(chan *zygote, 1)
-		go p.make(keyOf(l), p.next)
-	}
-}
-
 // make starts a zygote for key and delivers it on c (nil if it failed:
 // the box that takes nothing starts its init itself, and reports why
 // that fails).
 func (p *zygotePool) make(key zygoteKey, c chan *zygote) {
 	z := &zygote{key: key, b: emptyBox(), mounts: -1}
+	// The disk is made while init starts, as in a box's Start.
+	dc := make(chan *disk, 1)
+	go func() {
+		// Without a disk made ahead the box makes its own, as it would.
+		d, _ := poolDisk(key.disk)
+		dc <- d
+	}()
 	// The fork copies the mount namespace of the thread that forks, and
 	// the mark is read on that thread's: the process's may be another
 	// (a thread that unshared its own and was never given back, the main
@@ -155,10 +150,7 @@ func (p *zygotePool) make(key zygoteKey, c chan *zygote) {
 		z.b.limits = Limits{MemoryBytes: key.memory, Pids: key.pids}
 		err = z.b.spawn()
 	}
-	if err == nil {
-		// Without a disk made ahead the box makes its own, as it would.
-		z.b.spareDisk, _ = poolDisk(key.disk)
-	}
+	z.b.spareDisk = <-dc
 	if err != nil || key.root != rootHarness() {
 		z.discard()
 		z = nil
