@@ -78,9 +78,9 @@ func keyOf(l Limits) zygoteKey {
 type zygote struct {
 	b   *Box
 	key zygoteKey
-	// mounts is the harness's /proc/self/mountinfo, opened before the
-	// fork: a raw fd, never in Go's netpoller, whose epoll would consume
-	// the change mark this pool reads.
+	// mounts is the forking thread's /proc/thread-self/mountinfo, opened
+	// before the fork: a raw fd, never in Go's netpoller, whose epoll
+	// would consume the change mark this pool reads.
 	mounts int
 }
 
