@@ -22,8 +22,7 @@ func TestDiskImageFromAnotherBootIsChecked(t *testing.T) {
 		t.Skip("no boot id on this kernel: every resume is checked")
 	}
 	dir := t.TempDir()
-	defer func(f func() string) { imageTemplateDir = f }(imageTemplateDir)
-	imageTemplateDir = func() string { return filepath.Join(dir, "templates") }
+	useTemplateDir(t, filepath.Join(dir, "templates"))
 	img := filepath.Join(dir, "disk.img")
 	if err := makeImage(img, 64<<20); err != nil {
 		t.Fatal(err)
