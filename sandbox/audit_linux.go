@@ -18,6 +18,17 @@ type auditLog struct {
 	f  *os.File
 }
 
+// auditOf is the audit log Options ask for, or nil.
+func auditOf(o Options) (*auditLog, error) {
+	switch {
+	case o.Audit != nil:
+		return &auditLog{w: o.Audit}, nil
+	case o.AuditPath != "":
+		return openAudit(o.AuditPath)
+	}
+	return nil, nil
+}
+
 func openAudit(path string) (*auditLog, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

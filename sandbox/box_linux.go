@@ -29,22 +29,28 @@ func (b *Box) outputBytes(c Command) int {
 
 // Box is a running sandbox. It is safe for concurrent use.
 type Box struct {
-	opts    Options
-	limits  Limits
-	env     []string
-	layers  []string
-	cmd     *exec.Cmd
-	sock    *os.File
-	enc     *json.Encoder
-	mu      sync.Mutex
-	nextID  int
-	pending map[int]pendingCall
-	dead    chan struct{}
-	deadErr error
-	cg      *cgroups
-	audit   *auditLog
-	closed  bool
-	initLog *lockedWriter
+	opts   Options
+	limits Limits
+	env    []string
+	layers []string
+	cmd    *exec.Cmd
+	sock   *os.File
+	// diskSock is where init waits for its disk (see handDisk).
+	diskSock *os.File
+	// pooled: init was started ahead, before this box asked for it;
+	// spareDisk is the disk made with it (see diskpool_linux.go).
+	pooled    bool
+	spareDisk *disk
+	enc       *json.Encoder
+	mu        sync.Mutex
+	nextID    int
+	pending   map[int]pendingCall
+	dead      chan struct{}
+	deadErr   error
+	cg        *cgroups
+	audit     *auditLog
+	closed    bool
+	initLog   *lockedWriter
 	// unconfined runs commands directly, for Isolation "none".
 	unconfined bool
 	// copyDir is the private workspace copy when no overlay is used.
@@ -66,25 +72,21 @@ func Platform() error { return nil }
 // Start builds a box. It fails, and runs nothing, if any layer of isolation
 // cannot be set up.
 func Start(ctx context.Context, o Options) (*Box, error) {
-	b := &Box{opts: o, limits: o.Policy.Limits.withDefaults(), env: BuildEnv(o.Policy, hostEnv),
-		pending: map[int]pendingCall{}, dead: make(chan struct{})}
 	if o.StateDir == "" {
 		return nil, errors.New("sandbox: Options.StateDir is required")
 	}
 	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
 		return nil, err
 	}
-	if o.Audit != nil {
-		b.audit = &auditLog{w: o.Audit}
-	} else if o.AuditPath != "" {
-		a, err := openAudit(o.AuditPath)
-		if err != nil {
-			return nil, err
-		}
-		b.audit = a
+	audit, err := auditOf(o)
+	if err != nil {
+		return nil, err
 	}
+	b := boxFor(ctx, o)
+	b.opts, b.limits, b.env, b.audit = o, o.Policy.Limits.withDefaults(), BuildEnv(o.Policy, hostEnv), audit
 	if o.Policy.Isolation == "none" {
 		if !o.AllowUnconfined {
+			b.Close()
 			return nil, errors.New("sandbox: the blueprint asks for isolation: none; pass --allow-unsandboxed (AllowUnconfined) to run commands unconfined")
 		}
 		b.unconfined = true
@@ -116,12 +118,12 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 			return nil, err
 		}
 	}
-	err := b.startInit(ctx)
+	err = b.startInit(ctx)
 	if err != nil && b.opts.Snapshot != "" && b.copyDir == "" && strings.Contains(err.Error(), "mount overlay workspace") {
 		// The kernel refused an overlay in a user namespace: copy the
 		// snapshot instead. Slower (one file created per file), same result.
 		_ = b.stop()
-		b.dead, b.pending, b.closed = make(chan struct{}), map[int]pendingCall{}, false
+		b.cmd, b.dead, b.pending, b.closed = nil, make(chan struct{}), map[int]pendingCall{}, false
 		if err = b.useCopy(ctx); err == nil {
 			err = b.startInit(ctx)
 		}
@@ -160,6 +162,12 @@ func (b *Box) stop() error {
 	if b.sock != nil {
 		b.sock.Close()
 	}
+	if b.diskSock != nil {
+		b.diskSock.Close()
+		b.diskSock = nil
+	}
+	b.spareDisk.discard()
+	b.spareDisk = nil
 	var err error
 	if b.cg != nil {
 		err = b.cg.remove()

@@ -74,10 +74,15 @@ const (
 // attaches and mounts it. It fails, naming what is missing, when the
 // limit cannot be enforced.
 func openDisk(stateDir string, limit int64) (*disk, error) {
+	return openImage(filepath.Join(stateDir, "disk.img"), limit)
+}
+
+// openImage is openDisk for the image at path.
+func openImage(path string, limit int64) (*disk, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: the disk limit mounts a filesystem image through a loop device, which needs root", ErrUnavailable)
 	}
-	d := &disk{image: filepath.Join(stateDir, "disk.img"), limit: limit}
+	d := &disk{image: path, limit: limit}
 	if st, err := os.Stat(d.image); errors.Is(err, fs.ErrNotExist) {
 		if err := d.hostHasRoom(); err != nil {
 			return nil, err
@@ -96,6 +101,9 @@ func openDisk(stateDir string, limit int64) (*disk, error) {
 			return nil, err
 		}
 		if err := waitImageFree(d.image, imageFreeTimeout); err != nil {
+			return nil, err
+		}
+		if err := checkAfterReboot(d.image); err != nil {
 			return nil, err
 		}
 	}
@@ -153,14 +161,14 @@ func makeImage(path string, size int64) error {
 	}
 	if tmpl, err := imageTemplate(size); err == nil {
 		if err := copySparse(tmpl, tmp, size); err == nil {
-			return os.Rename(tmp, path)
+			return renameMarked(tmp, path)
 		}
 		_ = os.Remove(tmp)
 	}
 	if err := formatImage(tmp, size, ""); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return renameMarked(tmp, path)
 }
 
 // formatImage creates path as a sparse file of size bytes and formats
@@ -280,6 +288,10 @@ func mountDetached(dev string) (*os.File, error) {
 	defer unix.Close(fsfd)
 	if err := unix.FsconfigSetString(fsfd, "source", dev); err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dev, err)
+	}
+	// No write barriers: see disk_sync_linux.go.
+	if err := unix.FsconfigSetFlag(fsfd, "nobarrier"); err != nil {
+		return nil, fmt.Errorf("mount %s: nobarrier: %w", dev, err)
 	}
 	if err := unix.FsconfigCreate(fsfd); err != nil {
 		return nil, fmt.Errorf("mount %s: %w%s", dev, err, fsLog(fsfd))

@@ -22,8 +22,7 @@ import (
 // formatted again.
 func TestDiskImageFromTemplate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "templates")
-	defer func(f func() string) { imageTemplateDir = f }(imageTemplateDir)
-	imageTemplateDir = func() string { return dir }
+	useTemplateDir(t, dir)
 	const size = 256 << 20
 	valid := func(p string) {
 		t.Helper()
@@ -80,8 +79,7 @@ func TestDiskImageFromTemplate(t *testing.T) {
 // neither the template nor what the next box starts with.
 func TestAttackDiskTemplateStaysClean(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "templates")
-	defer func(f func() string) { imageTemplateDir = f }(imageTemplateDir)
-	imageTemplateDir = func() string { return dir }
+	useTemplateDir(t, dir)
 	const size = 64 << 20
 	tmpl, err := imageTemplate(size)
 	if err != nil {

@@ -31,6 +31,14 @@ type diskResult struct {
 func (b *Box) startDisk(stateDir string, limit int64) {
 	c := make(chan diskResult, 1)
 	b.diskc = c
+	if d := b.spareDisk; d != nil {
+		b.spareDisk = nil
+		if d.adopt(stateDir, limit) == nil {
+			c <- diskResult{d, nil}
+			return
+		}
+		go d.discard()
+	}
 	go func() {
 		d, err := openDisk(stateDir, limit)
 		c <- diskResult{d, err}

@@ -24,6 +24,12 @@
 // cached snapshot, so it costs what changed. [EvictSnapshots] keeps the
 // cache under its cap; leased snapshots and their stores stay.
 //
+// A box's init and its disk (an ext4 image of the disk limit's size) are
+// made ahead: each Start takes an init already started in its namespaces
+// and cgroups and waiting for its setup, and a disk already mounted, and
+// leaves one of each for the next box (see zygote_linux.go). An init
+// serves one box: everything that confines it happens after the take.
+//
 // The confinement is applied in a re-executed copy of the harness binary,
 // never in the harness itself. Programs that use this package must call
 // [Main] at the very start of main (and tests in TestMain): it returns at

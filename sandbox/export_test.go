@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"testing"
 	"time"
 )
 
@@ -24,4 +25,48 @@ func SetImageFreeTimeout(d time.Duration) func() {
 	old := imageFreeTimeout
 	imageFreeTimeout = d
 	return func() { imageFreeTimeout = old }
+}
+
+// Pooled reports whether the box's init came from the pool of inits
+// started ahead (see zygote_linux.go).
+func Pooled(b *Box) bool { return b.pooled }
+
+// SpareInit waits for the pool's next init and returns its pid as the
+// harness sees it (0 when there is none), leaving it in the pool.
+func SpareInit() int {
+	zygotes.mu.Lock()
+	c := zygotes.next
+	zygotes.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	z := <-c
+	c <- z
+	if z == nil {
+		return 0
+	}
+	return z.b.cmd.Process.Pid
+}
+
+// useTemplateDir points the disk templates at dir for one test. The
+// pool's next spare is made in the background from the template
+// directory, so it is waited for and thrown away before the switch and
+// again before the switch back: none is made from another test's
+// directory, and none is left in this one's when it is removed.
+func useTemplateDir(t *testing.T, dir string) {
+	drainPool()
+	old := imageTemplateDir
+	imageTemplateDir = func() string { return dir }
+	t.Cleanup(func() { drainPool(); imageTemplateDir = old })
+}
+
+// drainPool waits for the pool's next spare and throws it away.
+func drainPool() {
+	zygotes.mu.Lock()
+	c := zygotes.next
+	zygotes.next = nil
+	zygotes.mu.Unlock()
+	if c != nil {
+		(<-c).discard()
+	}
 }

@@ -50,8 +50,8 @@ func nestedBox(t *testing.T) *Box {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for cgroups and the disk image; this is the non-root path run as root")
 	}
-	pretendNotRoot = true
-	t.Cleanup(func() { pretendNotRoot = false })
+	pretendNotRoot.Store(true)
+	t.Cleanup(func() { pretendNotRoot.Store(false) })
 	b, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

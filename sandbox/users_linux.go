@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -38,11 +39,11 @@ const (
 const unmappedGID = 65534
 
 // rootHarness reports whether the harness can map a second host uid.
-func rootHarness() bool { return os.Geteuid() == 0 && !pretendNotRoot }
+func rootHarness() bool { return os.Geteuid() == 0 && !pretendNotRoot.Load() }
 
 // pretendNotRoot makes a root harness take the path of one that is not
 // (a nested user namespace per command), so tests can exercise it.
-var pretendNotRoot bool
+var pretendNotRoot atomic.Bool
 
 // boxIDMaps are the box user namespace's uid and gid maps.
 func boxIDMaps() (uids, gids []syscall.SysProcIDMap) {

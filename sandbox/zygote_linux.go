@@ -1,0 +1,183 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// The pool of pre-started inits (zygotes).
+//
+// Most of a box's start was not building the box but getting a process
+// to build it: forking the harness into seven new namespaces, exec of
+// the harness binary and its Go runtime's start, and moving the process
+// into the box's cgroups (on cgroup v1, two migrations, each waiting for
+// an RCU grace period). None of it depends on what the box is for. So
+// each box's Start leaves one init started ahead for the next: spawned as
+// a box's init always is (namespaces, uid maps, cgroups with the limits
+// of the box that asked, its control and disk sockets) and then waiting,
+// before doing anything, for its setup on its socket. Start takes it and
+// goes on exactly as with an init it had just started: the setup, the
+// disk, the mounts, Landlock, seccomp and the command threads all happen
+// after the take, for this box alone.
+//
+// A zygote serves one box and dies with it: it has run no command and
+// seen no setup when it is taken, so nothing of a previous box can reach
+// a later one through it. It is in no box's namespaces, and only the
+// harness holds the other end of its sockets (close-on-exec), so no
+// box's code can reach it. It is used only if nothing it was made from
+// has changed since: the same cgroup limits and uid maps (or it is
+// thrown away), and the same mount table (it copied the harness's as it
+// was forked; a mount or unmount on the host since marks the harness's
+// open /proc/thread-self/mountinfo, and such a zygote is thrown away
+// too). An init that fails after the take fails that box's Start, as one
+// started then would.
+//
+// Cost: one idle process, its cgroups and a disk (see diskpool_linux.go)
+// per harness that has started a box, and the work of one init's start
+// per box, begun as a box takes the last one and done while it is built
+// and runs (a Start that finds the next one still being made waits for
+// it: it is further on than one started then). It dies with the harness
+// (Pdeathsig); the next harness sweeps its empty cgroups and its image.
+
+// pooledFor reports whether a box of o starts from the pool.
+func pooledFor(o Options) bool {
+	return o.Policy.Isolation != "none" && (o.Seed == "" || o.Snapshot != "" && !o.NoOverlay)
+}
+
+// boxFor returns the Box that Start fills in for o: one whose init was
+// started ahead when the pool has one for it, else a new one.
+func boxFor(ctx context.Context, o Options) *Box {
+	if pooledFor(o) {
+		if b := zygotes.take(ctx, o.Policy.Limits.withDefaults()); b != nil {
+			b.pooled = true
+			return b
+		}
+	}
+	return emptyBox()
+}
+
+func emptyBox() *Box { return &Box{pending: map[int]pendingCall{}, dead: make(chan struct{})} }
+
+// zygoteKey is what a zygote was made for.
+type zygoteKey struct {
+	memory, disk int64
+	pids         int
+	root         bool // rootHarness: the uid maps and setgroups
+}
+
+func keyOf(l Limits) zygoteKey {
+	return zygoteKey{memory: l.MemoryBytes, disk: l.DiskBytes, pids: l.Pids, root: rootHarness()}
+}
+
+// zygote is a started init waiting for its setup.
+type zygote struct {
+	b   *Box
+	key zygoteKey
+	// mounts is the forking thread's /proc/thread-self/mountinfo, opened
+	// before the fork: a raw fd, never in Go's netpoller, whose epoll
+	// would consume the change mark this pool reads.
+	mounts int
+}
+
+type zygotePool struct {
+	mu   sync.Mutex
+	next chan *zygote // the one being made or made; nil when none is
+}
+
+var zygotes zygotePool
+
+// take returns a pre-started init for a box with limits l (waiting for
+// the one being made, if any: it is further on than one started now),
+// or nil. It starts making the next one either way.
+func (p *zygotePool) take(ctx context.Context, l Limits) *Box {
+	key := keyOf(l)
+	p.mu.Lock()
+	c := p.next
+	// The next box's is started now: most of making one is waiting (for
+	// the fork, RCU in the cgroup moves, the disk's fsync), done while
+	// this box is built.
+	p.next = make(chan *zygote, 1)
+	go p.make(key, p.next)
+	p.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	var z *zygote
+	select {
+	case z = <-c:
+	case <-ctx.Done():
+		go func() { z := <-c; z.discard() }()
+		return nil
+	}
+	if z == nil {
+		return nil
+	}
+	if z.key != key || !z.current() {
+		go z.discard()
+		return nil
+	}
+	unix.Close(z.mounts)
+	return z.b
+}
+
+// make starts a zygote for key and delivers it on c (nil if it failed:
+// the box that takes nothing starts its init itself, and reports why
+// that fails).
+func (p *zygotePool) make(key zygoteKey, c chan *zygote) {
+	z := &zygote{key: key, b: emptyBox(), mounts: -1}
+	// The disk is made while init starts, as in a box's Start.
+	dc := make(chan *disk, 1)
+	go func() {
+		// Without a disk made ahead the box makes its own, as it would.
+		d, _ := poolDisk(key.disk)
+		dc <- d
+	}()
+	// The fork copies the mount namespace of the thread that forks, and
+	// the mark is read on that thread's: the process's may be another
+	// (a thread that unshared its own and was never given back, the main
+	// thread among them, leaves /proc/self on it).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var err error
+	if z.mounts, err = unix.Open("/proc/thread-self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+		z.mounts = -1
+	} else {
+		z.b.limits = Limits{MemoryBytes: key.memory, Pids: key.pids}
+		err = z.b.spawn()
+	}
+	z.b.spareDisk = <-dc
+	if err != nil || key.root != rootHarness() {
+		z.discard()
+		z = nil
+	}
+	c <- z
+}
+
+// current reports whether the zygote's init is alive and the harness's
+// mount table unchanged since it was forked.
+func (z *zygote) current() bool {
+	select {
+	case <-z.b.dead:
+		return false
+	default:
+	}
+	fds := []unix.PollFd{{Fd: int32(z.mounts), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 0
+}
+
+// discard kills a zygote no box will use.
+func (z *zygote) discard() {
+	if z == nil {
+		return
+	}
+	if z.mounts >= 0 {
+		unix.Close(z.mounts)
+	}
+	_ = z.b.stop()
+}
