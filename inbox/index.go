@@ -41,6 +41,8 @@ type Run struct {
 	Task     string
 	Branch   string
 	Failures []string
+	// Labels are meta.json's labels (`sandgate run --label`).
+	Labels map[string]string
 
 	// search is every text the list's search looks in, lower-cased once
 	// when the run is (re)read, so a search reads no file.
@@ -234,11 +236,12 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 		run.Status, run.Reason = liveStatus(r, name)
 	}
 	var meta struct {
-		Workspace string `json:"workspace"`
+		Workspace string            `json:"workspace"`
+		Labels    map[string]string `json:"labels"`
 	}
 	if b, _, err := readCapped(r, name+"/meta.json", 1<<20); err == nil {
 		_ = json.Unmarshal(b, &meta)
-		run.Repository = meta.Workspace
+		run.Repository, run.Labels = meta.Workspace, meta.Labels
 	}
 	var sum struct {
 		Cost       *float64 `json:"cost"`

@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 
@@ -68,6 +69,9 @@ func failuresOf(v *runView) []string {
 // so a word never matches across two of them.
 func searchText(r *Run) string {
 	parts := []string{r.ID, r.Status, r.Blueprint, r.Repository, r.Branch, r.Reason, r.inputs, strings.Join(r.Failures, " ")}
+	for _, l := range labelList(r.Labels) {
+		parts = append(parts, l.Name+"="+l.Value)
+	}
 	return "\x00" + strings.ToLower(strings.Join(parts, "\x00")) + "\x00"
 }
 
@@ -79,11 +83,11 @@ type Selection struct {
 
 // Select returns the page of runs matching q, sorted as q says.
 func Select(all []*Run, q find.Query) Selection {
-	words := q.Words()
+	words, labels := q.Words(), q.Labels()
 	var match []*Run
 	for _, r := range all {
 		if (q.Status != "" && r.Status != q.Status) || (q.Blueprint != "" && r.Blueprint != q.Blueprint) ||
-			!q.InRange(r.Started) || !find.Match(words, r.search) {
+			!q.InRange(r.Started) || !find.Match(words, r.search) || !find.HasLabels(labels, r.Labels) {
 			continue
 		}
 		match = append(match, r)
@@ -145,6 +149,19 @@ func sortLinks(q find.Query) []sortLink {
 			l.Arrow = map[bool]string{true: "↑", false: "↓"}[q.Asc]
 		}
 		out = append(out, l)
+	}
+	return out
+}
+
+// label is one of a run's labels with the list's address for the runs
+// that have it, for the template.
+type label struct{ Name, Value, URL string }
+
+// labelList is labels in name order.
+func labelList(l map[string]string) []label {
+	out := make([]label, 0, len(l))
+	for _, k := range slices.Sorted(maps.Keys(l)) {
+		out = append(out, label{Name: k, Value: l[k], URL: find.LabelURL(k, l[k])})
 	}
 	return out
 }

@@ -45,7 +45,7 @@ func TestInboxActE2E(t *testing.T) {
 	nav("/?token=" + anaToken)
 	bp := writeBlueprint(t, actE2E)
 	t.Run("re-run", func(t *testing.T) {
-		code, out, errs := runCLI("run", bp, "--repo", w.repo, "--runs-dir", w.runs, "--input", "task=Fix TestAdd quickly")
+		code, out, errs := runCLI("run", bp, "--repo", w.repo, "--runs-dir", w.runs, "--input", "task=Fix TestAdd quickly", "--label", "team=infra")
 		if code != exitOK {
 			t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
 		}
@@ -66,8 +66,8 @@ func TestInboxActE2E(t *testing.T) {
 			return err == nil && sum.Status != runtime.StatusRunning
 		})
 		sum, _ := runtime.Summarize(filepath.Join(w.runs, again))
-		if sum.Status != runtime.StatusSucceeded || sum.Inputs["task"] != "Fix TestAdd quickly" {
-			t.Fatalf("re-run ended %s with inputs %v (log: %s)", sum.Status, sum.Inputs, readLogs(filepath.Join(w.runs, again)))
+		if sum.Status != runtime.StatusSucceeded || sum.Inputs["task"] != "Fix TestAdd quickly" || sum.Labels["team"] != "infra" {
+			t.Fatalf("re-run ended %s with inputs %v, labels %v (log: %s)", sum.Status, sum.Inputs, sum.Labels, readLogs(filepath.Join(w.runs, again)))
 		}
 		for _, d := range []string{id, again} {
 			if b, _ := os.ReadFile(filepath.Join(w.runs, d, "actions.jsonl")); !strings.Contains(string(b), `"by":"ana"`) {

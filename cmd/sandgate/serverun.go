@@ -15,7 +15,7 @@ import (
 
 // Rerun starts a new run like the one in runDir: its saved blueprint,
 // its inputs (as journaled, defaults included) and its repository, in the
-// same runs directory. The inbox journals who asked.
+// same runs directory, with its labels. The inbox journals who asked.
 func (a *serveActions) Rerun(ctx context.Context, runDir, by string) (string, error) {
 	sum, err := runtime.Summarize(runDir)
 	if err != nil {
@@ -29,7 +29,7 @@ func (a *serveActions) Rerun(ctx context.Context, runDir, by string) (string, er
 	if err != nil {
 		return "", loadProblems(err)
 	}
-	in := startIn{Repo: sum.Workspace, Inputs: map[string]string{}}
+	in := startIn{Repo: sum.Workspace, Inputs: map[string]string{}, Labels: sum.Labels}
 	for k, v := range sum.Inputs {
 		if s, ok := v.(string); ok {
 			in.Inputs[k] = s
@@ -55,7 +55,7 @@ func (a *serveActions) Resume(ctx context.Context, runDir, by string) error {
 // Start runs the shipped blueprint name on the server's repository (its
 // working directory, as MCP's start_run), in runsDir. The inputs were
 // checked by the inbox and are checked again here, as run's flags.
-func (a *serveActions) Start(ctx context.Context, name string, inputs map[string]string, runsDir, by string) (string, error) {
+func (a *serveActions) Start(ctx context.Context, name string, inputs, labels map[string]string, runsDir, by string) (string, error) {
 	// Read from the embedded set only: a file of that name in the
 	// server's directory is not what the person picked.
 	if name == "" || strings.ContainsAny(name, `/\.`) {
@@ -69,7 +69,7 @@ func (a *serveActions) Start(ctx context.Context, name string, inputs map[string
 	if err != nil {
 		return "", loadProblems(err)
 	}
-	args, _, err := startArgs(startIn{Blueprint: name, Inputs: inputs}, bp, a.answerArgs)
+	args, _, err := startArgs(startIn{Blueprint: name, Inputs: inputs, Labels: labels}, bp, a.answerArgs)
 	if err != nil {
 		return "", err
 	}
