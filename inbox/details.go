@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes/verdict"
 )
 
@@ -54,6 +55,11 @@ type transcript struct {
 	N       int
 	Entries []turn
 	More    int
+	// Output is the end of a running attempt's output.log (a command's
+	// output as it comes), terminal escapes made visible; OutputBefore
+	// the bytes before that end.
+	Output       string
+	OutputBefore int64
 }
 
 type turn struct {
@@ -85,6 +91,14 @@ func transcripts(d *runDir, v *runView) []transcript {
 	return out
 }
 
+// liveOutput is the file in an attempt's directory a shell node writes
+// its command's output to as it runs; outputTail how much of its end the
+// run page shows.
+const (
+	liveOutput = "output.log"
+	outputTail = 64 << 10
+)
+
 // runningTail is how much of a running attempt's transcript the live
 // part of the run page shows.
 const runningTail = 30
@@ -102,6 +116,9 @@ func runningTranscripts(d *runDir, v *runView) []transcript {
 		t := transcript{Node: a.Node, N: a.N, More: max(len(lines)-runningTail, 0)}
 		for _, l := range lines[t.More:] {
 			t.Entries = append(t.Entries, turnOf(l))
+		}
+		if b, before, err := readTail(d.Root, strings.TrimSuffix(name, "transcript.jsonl")+liveOutput, outputTail); err == nil {
+			t.Output, t.OutputBefore = termtext.Text(strings.ReplaceAll(string(b), "\r\n", "\n")), before
 		}
 		out = append(out, t)
 	}

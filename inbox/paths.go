@@ -99,3 +99,20 @@ func readCapped(r *os.Root, name string, limit int64) ([]byte, bool, error) {
 	}
 	return b[:n], st.Size() > limit, nil
 }
+
+// readTail reads at most the last limit bytes of a regular file inside r,
+// and how many bytes come before them.
+func readTail(r *os.Root, name string, limit int64) ([]byte, int64, error) {
+	f, st, err := openRegular(r, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	from := max(st.Size()-limit, 0)
+	b := make([]byte, st.Size()-from)
+	n, err := f.ReadAt(b, from)
+	if err != nil && n < len(b) {
+		return nil, 0, err
+	}
+	return b[:n], from, nil
+}

@@ -32,9 +32,9 @@ nodes:
 
 // TestInboxActE2E drives the inbox's actions in Chromium on real
 // sandboxed runs: re-running a finished run starts a new run with the
-// same inputs that succeeds; cancelling a running node ends the run
-// canceled, keeps what the node ran and its real duration, and records
-// who cancelled.
+// same inputs that succeeds; a running node's output streams onto its
+// page; cancelling it ends the run canceled, keeps what the node ran, its
+// output and its real duration, and records who cancelled.
 func TestInboxActE2E(t *testing.T) {
 	w := newInboxWorld(t, "")
 	b := browsertest.Start(t)
@@ -109,8 +109,13 @@ func TestInboxActE2E(t *testing.T) {
 		}
 		nav("/run/0/" + filepath.Base(dir))
 		t.Logf("slow run page: %s", browsertest.Eval[string](t, b, `document.querySelector("p.status").innerText`))
-		b.Do(t, chromedp.WaitReady(chromedp.CSS(`g.node[data-node="work"][data-state="running"]`)),
-			chromedp.Click(chromedp.CSS(`a.act-cancel`)), chromedp.WaitReady(chromedp.CSS(`button.confirm.act-cancel`)))
+		// The node's output streams onto the page while it runs: the box
+		// sends it on while the command sleeps.
+		b.Do(t, chromedp.WaitReady(chromedp.CSS(`g.node[data-node="work"][data-state="running"]`)))
+		wait.Until(t, "the running node's output shows", func() bool {
+			return strings.Contains(browsertest.Eval[string](t, b, `(document.getElementById("log-work-1") || {textContent: ""}).textContent`), "working on wait")
+		})
+		b.Do(t, chromedp.Click(chromedp.CSS(`a.act-cancel`)), chromedp.WaitReady(chromedp.CSS(`button.confirm.act-cancel`)))
 		clicked := time.Now()
 		b.Do(t, chromedp.Click(chromedp.CSS(`button.confirm.act-cancel`)), chromedp.WaitReady(chromedp.CSS(`#run-status.s-canceled, #error`)))
 		if msg := browsertest.Eval[string](t, b, `(document.getElementById("error") || {innerText: ""}).innerText`); msg != "" {
@@ -125,6 +130,9 @@ func TestInboxActE2E(t *testing.T) {
 		cmds, _ := os.ReadFile(filepath.Join(dir, "commands.jsonl"))
 		if !strings.Contains(string(cmds), `sleep \"$2\"`) {
 			t.Errorf("commands.jsonl lost the canceled node's command: %s", cmds)
+		}
+		if out, _ := os.ReadFile(filepath.Join(dir, "nodes", "work", "1", "output.log")); string(out) != "working on wait\n" {
+			t.Errorf("the canceled node's output.log: %q", out)
 		}
 		if got := browsertest.Eval[string](t, b, `document.querySelector("details.attempt.st-canceled summary").innerText`); strings.Contains(got, " 0 ms") {
 			t.Errorf("the canceled attempt shows %q: not its real duration", got)
