@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/inbox"
+	"github.com/sandgate/sandgate/inbox/index"
 )
 
 // seedMany makes n run directories: a few genuine runs, each copied under
@@ -101,25 +102,25 @@ func timeDur(n int64) time.Duration { return time.Duration(n) }
 func BenchmarkStats10k(b *testing.B) {
 	runs := filepath.Join(b.TempDir(), "runs")
 	seedMany(b, runs, 10000)
-	ix := inbox.NewIndex(runs)
+	ix := index.NewIndex(runs)
 	ix.Refresh()
-	if st := inbox.ComputeStats(ix.Runs(), inbox.StatsQuery{}); st.Runs != 10000 {
+	if st := index.ComputeStats(ix.Runs(), index.StatsQuery{}); st.Runs != 10000 {
 		b.Fatalf("indexed %d runs", st.Runs)
 	}
 	b.Run("aggregate", func(b *testing.B) {
 		for b.Loop() {
-			inbox.ComputeStats(ix.Runs(), inbox.StatsQuery{Blueprint: "bp1"})
+			index.ComputeStats(ix.Runs(), index.StatsQuery{Blueprint: "bp1"})
 		}
 	})
 	b.Run("cold-index", func(b *testing.B) { // the one-shot CLI: every journal read once
 		for b.Loop() {
-			inbox.ComputeStats(inbox.NewIndex(runs).Runs(), inbox.StatsQuery{})
+			index.ComputeStats(index.NewIndex(runs).Runs(), index.StatsQuery{})
 		}
 	})
 	b.Run("refresh+aggregate", func(b *testing.B) {
 		for b.Loop() {
 			ix.Refresh()
-			inbox.ComputeStats(ix.Runs(), inbox.StatsQuery{})
+			index.ComputeStats(ix.Runs(), index.StatsQuery{})
 		}
 	})
 }

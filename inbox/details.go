@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandgate/sandgate/inbox/index"
 	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes/verdict"
 )
@@ -23,7 +24,7 @@ type verifyRow struct {
 }
 
 func verifyOf(d *runDir) *verifyTable {
-	b, _, err := readCapped(d.Root, "verify.json", 4<<20)
+	b, _, err := index.ReadCapped(d.Root, "verify.json", 4<<20)
 	if err != nil {
 		return nil
 	}
@@ -71,11 +72,11 @@ type toolCall struct{ Name, Args, Result string }
 
 const transcriptLines = 400
 
-func transcripts(d *runDir, v *runView) []transcript {
+func transcripts(d *runDir, v *index.View) []transcript {
 	var out []transcript
 	for _, a := range v.Attempts {
 		name := fmt.Sprintf("nodes/%s/%d/transcript.jsonl", a.Node, a.N)
-		if !validRel(name) {
+		if !index.ValidRel(name) {
 			continue
 		}
 		lines, more := d.jsonLines(name, transcriptLines)
@@ -105,11 +106,11 @@ const runningTail = 30
 
 // runningTranscripts are the ends of the transcripts of the attempts
 // still running: the output a person watches while a node works.
-func runningTranscripts(d *runDir, v *runView) []transcript {
+func runningTranscripts(d *runDir, v *index.View) []transcript {
 	var out []transcript
 	for _, a := range v.Attempts {
 		name := fmt.Sprintf("nodes/%s/%d/transcript.jsonl", a.Node, a.N)
-		if !a.End.IsZero() || !validRel(name) {
+		if !a.End.IsZero() || !index.ValidRel(name) {
 			continue
 		}
 		lines, _ := d.jsonLines(name, 1<<20)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sandgate/sandgate/inbox/index"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -111,7 +112,7 @@ func (rn running) grew(d *runDir) bool {
 		var size int64
 		for _, f := range []string{"transcript.jsonl", liveOutput} {
 			name := "nodes/" + k + "/" + f
-			if st, err := d.Stat(name); validRel(name) && err == nil {
+			if st, err := d.Stat(name); index.ValidRel(name) && err == nil {
 				size += st.Size()
 			}
 		}
@@ -158,7 +159,7 @@ const (
 // newLines reads the complete journal lines after offset; closed reports
 // that the run's journal has ended (run_closed).
 func newLines(d *runDir, offset int64) ([][]byte, int64, bool) {
-	f, st, err := openRegular(d.Root, "events.jsonl")
+	f, st, err := index.OpenRegular(d.Root, "events.jsonl")
 	if err != nil {
 		return nil, offset, false
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/inbox/index"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -66,7 +67,7 @@ func (s *Server) shipped() []string {
 // (never a path from the request).
 func (s *Server) shippedBlueprint(name string) (*blueprint.Blueprint, error) {
 	if !slices.Contains(s.shipped(), name) {
-		return nil, fmt.Errorf("%w: no shipped blueprint %q", errBadName, name)
+		return nil, fmt.Errorf("%w: no shipped blueprint %q", index.ErrBadName, name)
 	}
 	src, err := fs.ReadFile(s.opts.Blueprints, name+".yaml")
 	if err != nil {

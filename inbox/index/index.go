@@ -1,4 +1,4 @@
-package inbox
+package index
 
 import (
 	"encoding/json"
@@ -172,7 +172,7 @@ func (ix *Index) refreshDir(root int, dir string, seen map[string]bool) bool {
 		// The directory's own type comes with the listing: a symlink is
 		// never a run. The stat below only says whether to re-read; the
 		// reads themselves go through os.Root.
-		if !e.IsDir() || !validName(name) {
+		if !e.IsDir() || !ValidName(name) {
 			continue
 		}
 		st, err := os.Lstat(filepath.Join(dir, name, "events.jsonl"))
@@ -203,7 +203,7 @@ func recheck(r *os.Root, run *Run) *Run {
 	if !run.unfinished {
 		return nil
 	}
-	status, reason := liveStatus(r, run.ID)
+	status, reason := LiveStatus(r, run.ID)
 	if status == run.Status {
 		return nil
 	}
@@ -222,8 +222,8 @@ func exists(dir, name string) bool {
 // loadRun reads one run's journal, meta.json and run.json.
 func loadRun(r *os.Root, root int, dir, name string) *Run {
 	run := &Run{Root: root, ID: name, Dir: filepath.Join(dir, name)}
-	events, _ := readEvents(r, name+"/events.jsonl")
-	v := foldEvents(events)
+	events, _ := ReadEvents(r, name+"/events.jsonl")
+	v := Fold(events)
 	run.Status, run.Kind, run.Reason, run.Blueprint = v.Status, v.Kind, v.Reason, v.Blueprint
 	run.Started, run.DurationMS, run.Tokens, run.NodeRuns = v.Started, v.DurationMS(), v.Tokens, v.NodeRuns
 	if v.Cost > 0 {
@@ -233,13 +233,13 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 	run.Fails, run.Flaky = failsAndFlaky(r, name, v)
 	run.Task, run.Branch, run.Failures = taskOf(v.Inputs), branchOf(v), failuresOf(v)
 	if run.unfinished = !v.finished && !v.Last.IsZero(); run.unfinished {
-		run.Status, run.Reason = liveStatus(r, name)
+		run.Status, run.Reason = LiveStatus(r, name)
 	}
 	var meta struct {
 		Workspace string            `json:"workspace"`
 		Labels    map[string]string `json:"labels"`
 	}
-	if b, _, err := readCapped(r, name+"/meta.json", 1<<20); err == nil {
+	if b, _, err := ReadCapped(r, name+"/meta.json", 1<<20); err == nil {
 		_ = json.Unmarshal(b, &meta)
 		run.Repository, run.Labels = meta.Workspace, meta.Labels
 	}
@@ -247,7 +247,7 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 		Cost       *float64 `json:"cost"`
 		DurationMS int64    `json:"duration_ms"`
 	}
-	b, _, err := readCapped(r, name+"/run.json", 4<<20)
+	b, _, err := ReadCapped(r, name+"/run.json", 4<<20)
 	if err == nil && json.Unmarshal(b, &sum) == nil {
 		run.runJSON = true
 		if sum.Cost != nil {
