@@ -39,14 +39,15 @@ func seedMany(b *testing.B, runs string, n int) {
 
 // BenchmarkRunsList10k serves the runs list over 10,000 runs: a filter on
 // the id, a search for one word of one run's task, and a sort by cost, on
-// a cached index and refreshing it (a stat per run) on every request.
+// a cached index and refreshing it on every request: by a full scan (a
+// stat per run, as without inotify) and by following events (watched).
 func BenchmarkRunsList10k(b *testing.B) {
 	runs := filepath.Join(b.TempDir(), "runs")
 	seedMany(b, runs, 10000)
 	for _, mode := range []struct {
-		name  string
-		every int64
-	}{{"refresh-every-request", -1}, {"cached-index", 1 << 40}} {
+		name        string
+		every, full int64
+	}{{"refresh-every-request/scan", -1, -1}, {"refresh-every-request/watched", -1, 0}, {"cached-index", 1 << 40, 0}} {
 		for _, v := range []struct{ name, query, want string }{
 			{"list", "page=3&q=run-0", "run-0"},
 			{"search", "q=test04321", "run-04321"},
@@ -57,6 +58,7 @@ func BenchmarkRunsList10k(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				srv.Index().FullScan = timeDur(mode.full)
 				srv.Index().Refresh() // the one full read, at start
 				srv.Index().MinRefresh = timeDur(mode.every)
 				for b.Loop() {

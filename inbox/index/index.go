@@ -59,14 +59,23 @@ type Run struct {
 }
 
 // Index keeps every run of a set of runs directories in memory and
-// refreshes incrementally: a refresh lists the directories and stats each
-// run's events.jsonl, and reads a run's files only when the run is new or
-// its journal changed. Requests never read every journal.
+// refreshes incrementally. On Linux it watches the runs directories and
+// the directories of the runs that may still change (inotify), so a
+// refresh reads only the runs an event named and asks the running ones'
+// harnesses whether they still live; without a watcher (another system,
+// the watch limit reached, events lost) a refresh lists the directories
+// and stats each run's events.jsonl. Either way a run's files are read
+// only when it is new or its journal changed.
 type Index struct {
 	Dirs []string
 	// MinRefresh is how old the index may get before a read refreshes it
 	// (default 1s; negative refreshes on every read).
 	MinRefresh time.Duration
+	// FullScan is how often a refresh lists and stats every run even
+	// with a watcher (default 1 min; negative: every time, as without
+	// inotify). Events miss what other hosts write to a runs directory on
+	// shared storage, and a settled run's files changed by hand.
+	FullScan time.Duration
 
 	mu     sync.Mutex
 	runs   map[string]*Run
@@ -75,6 +84,11 @@ type Index struct {
 	// gen counts the refreshes that changed something, so a live page
 	// can tell a change without comparing runs.
 	gen uint64
+	// watch says which runs changed (inotify), nil when none could be
+	// set up: then every refresh stats every run. noWatch: do not try.
+	watch    *watcher
+	noWatch  bool
+	lastFull time.Time
 }
 
 // Generation is a number that moves whenever a refresh changed the index
@@ -122,18 +136,15 @@ func (ix *Index) Get(root int, id string) *Run {
 }
 
 func (ix *Index) refreshLocked() {
-	seen := make(map[string]bool, len(ix.runs))
-	changed := false
-	for i, dir := range ix.Dirs {
-		if ix.refreshDir(i, dir, seen) {
-			changed = true
-		}
+	full := ix.FullScan
+	if full == 0 {
+		full = time.Minute
 	}
-	for k := range ix.runs {
-		if !seen[k] {
-			delete(ix.runs, k)
-			changed = true
-		}
+	var changed bool
+	if ix.watch != nil && full > 0 && time.Since(ix.lastFull) < full {
+		changed = ix.refreshWatched()
+	} else {
+		changed = ix.refreshAll()
 	}
 	if changed {
 		ix.gen++
@@ -151,6 +162,28 @@ func (ix *Index) refreshLocked() {
 		})
 	}
 	ix.last = time.Now()
+}
+
+// refreshAll lists every runs directory and stats every run: the first
+// refresh, and every one where no watcher can say what changed. It
+// starts the watcher first, so nothing written during the scan is lost.
+func (ix *Index) refreshAll() bool {
+	ix.startWatch()
+	ix.lastFull = time.Now()
+	seen := make(map[string]bool, len(ix.runs))
+	changed := false
+	for i, dir := range ix.Dirs {
+		if ix.refreshDir(i, dir, seen) {
+			changed = true
+		}
+	}
+	for k := range ix.runs {
+		if !seen[k] {
+			delete(ix.runs, k)
+			changed = true
+		}
+	}
+	return changed
 }
 
 // refreshDir updates the runs of one directory and reports a change.
@@ -183,14 +216,19 @@ func (ix *Index) refreshDir(root int, dir string, seen map[string]bool) bool {
 		seen[k] = true
 		old := ix.runs[k]
 		if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && (old.runJSON || !exists(dir, name)) {
+			if !settled(old) {
+				ix.track(k, filepath.Join(dir, name), nil) // a new watcher after lost events
+			}
 			if now := recheck(r, old); now != nil {
 				ix.runs[k], changed = now, true
 			}
 			continue
 		}
+		ix.track(k, filepath.Join(dir, name), nil) // before the read: a write after it is an event
 		run := loadRun(r, root, dir, name)
 		run.size, run.mtime = st.Size(), st.ModTime()
 		ix.runs[k] = run
+		ix.track(k, "", run)
 		changed = true
 	}
 	return changed

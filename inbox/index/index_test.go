@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/sandgate/sandgate/inbox/find"
@@ -55,5 +56,39 @@ func TestSelectWordsAndLabels(t *testing.T) {
 	finishedRun(t, runs, "r3", "Fix TestAdd again", `{}`)
 	if got := ids("testadd"); got != "[r1 r3]" {
 		t.Errorf("after a new run: %s", got)
+	}
+}
+
+// TestWatchedRefresh: after the first scan the index follows events: a
+// run that ends, one that is removed and one that is made are all seen by
+// the next refresh, the settled run's watch let go without losing its
+// removal.
+func TestWatchedRefresh(t *testing.T) {
+	runs := t.TempDir()
+	finishedRun(t, runs, "done", "old work", `{}`)
+	open := filepath.Join(runs, "open")
+	must(t, os.MkdirAll(open, 0o755))
+	must(t, os.WriteFile(filepath.Join(open, "events.jsonl"), []byte(`{"seq":1,"type":"run_started","run_id":"open","inputs":{"task":"still going"},"time":"2026-01-02T11:00:00Z"}`+"\n"), 0o644))
+	ix := index.NewIndex(runs)
+	ix.MinRefresh = -1
+	if r := ix.Runs(); len(r) != 2 || ix.Get(0, "open").Status != "interrupted" {
+		t.Fatalf("first scan: %d runs, open is %+v", len(r), ix.Get(0, "open"))
+	}
+	if runtime.GOOS == "linux" && !index.Watching(ix) {
+		t.Fatal("the index does not watch on Linux")
+	}
+	f, err := os.OpenFile(filepath.Join(open, "events.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(`{"seq":2,"type":"run_finished","status":"failed","reason":"gave up","time":"2026-01-02T11:00:09Z"}` + "\n")
+	must(t, err)
+	f.Close()
+	must(t, os.RemoveAll(filepath.Join(runs, "done")))
+	finishedRun(t, runs, "new", "new work", `{}`)
+	ix.Runs()
+	if r := ix.Get(0, "open"); r == nil || r.Status != "failed" || r.Reason != "gave up" {
+		t.Errorf("the ended run: %+v", r)
+	}
+	if ix.Get(0, "done") != nil || ix.Get(0, "new") == nil || len(ix.Runs()) != 2 {
+		t.Errorf("removed/new runs not followed: %d runs", len(ix.Runs()))
 	}
 }
