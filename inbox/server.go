@@ -44,8 +44,10 @@ type Options struct {
 	// name no one: on loopback without tokens, or with Token (default
 	// "inbox").
 	By string
-	// Blueprints holds the shipped blueprints (*.yaml) a person may start
-	// from the inbox, when Actions is also a Starter.
+	// Blueprints holds the blueprints (NAME.yaml) a person may start from
+	// the inbox, when Actions is also a Starter: the shipped ones, an
+	// embedder's own, a directory's (sandgate serve --blueprints-dir).
+	// Their form is generated from their inputs; types come from Types.
 	Blueprints fs.FS
 	// People, when set, name the person behind each request (named
 	// tokens, a trusted proxy's header); the name is the recorded "by".

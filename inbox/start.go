@@ -17,9 +17,10 @@ import (
 	"github.com/sandgate/sandgate/runtime"
 )
 
-// Starter starts a run of a shipped blueprint; Actions may implement it.
+// Starter starts a run of a blueprint from Options.Blueprints; Actions
+// may implement it.
 type Starter interface {
-	// Start runs the shipped blueprint name with inputs and labels
+	// Start runs the blueprint name with inputs and labels
 	// (checked) in runsDir, and returns the new run's directory once it
 	// has started.
 	Start(ctx context.Context, name string, inputs, labels map[string]string, runsDir, by string) (string, error)
@@ -50,8 +51,8 @@ func (s *Server) starter() Starter {
 	return st
 }
 
-// shipped lists the names of the shipped blueprints.
-func (s *Server) shipped() []string {
+// startable lists the names of the blueprints a person may start.
+func (s *Server) startable() []string {
 	if s.opts.Blueprints == nil {
 		return nil
 	}
@@ -63,11 +64,11 @@ func (s *Server) shipped() []string {
 	return out
 }
 
-// shippedBlueprint parses one shipped blueprint by a name from the list
+// startableBlueprint parses one startable blueprint by a name from the list
 // (never a path from the request).
-func (s *Server) shippedBlueprint(name string) (*blueprint.Blueprint, error) {
-	if !slices.Contains(s.shipped(), name) {
-		return nil, fmt.Errorf("%w: no shipped blueprint %q", index.ErrBadName, name)
+func (s *Server) startableBlueprint(name string) (*blueprint.Blueprint, error) {
+	if !slices.Contains(s.startable(), name) {
+		return nil, fmt.Errorf("%w: no blueprint %q to start", index.ErrBadName, name)
 	}
 	src, err := fs.ReadFile(s.opts.Blueprints, name+".yaml")
 	if err != nil {
@@ -102,11 +103,11 @@ func fieldsOf(bp *blueprint.Blueprint, given url.Values) []inputField {
 }
 
 func (s *Server) startList(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "start.html", startPage{Blueprints: s.shipped()})
+	s.render(w, "start.html", startPage{Blueprints: s.startable()})
 }
 
 func (s *Server) startForm(w http.ResponseWriter, r *http.Request) {
-	bp, err := s.shippedBlueprint(r.PathValue("name"))
+	bp, err := s.startableBlueprint(r.PathValue("name"))
 	if err != nil {
 		notFound(w, err)
 		return
@@ -118,7 +119,7 @@ func (s *Server) startForm(w http.ResponseWriter, r *http.Request) {
 // starts the run and journals who started it.
 func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	bp, err := s.shippedBlueprint(name)
+	bp, err := s.startableBlueprint(name)
 	if err != nil {
 		notFound(w, err)
 		return

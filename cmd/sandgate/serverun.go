@@ -52,18 +52,28 @@ func (a *serveActions) Resume(ctx context.Context, runDir, by string) error {
 	return a.carryOn(ctx, runDir, append(append([]string{"resume"}, a.answerArgs...), "--", runDir), "run_resumed")
 }
 
-// Start runs the shipped blueprint name on the server's repository (its
-// working directory, as MCP's start_run), in runsDir. The inputs were
-// checked by the inbox and are checked again here, as run's flags.
-func (a *serveActions) Start(ctx context.Context, name string, inputs, labels map[string]string, runsDir, by string) (string, error) {
-	// Read from the embedded set only: a file of that name in the
-	// server's directory is not what the person picked.
-	if name == "" || strings.ContainsAny(name, `/\.`) {
-		return "", fmt.Errorf("%q is not a shipped blueprint", name)
+// startable are the blueprints Start runs and the inbox lists.
+func (a *serveActions) startable() fs.FS {
+	if a.blueprints == nil {
+		return blueprints.FS
 	}
-	src, err := fs.ReadFile(blueprints.FS, name+".yaml")
+	return a.blueprints
+}
+
+// Start runs the blueprint name (a --blueprints-dir one, else a shipped
+// one) on the server's repository (its working directory, as MCP's
+// start_run), in runsDir; the child runs a copy kept in the run
+// directory. The inputs were checked by the inbox and are checked again
+// here, as run's flags.
+func (a *serveActions) Start(ctx context.Context, name string, inputs, labels map[string]string, runsDir, by string) (string, error) {
+	// Read from the set the inbox lists only: a file of that name in
+	// the server's directory is not what the person picked.
+	if name == "" || strings.ContainsAny(name, `/\.`) {
+		return "", fmt.Errorf("%q is not a blueprint the inbox lists", name)
+	}
+	src, err := fs.ReadFile(a.startable(), name+".yaml")
 	if err != nil {
-		return "", fmt.Errorf("%q is not a shipped blueprint: %w", name, err)
+		return "", fmt.Errorf("%q is not a blueprint the inbox lists: %w", name, err)
 	}
 	bp, err := (&runFlags{}).registry().Parse(name+".yaml", src)
 	if err != nil {
