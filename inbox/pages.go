@@ -43,6 +43,8 @@ type attemptDetail struct {
 	*index.Attempt
 	Files   []string
 	Outputs string
+	// Diffs are the diffs the attempt left in its directory.
+	Diffs []*diffView
 }
 
 type runPageData struct {
@@ -74,6 +76,9 @@ type runPageData struct {
 	Review  string
 	// Running are the ends of the running attempts' transcripts.
 	Running []transcript
+	// Change is the current candidate's diff, change.patch (full page
+	// only).
+	Change *diffView
 }
 
 // loadRun builds everything the run page and its live fragment show.
@@ -105,6 +110,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 			a.DurationMS = now.Sub(a.Start).Milliseconds() // running: so far
 		}
 		ad := attemptDetail{Attempt: a, Files: d.attemptFiles(a.Node, a.N)}
+		ad.Diffs = d.attemptDiffs(ad.Files)
 		if len(a.Outputs) > 0 {
 			ad.Outputs = prettyJSON(a.Outputs)
 		}
@@ -124,6 +130,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	p.Audit, p.AuditCut = d.text("audit.log")
 	p.Alerts, _ = d.jsonLines("alerts.jsonl", 500)
 	p.Transcripts = transcripts(d, v)
+	p.Change = d.readDiff("change.patch")
 
 	return p
 }
