@@ -28,7 +28,7 @@ func (d *runDir) readDiff(name string) *diffView {
 	}
 	files, lines := parseDiff(string(b))
 	for i := range lines {
-		lines[i].Text = termtext.Line(lines[i].Text)
+		lines[i].Text = termtext.Text(lines[i].Text)
 	}
 	return &diffView{Name: name, Files: files, Lines: lines, Cut: cut}
 }
