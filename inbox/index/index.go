@@ -215,7 +215,7 @@ func (ix *Index) refreshDir(root int, dir string, seen map[string]bool) bool {
 		k := itoa(root) + "/" + name
 		seen[k] = true
 		old := ix.runs[k]
-		if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && (old.runJSON || !exists(dir, name)) {
+		if unchanged(old, st, dir, name) {
 			if !settled(old) {
 				ix.track(k, filepath.Join(dir, name), nil) // a new watcher after lost events
 			}
@@ -249,6 +249,12 @@ func recheck(r *os.Root, run *Run) *Run {
 	now.Status, now.Reason = status, reason
 	now.search = searchText(&now)
 	return &now
+}
+
+// unchanged: the run was read with this journal (size and time) and
+// nothing since made its run.json.
+func unchanged(old *Run, st os.FileInfo, dir, name string) bool {
+	return old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && (old.runJSON || !exists(dir, name))
 }
 
 // exists reports whether a run has written its run.json yet.

@@ -122,7 +122,7 @@ func (ix *Index) refreshOne(key string) bool {
 		delete(ix.runs, key) // no journal (yet): the watch stays for it
 		return old != nil
 	}
-	if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && (old.runJSON || !exists(dir, name)) {
+	if unchanged(old, st, dir, name) {
 		return false
 	}
 	r, err := os.OpenRoot(dir)
