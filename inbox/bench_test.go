@@ -58,8 +58,10 @@ func BenchmarkRunsList10k(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				b.Cleanup(srv.Index().Close)
 				srv.Index().FullScan = timeDur(mode.full)
 				srv.Index().Refresh() // the one full read, at start
+				srv.Index().Refresh() // a second: the watcher starts (scan only when FullScan < 0)
 				srv.Index().MinRefresh = timeDur(mode.every)
 				for b.Loop() {
 					rec := httptest.NewRecorder()

@@ -186,6 +186,7 @@ func newWorldW(t *testing.T, opt func(*world, *inbox.Options)) *world {
 		t.Fatal(err)
 	}
 	srv.Index().MinRefresh = -1
+	t.Cleanup(srv.Index().Close) // its inotify instance
 	w.srv = srv
 	w.ts = httptest.NewServer(srv)
 	t.Cleanup(w.ts.Close)

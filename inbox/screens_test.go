@@ -42,6 +42,7 @@ func showcase(t *testing.T) (*httptest.Server, string) {
 	srv, err := inbox.New(inbox.Options{RunsDirs: []string{runs}, ReviewDirs: []string{reviews}, Actions: launcher{&actions{}}, Types: s.reg, By: "ana", Poll: 50e6})
 	must(t, err)
 	srv.Index().MinRefresh = -1
+	t.Cleanup(srv.Index().Close)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	wait.Until(t, "the running run started", func() bool {

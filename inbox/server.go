@@ -152,6 +152,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	case <-ctx.Done():
 	}
 	stopStreams()
+	if s.opts.Index == nil { // the index is the server's own: let its watcher go
+		defer s.index.Close()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

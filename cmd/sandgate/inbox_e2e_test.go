@@ -59,6 +59,7 @@ func newInboxWorld(t *testing.T, model string) *inboxWorld {
 		t.Fatal(err)
 	}
 	srv.Index().MinRefresh = -1
+	t.Cleanup(srv.Index().Close)
 	w.ts = httptest.NewServer(srv)
 	t.Cleanup(func() { w.ts.Close(); w.acts.wait() })
 	return w

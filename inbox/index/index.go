@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -89,6 +90,8 @@ type Index struct {
 	watch    *watcher
 	noWatch  bool
 	lastFull time.Time
+	scans    int
+	cleanup  runtime.Cleanup
 }
 
 // Generation is a number that moves whenever a refresh changed the index

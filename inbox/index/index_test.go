@@ -70,7 +70,9 @@ func TestWatchedRefresh(t *testing.T) {
 	must(t, os.MkdirAll(open, 0o755))
 	must(t, os.WriteFile(filepath.Join(open, "events.jsonl"), []byte(`{"seq":1,"type":"run_started","run_id":"open","inputs":{"task":"still going"},"time":"2026-01-02T11:00:00Z"}`+"\n"), 0o644))
 	ix := index.NewIndex(runs)
+	defer ix.Close()
 	ix.MinRefresh = -1
+	ix.Refresh() // the first refresh only scans; the second starts watching
 	if r := ix.Runs(); len(r) != 2 || ix.Get(0, "open").Status != "interrupted" {
 		t.Fatalf("first scan: %d runs, open is %+v", len(r), ix.Get(0, "open"))
 	}

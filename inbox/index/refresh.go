@@ -3,14 +3,18 @@ package index
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 )
 
 // startWatch sets up the watcher and watches the runs directories,
-// unless it is running or cannot run; a failure leaves full scans.
+// unless it is running or cannot run; a failure leaves full scans. The
+// first refresh only scans: a one-shot reader (sandgate stats) never
+// takes an inotify instance, of which a user has few (128 by default).
 func (ix *Index) startWatch() {
-	if ix.watch != nil || ix.noWatch {
+	ix.scans++
+	if ix.watch != nil || ix.noWatch || ix.scans < 2 {
 		return
 	}
 	w, err := newWatcher()
@@ -19,6 +23,9 @@ func (ix *Index) startWatch() {
 		return
 	}
 	ix.watch = w
+	// An index dropped without Close gives its instance back when
+	// collected (servers in tests, a CLI that forgets).
+	ix.cleanup = runtime.AddCleanup(ix, func(w *watcher) { w.close() }, w)
 	for i, dir := range ix.Dirs {
 		if err := w.watchDir(i, dir); err != nil {
 			ix.stopWatch()
@@ -30,11 +37,25 @@ func (ix *Index) startWatch() {
 // stopWatch gives up on events for good (the watch limit reached): full
 // scans from now on.
 func (ix *Index) stopWatch() {
+	ix.dropWatch()
+	ix.noWatch = true
+}
+
+// dropWatch closes the watcher; the next full scan may start another.
+func (ix *Index) dropWatch() {
 	if ix.watch != nil {
+		ix.cleanup.Stop()
 		ix.watch.close()
 		ix.watch = nil
 	}
-	ix.noWatch = true
+}
+
+// Close lets go of the index's watcher (an inotify instance); the index
+// still works, by full scans.
+func (ix *Index) Close() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.stopWatch()
 }
 
 // settled: a run that will not change again (ended for good with its
@@ -63,8 +84,7 @@ func (ix *Index) track(key, path string, run *Run) {
 func (ix *Index) refreshWatched() bool {
 	dirty, lost := ix.watch.changes()
 	if lost {
-		ix.watch.close()
-		ix.watch = nil
+		ix.dropWatch()
 		return ix.refreshAll()
 	}
 	changed := false
