@@ -143,6 +143,7 @@ func (ix *Index) refreshOne(key string) bool {
 		return old != nil
 	}
 	if unchanged(old, st, dir, name) {
+		ix.track(key, "", old) // a settled run's watch, taken again above, goes
 		return false
 	}
 	r, err := os.OpenRoot(dir)
