@@ -177,8 +177,9 @@ const retryE2E = `version: 1
 name: retry-e2e
 start: check
 nodes:
-  check: {type: shell, run: "grep -q 'a + b' calc.go", next: done}
+  check: {type: shell, run: "grep -q 'a + b' calc.go", on_pass: done, on_fail: bad}
   done: {type: succeed}
+  bad: {type: fail}
 `
 
 // retryInBrowser: a run fails on the repository; once the repository is
