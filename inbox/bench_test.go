@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/inbox"
+	"github.com/sandgate/sandgate/inbox/index"
 )
 
 // seedMany makes n run directories: a few genuine runs, each copied under
@@ -38,14 +39,15 @@ func seedMany(b *testing.B, runs string, n int) {
 
 // BenchmarkRunsList10k serves the runs list over 10,000 runs: a filter on
 // the id, a search for one word of one run's task, and a sort by cost, on
-// a cached index and refreshing it (a stat per run) on every request.
+// a cached index and refreshing it on every request: by a full scan (a
+// stat per run, as without inotify) and by following events (watched).
 func BenchmarkRunsList10k(b *testing.B) {
 	runs := filepath.Join(b.TempDir(), "runs")
 	seedMany(b, runs, 10000)
 	for _, mode := range []struct {
-		name  string
-		every int64
-	}{{"refresh-every-request", -1}, {"cached-index", 1 << 40}} {
+		name        string
+		every, full int64
+	}{{"refresh-every-request/scan", -1, -1}, {"refresh-every-request/watched", -1, 0}, {"cached-index", 1 << 40, 0}} {
 		for _, v := range []struct{ name, query, want string }{
 			{"list", "page=3&q=run-0", "run-0"},
 			{"search", "q=test04321", "run-04321"},
@@ -56,7 +58,10 @@ func BenchmarkRunsList10k(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				b.Cleanup(srv.Index().Close)
+				srv.Index().FullScan = timeDur(mode.full)
 				srv.Index().Refresh() // the one full read, at start
+				srv.Index().Refresh() // a second: the watcher starts (scan only when FullScan < 0)
 				srv.Index().MinRefresh = timeDur(mode.every)
 				for b.Loop() {
 					rec := httptest.NewRecorder()
@@ -101,25 +106,25 @@ func timeDur(n int64) time.Duration { return time.Duration(n) }
 func BenchmarkStats10k(b *testing.B) {
 	runs := filepath.Join(b.TempDir(), "runs")
 	seedMany(b, runs, 10000)
-	ix := inbox.NewIndex(runs)
+	ix := index.NewIndex(runs)
 	ix.Refresh()
-	if st := inbox.ComputeStats(ix.Runs(), inbox.StatsQuery{}); st.Runs != 10000 {
+	if st := index.ComputeStats(ix.Runs(), index.StatsQuery{}); st.Runs != 10000 {
 		b.Fatalf("indexed %d runs", st.Runs)
 	}
 	b.Run("aggregate", func(b *testing.B) {
 		for b.Loop() {
-			inbox.ComputeStats(ix.Runs(), inbox.StatsQuery{Blueprint: "bp1"})
+			index.ComputeStats(ix.Runs(), index.StatsQuery{Blueprint: "bp1"})
 		}
 	})
 	b.Run("cold-index", func(b *testing.B) { // the one-shot CLI: every journal read once
 		for b.Loop() {
-			inbox.ComputeStats(inbox.NewIndex(runs).Runs(), inbox.StatsQuery{})
+			index.ComputeStats(index.NewIndex(runs).Runs(), index.StatsQuery{})
 		}
 	})
 	b.Run("refresh+aggregate", func(b *testing.B) {
 		for b.Loop() {
 			ix.Refresh()
-			inbox.ComputeStats(ix.Runs(), inbox.StatsQuery{})
+			index.ComputeStats(ix.Runs(), index.StatsQuery{})
 		}
 	})
 }

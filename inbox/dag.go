@@ -5,11 +5,12 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/inbox/draw"
+	"github.com/sandgate/sandgate/inbox/index"
 )
 
 // graphOf lists each node's successors in file order, from the blueprint
 // when it parsed, else just the nodes the journal names.
-func graphOf(bp *blueprint.Blueprint, v *runView) (order []string, succ map[string][]string, types map[string]string) {
+func graphOf(bp *blueprint.Blueprint, v *index.View) (order []string, succ map[string][]string, types map[string]string) {
 	succ, types = map[string][]string{}, map[string]string{}
 	if bp == nil {
 		for _, a := range v.Attempts {
@@ -37,9 +38,9 @@ func graphOf(bp *blueprint.Blueprint, v *runView) (order []string, succ map[stri
 	return order, succ, types
 }
 
-func layoutDAG(bp *blueprint.Blueprint, v *runView) *draw.DAG {
+func layoutDAG(bp *blueprint.Blueprint, v *index.View) *draw.DAG {
 	order, succ, types := graphOf(bp, v)
-	count, last := map[string]int{}, map[string]*attempt{}
+	count, last := map[string]int{}, map[string]*index.Attempt{}
 	for _, a := range v.Attempts {
 		count[a.Node]++
 		last[a.Node] = a
@@ -51,7 +52,7 @@ func layoutDAG(bp *blueprint.Blueprint, v *runView) *draw.DAG {
 
 // nodeState is the CSS word for a node: its last attempt's state, or for
 // a terminal node whether an edge led the run to it.
-func nodeState(id, typ string, last *attempt, v *runView) string {
+func nodeState(id, typ string, last *index.Attempt, v *index.View) string {
 	if blueprint.IsTerminal(typ) {
 		if !v.Reached[id] {
 			return "pending"

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandgate/sandgate/inbox/index"
+	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes/verdict"
 )
 
@@ -22,7 +24,7 @@ type verifyRow struct {
 }
 
 func verifyOf(d *runDir) *verifyTable {
-	b, _, err := readCapped(d.Root, "verify.json", 4<<20)
+	b, _, err := index.ReadCapped(d.Root, "verify.json", 4<<20)
 	if err != nil {
 		return nil
 	}
@@ -54,6 +56,11 @@ type transcript struct {
 	N       int
 	Entries []turn
 	More    int
+	// Output is the end of a running attempt's output.log (a command's
+	// output as it comes), terminal escapes made visible; OutputBefore
+	// the bytes before that end.
+	Output       string
+	OutputBefore int64
 }
 
 type turn struct {
@@ -65,11 +72,11 @@ type toolCall struct{ Name, Args, Result string }
 
 const transcriptLines = 400
 
-func transcripts(d *runDir, v *runView) []transcript {
+func transcripts(d *runDir, v *index.View) []transcript {
 	var out []transcript
 	for _, a := range v.Attempts {
 		name := fmt.Sprintf("nodes/%s/%d/transcript.jsonl", a.Node, a.N)
-		if !validRel(name) {
+		if !index.ValidRel(name) {
 			continue
 		}
 		lines, more := d.jsonLines(name, transcriptLines)
@@ -85,23 +92,34 @@ func transcripts(d *runDir, v *runView) []transcript {
 	return out
 }
 
+// liveOutput is the file in an attempt's directory a shell node writes
+// its command's output to as it runs; outputTail how much of its end the
+// run page shows.
+const (
+	liveOutput = "output.log"
+	outputTail = 64 << 10
+)
+
 // runningTail is how much of a running attempt's transcript the live
 // part of the run page shows.
 const runningTail = 30
 
 // runningTranscripts are the ends of the transcripts of the attempts
 // still running: the output a person watches while a node works.
-func runningTranscripts(d *runDir, v *runView) []transcript {
+func runningTranscripts(d *runDir, v *index.View) []transcript {
 	var out []transcript
 	for _, a := range v.Attempts {
 		name := fmt.Sprintf("nodes/%s/%d/transcript.jsonl", a.Node, a.N)
-		if !a.End.IsZero() || !validRel(name) {
+		if !a.End.IsZero() || !index.ValidRel(name) {
 			continue
 		}
 		lines, _ := d.jsonLines(name, 1<<20)
 		t := transcript{Node: a.Node, N: a.N, More: max(len(lines)-runningTail, 0)}
 		for _, l := range lines[t.More:] {
 			t.Entries = append(t.Entries, turnOf(l))
+		}
+		if b, before, err := readTail(d.Root, strings.TrimSuffix(name, "transcript.jsonl")+liveOutput, outputTail); err == nil {
+			t.Output, t.OutputBefore = termtext.Text(strings.ReplaceAll(string(b), "\r\n", "\n")), before
 		}
 		out = append(out, t)
 	}

@@ -4,7 +4,9 @@
 // transcript, updated live over server-sent events), the hand-offs waiting
 // for a person and the local review queues.
 //
-// It only reads run directories and review queues (their entries and
+// The runs list and `sandgate stats` read runs through inbox/index (the
+// in-memory run index, its search, the journal fold); this package draws
+// and serves them. It only reads run directories and review queues (their entries and
 // verdicts through nodes/reviewqueue and nodes/verdict, which own those
 // formats); the two things it can change, answering a hand-off and
 // deciding a review, go through the injected Actions, so the package

@@ -9,11 +9,12 @@ import (
 )
 
 var funcs = template.FuncMap{
-	"ms":   fmtMS,
-	"ago":  ago,
-	"cost": fmtCost,
-	"base": path.Base,
-	"join": strings.Join,
+	"ms":     fmtMS,
+	"ago":    ago,
+	"cost":   fmtCost,
+	"base":   path.Base,
+	"join":   strings.Join,
+	"labels": labelList,
 	"pct": func(n, d int) int {
 		if d == 0 {
 			return 0

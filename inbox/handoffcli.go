@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/inbox/index"
 	"github.com/sandgate/sandgate/internal/shellquote"
 )
 
@@ -37,7 +38,7 @@ func handoffOf(d *runDir, root int, bp *blueprint.Blueprint, csrf string) (*answ
 		AnswerTo        string `json:"answer_to"`
 		AnswersLeft     *int   `json:"answers_left"`
 	}
-	if b, _, err := readCapped(d.Root, "handoff.json", 4<<20); err == nil && json.Unmarshal(b, &h) == nil {
+	if b, _, err := index.ReadCapped(d.Root, "handoff.json", 4<<20); err == nil && json.Unmarshal(b, &h) == nil {
 		c.Takeover, c.Fetch = h.Takeover, h.Fetch
 		if h.AnswersLeft != nil {
 			f.Left, f.Known = *h.AnswersLeft, true

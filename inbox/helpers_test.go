@@ -100,6 +100,12 @@ func (s *seed) runWith(t testing.TB, runsDir, id, src string, inputs map[string]
 
 // runErr is runWith for goroutines, which must not call t.Fatal.
 func (s *seed) runErr(runsDir, id, src string, inputs map[string]any) (*runtime.Summary, error) {
+	return s.runOpts(runsDir, id, src, runtime.RunOptions{Inputs: inputs})
+}
+
+// runOpts is runErr with more of the run's options (labels); the run id
+// and workspace are set here.
+func (s *seed) runOpts(runsDir, id, src string, opts runtime.RunOptions) (*runtime.Summary, error) {
 	bp, err := blueprint.Parse("blueprint.yaml", []byte(src), blueprint.WithTypes(s.reg))
 	if err != nil {
 		return nil, err
@@ -109,7 +115,8 @@ func (s *seed) runErr(runsDir, id, src string, inputs map[string]any) (*runtime.
 		return nil, err
 	}
 	rt := &runtime.Runtime{Registry: s.reg, RunsDir: runsDir, NoSync: true}
-	return rt.Run(context.Background(), bp, runtime.RunOptions{RunID: id, Workspace: ws, Inputs: inputs})
+	opts.RunID, opts.Workspace = id, ws
+	return rt.Run(context.Background(), bp, opts)
 }
 
 // actions records what the forms asked for.
@@ -179,6 +186,7 @@ func newWorldW(t *testing.T, opt func(*world, *inbox.Options)) *world {
 		t.Fatal(err)
 	}
 	srv.Index().MinRefresh = -1
+	t.Cleanup(srv.Index().Close) // its inotify instance
 	w.srv = srv
 	w.ts = httptest.NewServer(srv)
 	t.Cleanup(w.ts.Close)

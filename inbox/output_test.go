@@ -1,6 +1,7 @@
 package inbox_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,11 +11,9 @@ import (
 	"github.com/sandgate/sandgate/internal/wait"
 )
 
-// TestBrowserRunningOutputStreams: while a node runs, what it writes to
-// its transcript shows on the open run page, entry by entry, without a
-// reload and without a journal line in between.
-func TestBrowserRunningOutputStreams(t *testing.T) {
-	w := newWorld(t, "")
+// startLive starts run-live, whose implement node waits for the test,
+// and returns once implement has started.
+func startLive(t *testing.T, w *world) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -31,6 +30,64 @@ func TestBrowserRunningOutputStreams(t *testing.T) {
 	wait.Until(t, "the live run started implement", func() bool {
 		return strings.Contains(readFile(filepath.Join(w.runs, "run-live", "events.jsonl")), `"node":"implement"`)
 	})
+}
+
+// TestBrowserRunningCommandOutput: a running node's command output
+// (output.log, written as the box sends it) streams onto the open run
+// page as text: markup and terminal escapes in it are shown, never acted
+// on. The log follows its end; unticked it stays where the person is;
+// "jump to end" goes back to following.
+func TestBrowserRunningCommandOutput(t *testing.T) {
+	w := newWorld(t, "")
+	startLive(t, w)
+	log := filepath.Join(w.runs, "run-live", "nodes", "implement", "1", "output.log")
+	writeFile(t, log, "go test ./...\n")
+	ctx, _ := browser(t)
+	must(t, chromedp.Do(ctx, chromedp.Navigate(w.ts.URL+"/run/0/run-live"),
+		chromedp.WaitReady(chromedp.CSS(`#log-implement-1`)),
+		chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`)))
+	text := func() string { return eval[string](t, ctx, `document.getElementById("log-implement-1").textContent`) }
+	hostile := "</pre><img src=x onerror=\"window.pwned=1\"><script>window.pwned=2</script>\x1b[2J\x1b]0;title\x07\u202eevil\n"
+	var many strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&many, "ok  \tcalc/pkg%03d\t0.01s\n", i)
+	}
+	appendFile(t, log, hostile+many.String())
+	wait.Until(t, "the new output shows", func() bool { return strings.Contains(text(), "calc/pkg299") })
+	got := text()
+	if !strings.Contains(got, `<img src=x onerror="window.pwned=1"><script>`) || !strings.Contains(got, `\x1b[2J\x1b]0;title\a\u202eevil`) {
+		t.Errorf("hostile output not shown as text:\n%q", got[:min(len(got), 300)])
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("#live img, #live script").length`); n != 0 || eval[bool](t, ctx, `!!window.pwned`) {
+		t.Fatalf("the output became markup: %d elements, pwned %v", n, eval[bool](t, ctx, `!!window.pwned`))
+	}
+	atEnd := `(function(p){return p.scrollHeight - p.scrollTop - p.clientHeight < 4})(document.getElementById("log-implement-1"))`
+	if !eval[bool](t, ctx, atEnd) {
+		t.Error("a followed log is not at its end")
+	}
+	// Unfollow: more output does not move the log.
+	must(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("input.follow").click()`)))
+	must(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("log-implement-1").scrollTop = 0`)))
+	appendFile(t, log, "PASS unfollowed\n")
+	wait.Until(t, "the unfollowed output shows", func() bool { return strings.Contains(text(), "PASS unfollowed") })
+	if eval[bool](t, ctx, atEnd) || eval[bool](t, ctx, `document.querySelector("input.follow").checked`) {
+		t.Error("an unfollowed log moved to its end or follows again")
+	}
+	must(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("button.jump").click()`)))
+	if !eval[bool](t, ctx, atEnd) || !eval[bool](t, ctx, `document.querySelector("input.follow").checked`) {
+		t.Error("jump to end did not go to the end and follow")
+	}
+	if !eval[bool](t, ctx, `window.notReloaded === true`) {
+		t.Fatal("the page reloaded")
+	}
+}
+
+// TestBrowserRunningOutputStreams: while a node runs, what it writes to
+// its transcript shows on the open run page, entry by entry, without a
+// reload and without a journal line in between.
+func TestBrowserRunningOutputStreams(t *testing.T) {
+	w := newWorld(t, "")
+	startLive(t, w)
 	ctx, _ := browser(t)
 	must(t, chromedp.Do(ctx, chromedp.Navigate(w.ts.URL+"/run/0/run-live"),
 		chromedp.WaitReady(chromedp.CSS(`#out-implement-1`)),

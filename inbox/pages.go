@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/inbox/draw"
 	"github.com/sandgate/sandgate/inbox/find"
+	"github.com/sandgate/sandgate/inbox/index"
 	"github.com/sandgate/sandgate/internal/lines"
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -20,7 +21,7 @@ import (
 const perPage = 50
 
 type listPage struct {
-	Selection
+	index.Selection
 	Query                find.Query
 	Statuses, Blueprints []string
 	PrevURL, NextURL     string
@@ -31,24 +32,26 @@ type listPage struct {
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	q := find.Parse(r.URL.Query(), perPage)
 	all := s.index.Runs()
-	p := listPage{Selection: Select(all, q), Query: q, Sorts: sortLinks(q),
-		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", string(runtime.StatusInterrupted)}, Blueprints: Blueprints(all), RunsDirs: s.opts.RunsDirs}
+	p := listPage{Selection: index.Select(all, q), Query: q, Sorts: sortLinks(q),
+		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", string(runtime.StatusInterrupted)}, Blueprints: index.Blueprints(all), RunsDirs: s.opts.RunsDirs}
 	pg := paging(q, p.Selection, "/")
 	p.PrevURL, p.NextURL = pg.PrevURL, pg.NextURL
 	s.render(w, "runs.html", p)
 }
 
 type attemptDetail struct {
-	*attempt
+	*index.Attempt
 	Files   []string
 	Outputs string
+	// Diffs are the diffs the attempt left in its directory.
+	Diffs []*diffView
 }
 
 type runPageData struct {
 	Root        int
 	ID, Dir     string
-	View        *runView
-	Run         *Run
+	View        *index.View
+	Run         *index.Run
 	Graph       *draw.DAG
 	GraphNote   string
 	Waterfall   *draw.Waterfall
@@ -73,6 +76,9 @@ type runPageData struct {
 	Review  string
 	// Running are the ends of the running attempts' transcripts.
 	Running []transcript
+	// Change is the current candidate's diff, change.patch (full page
+	// only).
+	Change *diffView
 }
 
 // loadRun builds everything the run page and its live fragment show.
@@ -103,7 +109,8 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 		if a.End.IsZero() && !a.Start.IsZero() {
 			a.DurationMS = now.Sub(a.Start).Milliseconds() // running: so far
 		}
-		ad := attemptDetail{attempt: a, Files: d.attemptFiles(a.Node, a.N)}
+		ad := attemptDetail{Attempt: a, Files: d.attemptFiles(a.Node, a.N)}
+		ad.Diffs = d.attemptDiffs(ad.Files)
 		if len(a.Outputs) > 0 {
 			ad.Outputs = prettyJSON(a.Outputs)
 		}
@@ -123,6 +130,7 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	p.Audit, p.AuditCut = d.text("audit.log")
 	p.Alerts, _ = d.jsonLines("alerts.jsonl", 500)
 	p.Transcripts = transcripts(d, v)
+	p.Change = d.readDiff("change.patch")
 
 	return p
 }
@@ -179,11 +187,11 @@ func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
 	}
 	defer d.Close()
 	name := r.PathValue("path")
-	if path.Clean(name) != name || !validRel(name) {
-		notFound(w, errBadName)
+	if path.Clean(name) != name || !index.ValidRel(name) {
+		notFound(w, index.ErrBadName)
 		return
 	}
-	b, cut, err := readCapped(d.Root, name, 8<<20)
+	b, cut, err := index.ReadCapped(d.Root, name, 8<<20)
 	if err != nil {
 		notFound(w, fmt.Errorf("%s: %w", name, err))
 		return
@@ -196,7 +204,7 @@ func (s *Server) runFile(w http.ResponseWriter, r *http.Request) {
 }
 
 type handoffItem struct {
-	Run      *Run
+	Run      *index.Run
 	Markdown string
 	Answer   *answerForm
 	CLI      *handoffCLI
@@ -208,7 +216,7 @@ const handoffsPerPage = 10
 func (s *Server) handoffsPage(w http.ResponseWriter, r *http.Request) {
 	q := find.Parse(r.URL.Query(), handoffsPerPage)
 	q.Status, q.Blueprint, q.Sort = "handed_off", "", "started"
-	sel := Select(s.index.Runs(), q)
+	sel := index.Select(s.index.Runs(), q)
 	var items []handoffItem
 	csrf := s.csrfToken(w, r)
 	for _, run := range sel.Runs {
@@ -233,7 +241,7 @@ type pager struct {
 	PrevURL, NextURL string
 }
 
-func paging(q find.Query, sel Selection, path string) pager {
+func paging(q find.Query, sel index.Selection, path string) pager {
 	p := pager{Page: sel.Page, Pages: sel.Pages}
 	if sel.Page > 1 {
 		p.PrevURL = q.WithPage(sel.Page - 1).At(path)

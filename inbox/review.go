@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/inbox/find"
+	"github.com/sandgate/sandgate/inbox/index"
 	"github.com/sandgate/sandgate/nodes/reviewqueue"
 )
 
@@ -25,7 +26,7 @@ type reviewEntry struct {
 func (s *Server) queue(r *http.Request) (int, *os.Root, string, error) {
 	q, err := strconv.Atoi(r.PathValue("q"))
 	if err != nil || q < 0 || q >= len(s.opts.ReviewDirs) {
-		return 0, nil, "", errBadName
+		return 0, nil, "", index.ErrBadName
 	}
 	id := r.PathValue("id")
 	root, err := openDir(s.opts.ReviewDirs[q], id)
@@ -33,7 +34,7 @@ func (s *Server) queue(r *http.Request) (int, *os.Root, string, error) {
 }
 
 func readEntry(root *os.Root) (*reviewEntry, error) {
-	b, _, err := readCapped(root, "entry.json", 1<<20)
+	b, _, err := index.ReadCapped(root, "entry.json", 1<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	from, to, page, pages := find.Paginate(len(match), q.Page, q.PerPage)
-	sel := Selection{Total: len(match), Page: page, Pages: pages}
+	sel := index.Selection{Total: len(match), Page: page, Pages: pages}
 	s.render(w, "reviews.html", map[string]any{"Entries": match[from:to], "Total": len(match), "Query": q,
 		"Statuses": []string{"pending", "approved", "rejected"}, "Paging": paging(q, sel, "/reviews")})
 }
@@ -121,10 +122,10 @@ func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request) {
 	}
 	e.Queue, e.ID = q, id
 	p := reviewPageData{Entry: e, CSRF: s.csrfToken(w, r), RunLink: s.runLink(e.RunDir)}
-	if b, _, err := readCapped(root, "summary.md", fileCap); err == nil {
+	if b, _, err := index.ReadCapped(root, "summary.md", fileCap); err == nil {
 		p.Summary = string(b)
 	}
-	if b, _, err := readCapped(root, "diff.patch", 4<<20); err == nil {
+	if b, _, err := index.ReadCapped(root, "diff.patch", 4<<20); err == nil {
 		p.Files, p.Diff = parseDiff(string(b))
 	}
 	p.Verify = verifyOf(&runDir{Root: root})
@@ -134,7 +135,7 @@ func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request) {
 // runLink finds the inbox page of a run directory, if it is one of ours.
 func (s *Server) runLink(dir string) string {
 	for i, rd := range s.opts.RunsDirs {
-		if rest, ok := strings.CutPrefix(dir, rd+string(os.PathSeparator)); ok && validName(rest) {
+		if rest, ok := strings.CutPrefix(dir, rd+string(os.PathSeparator)); ok && index.ValidName(rest) {
 			return "/run/" + strconv.Itoa(i) + "/" + url.PathEscape(rest)
 		}
 	}

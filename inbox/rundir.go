@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/inbox/draw"
+	"github.com/sandgate/sandgate/inbox/index"
 )
 
 // runDir is one run's directory, opened so that nothing read through it
@@ -34,10 +35,10 @@ func openRun(runsDir, id string) (*runDir, error) {
 
 const fileCap = 256 << 10
 
-func (d *runDir) events() *runView {
-	events, _ := readEvents(d.Root, "events.jsonl")
-	v := foldEvents(events)
-	markInterrupted(v, d.Root)
+func (d *runDir) events() *index.View {
+	events, _ := index.ReadEvents(d.Root, "events.jsonl")
+	v := index.Fold(events)
+	index.MarkInterrupted(v, d.Root)
 	if v.ID == "" {
 		v.ID = d.id
 	}
@@ -46,7 +47,7 @@ func (d *runDir) events() *runView {
 
 // blueprint parses the run's saved blueprint.yaml.
 func (d *runDir) blueprint(types blueprint.TypeSet) (*blueprint.Blueprint, error) {
-	src, _, err := readCapped(d.Root, "blueprint.yaml", 4<<20)
+	src, _, err := index.ReadCapped(d.Root, "blueprint.yaml", 4<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ func (d *runDir) blueprint(types blueprint.TypeSet) (*blueprint.Blueprint, error
 
 // text reads a capped text file; a missing file is empty.
 func (d *runDir) text(name string) (string, bool) {
-	b, cut, err := readCapped(d.Root, name, fileCap)
+	b, cut, err := index.ReadCapped(d.Root, name, fileCap)
 	if err != nil {
 		return "", false
 	}
@@ -69,7 +70,7 @@ func (d *runDir) text(name string) (string, bool) {
 // jsonLines decodes up to limit lines of a JSONL file into maps and counts
 // the rest.
 func (d *runDir) jsonLines(name string, limit int) ([]map[string]any, int) {
-	b, _, err := readCapped(d.Root, name, 32<<20)
+	b, _, err := index.ReadCapped(d.Root, name, 32<<20)
 	if err != nil {
 		return nil, 0
 	}
@@ -92,7 +93,7 @@ func (d *runDir) jsonLines(name string, limit int) ([]map[string]any, int) {
 
 // attemptFiles lists the files an attempt left in nodes/<node>/<n>/.
 func (d *runDir) attemptFiles(node string, n int) []string {
-	if !validName(node) {
+	if !index.ValidName(node) {
 		return nil
 	}
 	dir := "nodes/" + node + "/" + strconv.Itoa(n)
@@ -102,7 +103,7 @@ func (d *runDir) attemptFiles(node string, n int) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if e.Type().IsRegular() && validName(e.Name()) {
+		if e.Type().IsRegular() && index.ValidName(e.Name()) {
 			out = append(out, dir+"/"+e.Name())
 		}
 	}
@@ -140,7 +141,7 @@ func spanOf(name string, start, end time.Time, code, desc string, attrs iter.Seq
 
 // traceSpans reads trace.json, the stream of spans the run exported.
 func (d *runDir) traceSpans() []draw.Span {
-	b, _, err := readCapped(d.Root, "trace.json", 64<<20)
+	b, _, err := index.ReadCapped(d.Root, "trace.json", 64<<20)
 	if err != nil {
 		return nil
 	}

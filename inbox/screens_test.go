@@ -12,6 +12,7 @@ import (
 	"github.com/sandgate/sandgate/inbox"
 	"github.com/sandgate/sandgate/internal/browsertest"
 	"github.com/sandgate/sandgate/internal/wait"
+	"github.com/sandgate/sandgate/runtime"
 )
 
 // showcase is a runs directory of genuine runs with plain text (no
@@ -21,8 +22,13 @@ func showcase(t *testing.T) (*httptest.Server, string) {
 	runs, reviews := filepath.Join(base, "runs"), filepath.Join(base, "reviews")
 	s := newSeed(t)
 	s.runWith(t, runs, "20260102-090000-a1b2c3", taskBP("fix-failing-test", "[fail, pass]"), map[string]any{"task": "Fix TestAdd in calc.go: Add subtracts"})
-	s.runWith(t, runs, "20260102-091500-d4e5f6", taskBP("fix-failing-test", "[fail]"), map[string]any{"task": "Make the parser accept trailing commas\nSee issue 12."})
-	s.runWith(t, runs, "20260102-093000-0a1b2c", taskBP("lint-fix", "[pass]"), map[string]any{"task": "Fix the staticcheck findings in ./internal/billing"})
+	_, err := s.runOpts(runs, "20260102-091500-d4e5f6", taskBP("fix-failing-test", "[fail]"), runtime.RunOptions{
+		Inputs: map[string]any{"task": "Make the parser accept trailing commas\nSee issue 12."}, Labels: runtime.Labels{"team": "infra", "ticket": "OPS-12"}})
+	must(t, err)
+	writeFile(t, filepath.Join(runs, "20260102-091500-d4e5f6", "change.patch"), "diff --git a/parser.go b/parser.go\n--- a/parser.go\n+++ b/parser.go\n@@ -41,3 +41,5 @@ func (p *parser) list() []Expr {\n \t\tif p.tok == ')' {\n-\t\t\tp.fail(\"trailing comma\")\n+\t\t\t// a trailing comma ends the list\n+\t\t\tbreak\n \t\t}\n")
+	_, err = s.runOpts(runs, "20260102-093000-0a1b2c", taskBP("lint-fix", "[pass]"), runtime.RunOptions{
+		Inputs: map[string]any{"task": "Fix the staticcheck findings in ./internal/billing"}, Labels: runtime.Labels{"team": "billing"}})
+	must(t, err)
 	running := make(chan struct{})
 	go func() {
 		defer close(running)
@@ -36,6 +42,7 @@ func showcase(t *testing.T) (*httptest.Server, string) {
 	srv, err := inbox.New(inbox.Options{RunsDirs: []string{runs}, ReviewDirs: []string{reviews}, Actions: launcher{&actions{}}, Types: s.reg, By: "ana", Poll: 50e6})
 	must(t, err)
 	srv.Index().MinRefresh = -1
+	t.Cleanup(srv.Index().Close)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	wait.Until(t, "the running run started", func() bool {

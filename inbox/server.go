@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/inbox/index"
 )
 
 // Actions carry out the inbox's two state changes. They are injected so
@@ -43,14 +44,16 @@ type Options struct {
 	// name no one: on loopback without tokens, or with Token (default
 	// "inbox").
 	By string
-	// Blueprints holds the shipped blueprints (*.yaml) a person may start
-	// from the inbox, when Actions is also a Starter.
+	// Blueprints holds the blueprints (NAME.yaml) a person may start from
+	// the inbox, when Actions is also a Starter: the shipped ones, an
+	// embedder's own, a directory's (sandgate serve --blueprints-dir).
+	// Their form is generated from their inputs; types come from Types.
 	Blueprints fs.FS
 	// People, when set, name the person behind each request (named
 	// tokens, a trusted proxy's header); the name is the recorded "by".
 	People *People
 	// Index, when set, is shared (else the server makes its own).
-	Index *Index
+	Index *index.Index
 	// Poll is how often a live page's stream looks for new events
 	// (default 250ms).
 	Poll time.Duration
@@ -63,7 +66,7 @@ type Options struct {
 // Server is the inbox's HTTP handler.
 type Server struct {
 	opts    Options
-	index   *Index
+	index   *index.Index
 	csrfKey []byte
 	tmpl    *template.Template
 	handler http.Handler
@@ -90,7 +93,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, index: opts.Index, csrfKey: make([]byte, 32), streams: make(chan struct{}, opts.MaxStreams)}
 	if s.index == nil {
-		s.index = NewIndex(opts.RunsDirs...)
+		s.index = index.NewIndex(opts.RunsDirs...)
 	}
 	if _, err := rand.Read(s.csrfKey); err != nil {
 		return nil, err
@@ -106,7 +109,7 @@ func New(opts Options) (*Server, error) {
 }
 
 // Index is the server's run index.
-func (s *Server) Index() *Index { return s.index }
+func (s *Server) Index() *index.Index { return s.index }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
@@ -149,6 +152,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	case <-ctx.Done():
 	}
 	stopStreams()
+	if s.opts.Index == nil { // the index is the server's own: let its watcher go
+		defer s.index.Close()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -187,7 +193,7 @@ func (s *Server) fail(w http.ResponseWriter, code int, title string, err error, 
 func (s *Server) runRoot(r *http.Request) (int, string, *runDir, error) {
 	root, err := strconv.Atoi(r.PathValue("root"))
 	if err != nil || root < 0 || root >= len(s.opts.RunsDirs) {
-		return 0, "", nil, errBadName
+		return 0, "", nil, index.ErrBadName
 	}
 	id := r.PathValue("id")
 	d, err := openRun(s.opts.RunsDirs[root], id)
@@ -196,7 +202,7 @@ func (s *Server) runRoot(r *http.Request) (int, string, *runDir, error) {
 
 func notFound(w http.ResponseWriter, err error) {
 	code := http.StatusNotFound
-	if errors.Is(err, errBadName) {
+	if errors.Is(err, index.ErrBadName) {
 		code = http.StatusBadRequest
 	}
 	http.Error(w, "inbox: "+err.Error(), code)

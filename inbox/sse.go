@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sandgate/sandgate/inbox/index"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -42,7 +43,8 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(l)
 			_, _ = w.Write([]byte("\n\n"))
 		}
-		// A running node's output (its transcript) grows between
+		// A running node's output (its transcript, its command's
+		// output) grows between
 		// journal lines: the page is told to fetch it.
 		if len(lines) == 0 && rn.grew(d) {
 			_, _ = io.WriteString(w, "event: output\ndata: {}\n\n")
@@ -71,7 +73,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 }
 
 // running are the attempts a stream has seen start and not end, with the
-// size of their transcript when last looked at.
+// size of their transcript and output when last looked at.
 type running map[string]int64
 
 func runningOf(d *runDir) running {
@@ -102,16 +104,20 @@ func (rn running) see(line []byte) {
 	}
 }
 
-// grew reports whether a running attempt's transcript changed size.
+// grew reports whether a running attempt's transcript or output changed
+// size.
 func (rn running) grew(d *runDir) bool {
 	changed := false
 	for k, old := range rn {
-		name := "nodes/" + k + "/transcript.jsonl"
-		if !validRel(name) {
-			continue
+		var size int64
+		for _, f := range []string{"transcript.jsonl", liveOutput} {
+			name := "nodes/" + k + "/" + f
+			if st, err := d.Stat(name); index.ValidRel(name) && err == nil {
+				size += st.Size()
+			}
 		}
-		if st, err := d.Stat(name); err == nil && st.Size() != old {
-			rn[k], changed = st.Size(), true
+		if size != old {
+			rn[k], changed = size, true
 		}
 	}
 	return changed
@@ -153,7 +159,7 @@ const (
 // newLines reads the complete journal lines after offset; closed reports
 // that the run's journal has ended (run_closed).
 func newLines(d *runDir, offset int64) ([][]byte, int64, bool) {
-	f, st, err := openRegular(d.Root, "events.jsonl")
+	f, st, err := index.OpenRegular(d.Root, "events.jsonl")
 	if err != nil {
 		return nil, offset, false
 	}

@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -12,14 +13,17 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/inbox/index"
 	"github.com/sandgate/sandgate/runtime"
 )
 
-// Starter starts a run of a shipped blueprint; Actions may implement it.
+// Starter starts a run of a blueprint from Options.Blueprints; Actions
+// may implement it.
 type Starter interface {
-	// Start runs the shipped blueprint name with inputs (checked) in
-	// runsDir, and returns the new run's directory once it has started.
-	Start(ctx context.Context, name string, inputs map[string]string, runsDir, by string) (string, error)
+	// Start runs the blueprint name with inputs and labels
+	// (checked) in runsDir, and returns the new run's directory once it
+	// has started.
+	Start(ctx context.Context, name string, inputs, labels map[string]string, runsDir, by string) (string, error)
 }
 
 // inputField is one form control generated from a blueprint input.
@@ -32,9 +36,11 @@ type startPage struct {
 	Name, Description string
 	Fields            []inputField
 	Problem           string
-	Confirm           bool
-	CSRF              string
-	Blueprints        []string
+	// Labels is the form's labels field as given: NAME=VALUE lines.
+	Labels     string
+	Confirm    bool
+	CSRF       string
+	Blueprints []string
 }
 
 func (s *Server) starter() Starter {
@@ -45,8 +51,8 @@ func (s *Server) starter() Starter {
 	return st
 }
 
-// shipped lists the names of the shipped blueprints.
-func (s *Server) shipped() []string {
+// startable lists the names of the blueprints a person may start.
+func (s *Server) startable() []string {
 	if s.opts.Blueprints == nil {
 		return nil
 	}
@@ -58,11 +64,11 @@ func (s *Server) shipped() []string {
 	return out
 }
 
-// shippedBlueprint parses one shipped blueprint by a name from the list
+// startableBlueprint parses one startable blueprint by a name from the list
 // (never a path from the request).
-func (s *Server) shippedBlueprint(name string) (*blueprint.Blueprint, error) {
-	if !slices.Contains(s.shipped(), name) {
-		return nil, fmt.Errorf("%w: no shipped blueprint %q", errBadName, name)
+func (s *Server) startableBlueprint(name string) (*blueprint.Blueprint, error) {
+	if !slices.Contains(s.startable(), name) {
+		return nil, fmt.Errorf("%w: no blueprint %q to start", index.ErrBadName, name)
 	}
 	src, err := fs.ReadFile(s.opts.Blueprints, name+".yaml")
 	if err != nil {
@@ -97,11 +103,11 @@ func fieldsOf(bp *blueprint.Blueprint, given url.Values) []inputField {
 }
 
 func (s *Server) startList(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "start.html", startPage{Blueprints: s.shipped()})
+	s.render(w, "start.html", startPage{Blueprints: s.startable()})
 }
 
 func (s *Server) startForm(w http.ResponseWriter, r *http.Request) {
-	bp, err := s.shippedBlueprint(r.PathValue("name"))
+	bp, err := s.startableBlueprint(r.PathValue("name"))
 	if err != nil {
 		notFound(w, err)
 		return
@@ -113,7 +119,7 @@ func (s *Server) startForm(w http.ResponseWriter, r *http.Request) {
 // starts the run and journals who started it.
 func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	bp, err := s.shippedBlueprint(name)
+	bp, err := s.startableBlueprint(name)
 	if err != nil {
 		notFound(w, err)
 		return
@@ -130,13 +136,15 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 			inputs[n] = v[0]
 		}
 	}
-	p := startPage{Name: name, Description: bp.Description, Fields: fieldsOf(bp, r.PostForm), CSRF: s.csrfToken(w, r)}
+	p := startPage{Name: name, Description: bp.Description, Fields: fieldsOf(bp, r.PostForm), CSRF: s.csrfToken(w, r),
+		Labels: r.PostFormValue("labels")}
 	asAny := make(map[string]any, len(inputs))
 	for k, v := range inputs {
 		asAny[k] = v
 	}
-	if _, err := runtime.CheckInputs(bp, asAny); err != nil {
-		p.Problem = err.Error()
+	labels, lerr := parseLabels(p.Labels)
+	if _, err := runtime.CheckInputs(bp, asAny); err != nil || lerr != nil {
+		p.Problem = errors.Join(err, lerr).Error()
 		w.WriteHeader(http.StatusBadRequest)
 		s.render(w, "start.html", p)
 		return
@@ -147,7 +155,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	by := s.person(r)
-	dir, err := st.Start(r.Context(), name, inputs, s.opts.RunsDirs[0], by)
+	dir, err := st.Start(r.Context(), name, inputs, labels, s.opts.RunsDirs[0], by)
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, "start "+name+" failed", err, "/start/"+url.PathEscape(name))
 		return
@@ -163,4 +171,27 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	}
 	s.index.Refresh()
 	http.Redirect(w, r, "/run/0/"+url.PathEscape(id), http.StatusSeeOther)
+}
+
+// parseLabels reads the start form's labels: one NAME=VALUE a line,
+// blank lines skipped, each checked as `sandgate run --label` checks it.
+func parseLabels(text string) (map[string]string, error) {
+	out := map[string]string{}
+	var errs []error
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		k, v, err := runtime.ParseLabel(line)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out[k] = v
+	}
+	if err := runtime.CheckLabels(out); err != nil {
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
 }

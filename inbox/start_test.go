@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/sandgate/sandgate/inbox"
+	"github.com/sandgate/sandgate/runtime"
 )
 
 // starter runs the started blueprint for real (the seed's runtime), as
@@ -23,16 +24,16 @@ type starter struct {
 	fsys fstest.MapFS
 }
 
-func (s starter) Start(_ context.Context, name string, inputs map[string]string, runsDir, by string) (string, error) {
+func (s starter) Start(_ context.Context, name string, inputs, labels map[string]string, runsDir, by string) (string, error) {
 	s.mu.Lock()
-	s.calls = append(s.calls, fmt.Sprintf("start %s %v %s", name, inputs, by))
+	s.calls = append(s.calls, fmt.Sprintf("start %s %v %v %s", name, inputs, labels, by))
 	s.mu.Unlock()
 	in := map[string]any{}
 	for k, v := range inputs {
 		in[k] = v
 	}
 	id := "run-started"
-	_, err := s.seed.runErr(runsDir, id, string(s.fsys[name+".yaml"].Data), in)
+	_, err := s.seed.runOpts(runsDir, id, string(s.fsys[name+".yaml"].Data), runtime.RunOptions{Inputs: in, Labels: labels})
 	return filepath.Join(runsDir, id), err
 }
 
@@ -72,6 +73,10 @@ func TestStartFormFromInputs(t *testing.T) {
 	if code, body := post(url.Values{"in.task": {"Fix TestAdd"}}); code != 200 || !strings.Contains(body, `name="confirm" value="yes"`) {
 		t.Errorf("a valid form did not ask to confirm: %d", code)
 	}
+	if code, body := post(url.Values{"in.task": {"x"}, "labels": {"team=infra\nbad label=x\nok=two words"}}); code != http.StatusBadRequest ||
+		!strings.Contains(body, `label &#34;bad label&#34;`) || !strings.Contains(body, "label ok:") {
+		t.Errorf("bad labels: %d, want 400 naming both:\n%s", code, body)
+	}
 	resp, err := c.PostForm(w.ts.URL+"/start/calc", url.Values{"in.task": {"x"}, "confirm": {"yes"}})
 	must(t, err)
 	resp.Body.Close()
@@ -91,6 +96,7 @@ func TestBrowserStartRun(t *testing.T) {
 	ctx, _ := browser(t)
 	must(t, chromedp.Do(ctx, chromedp.Navigate(w.ts.URL+"/start/calc"), chromedp.WaitReady(chromedp.CSS(`textarea[name="in.task"]`)),
 		chromedp.SendKeys(chromedp.CSS(`textarea[name="in.task"]`), "Fix TestAdd in calc.go"),
+		chromedp.SendKeys(chromedp.CSS(`textarea[name="labels"]`), "team=infra"),
 		chromedp.Click(chromedp.CSS(`form.start button`)),
 		chromedp.WaitReady(chromedp.CSS(`button.confirm.act-start`)),
 		chromedp.Click(chromedp.CSS(`button.confirm.act-start`)),
@@ -102,7 +108,10 @@ func TestBrowserStartRun(t *testing.T) {
 	if !strings.Contains(string(b), `"by":"tester","action":"started calc"`) {
 		t.Errorf("actions.jsonl: %s", b)
 	}
-	if got := w.acts.list(); len(got) != 1 || got[0] != "start calc map[task:Fix TestAdd in calc.go] tester" {
+	if got := w.acts.list(); len(got) != 1 || got[0] != "start calc map[task:Fix TestAdd in calc.go] map[team:infra] tester" {
 		t.Errorf("calls %v", got)
+	}
+	if got := eval[string](t, ctx, `document.querySelector("ul.labels a.label").textContent`); got != "team=infra" {
+		t.Errorf("the new run's page shows the label %q", got)
 	}
 }

@@ -79,6 +79,9 @@ type RunOptions struct {
 	// meta.json, credentials redacted, so an answer or a resume can carry
 	// the run on as it began (ReadSettings). It must marshal to JSON.
 	Settings any
+	// Labels are the starter's names for the run (CheckLabels), kept in
+	// meta.json and run.json.
+	Labels Labels
 }
 
 // meta is saved beside the journal so a run can be resumed from its
@@ -88,6 +91,7 @@ type meta struct {
 	Blueprint string          `json:"blueprint"`
 	Workspace string          `json:"workspace"`
 	Settings  json.RawMessage `json:"settings,omitempty"`
+	Labels    Labels          `json:"labels,omitempty"`
 }
 
 // ReadSettings reads the run's RunOptions.Settings in dir into v; false
@@ -116,6 +120,9 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckLabels(opts.Labels); err != nil {
+		return nil, err
+	}
 	nodes, err := rt.Registry.build(bp)
 	if err != nil {
 		return nil, err
@@ -137,7 +144,7 @@ func (rt *Runtime) Run(ctx context.Context, bp *blueprint.Blueprint, opts RunOpt
 		return nil, fmt.Errorf("run %s already exists in %s: resume it instead", id, dir)
 	}
 	ws, _ := filepath.Abs(orDefault(opts.Workspace, "."))
-	m := meta{RunID: id, Blueprint: bp.File, Workspace: ws}
+	m := meta{RunID: id, Blueprint: bp.File, Workspace: ws, Labels: opts.Labels}
 	if opts.Settings != nil {
 		b, err := json.Marshal(opts.Settings)
 		if err != nil {

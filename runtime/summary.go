@@ -42,6 +42,8 @@ type Summary struct {
 	// Sandbox lists the isolation layers the run's commands ran under.
 	Sandbox []string       `json:"sandbox,omitempty"`
 	Inputs  map[string]any `json:"inputs,omitempty"`
+	// Labels are the run's labels (RunOptions.Labels).
+	Labels Labels `json:"labels,omitempty"`
 }
 
 // AnswerInfo is one answer to a handed-off run.
@@ -77,7 +79,7 @@ func Summarize(dir string) (*Summary, error) {
 	}
 	var m meta
 	_ = readJSON(filepath.Join(dir, "meta.json"), &m)
-	s := &Summary{RunID: m.RunID, Blueprint: m.Blueprint, Dir: dir, Workspace: m.Workspace, Status: StatusRunning}
+	s := &Summary{RunID: m.RunID, Blueprint: m.Blueprint, Dir: dir, Workspace: m.Workspace, Labels: m.Labels, Status: StatusRunning}
 	index := map[string]int{}
 	key := func(node string, n int) string { return fmt.Sprintf("%s#%d", node, n) }
 	total, workspace := Elapsed(events)

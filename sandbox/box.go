@@ -50,6 +50,12 @@ type Command struct {
 	// Limits.OutputBytes, up to MaxOutputBytes; zero keeps the limit. The
 	// harness sets it per request, so nothing in the box can raise it.
 	OutputBytes int
+	// Live, when set, is given the command's output while it runs: init
+	// sends what it has every LiveEvery, and Live gets it in order from
+	// a goroutine of its own (never the box's reader), all of it before
+	// Exec returns, the end included. Result.Output still holds the
+	// whole output. Output is the box's text: hostile to whoever shows it.
+	Live io.Writer
 }
 
 // MaxOutputBytes bounds Command.OutputBytes: init holds the output in

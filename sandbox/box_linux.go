@@ -231,9 +231,10 @@ func (b *Box) fail(err error) {
 	close(b.dead)
 }
 
-// call sends a request and waits for its response.
-func (b *Box) call(ctx context.Context, req request, backstop time.Duration) (response, error) {
-	out := &streamed{}
+// call sends a request and waits for its response; live, when not nil,
+// gets the output as it comes (Command.Live).
+func (b *Box) call(ctx context.Context, req request, backstop time.Duration, live *liveQueue) (response, error) {
+	out := &streamed{live: live}
 	if req.Exec != nil {
 		out.max = req.Exec.OutputBytes
 	}
@@ -299,9 +300,14 @@ func (b *Box) Exec(ctx context.Context, c Command) (*Result, error) {
 	if b.unconfined {
 		res, err = b.execUnconfined(ctx, c, timeout)
 	} else {
-		req := request{Exec: &execReq{Args: c.Args, Dir: c.Dir, Env: b.env, Timeout: timeout, OutputBytes: b.outputBytes(c), Stdin: c.Stdin}}
+		req := request{Exec: &execReq{Args: c.Args, Dir: c.Dir, Env: b.env, Timeout: timeout, OutputBytes: b.outputBytes(c), Stdin: c.Stdin, Live: c.Live != nil}}
+		var live *liveQueue
+		if c.Live != nil {
+			live = newLiveQueue(c.Live)
+		}
 		var resp response
-		resp, err = b.call(ctx, req, timeout+15*time.Second)
+		resp, err = b.call(ctx, req, timeout+15*time.Second, live)
+		live.close()
 		if err == nil && resp.Error != "" {
 			err = errors.New(resp.Error)
 		}

@@ -27,10 +27,12 @@ type sink interface {
 	finish(r *response)
 }
 
-// streamed gathers the output chunks of one command, up to its cap.
+// streamed gathers the output chunks of one command, up to its cap, and
+// passes them on to live when the command has Command.Live.
 type streamed struct {
-	buf bytes.Buffer
-	max int
+	buf  bytes.Buffer
+	max  int
+	live *liveQueue
 }
 
 func (s *streamed) add(r response) error {
@@ -38,11 +40,16 @@ func (s *streamed) add(r response) error {
 		return fmt.Errorf("request %d got an output chunk it cannot take (past its cap of %d bytes, or on a final reply)", r.ID, s.max)
 	}
 	s.buf.Write(r.Chunk)
+	s.live.push(r.Chunk)
 	return nil
 }
 
-// finish puts the chunks in front of the final reply's output.
+// finish puts the chunks in front of the final reply's output (and gives
+// live the rest).
 func (s *streamed) finish(r *response) {
+	if r.Result != nil {
+		s.live.push(r.Result.Output)
+	}
 	if r.Result != nil && s.buf.Len() > 0 {
 		r.Result.Output = append(s.buf.Bytes(), r.Result.Output...)
 	}

@@ -68,6 +68,37 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// every sends on what the command wrote every d, until stop; stop
+// returns once no send is under way, so the final reply comes after the
+// last chunk.
+func (s *streamWriter) every(d time.Duration) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				s.flush()
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// flush sends what the command wrote since the last chunk.
+func (s *streamWriter) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.buf) > 0 {
+		s.emit(s.buf)
+		s.sent, s.buf = s.sent+len(s.buf), nil
+	}
+}
+
 // runCommand runs one command as PID 1 of a new PID namespace: when it
 // exits or is killed, the kernel kills everything it started.
 func runCommand(parent context.Context, r *execReq, emit func([]byte)) (*Result, error) {
@@ -79,11 +110,16 @@ func runCommand(parent context.Context, r *execReq, emit func([]byte)) (*Result,
 	}
 	out := &streamWriter{max: r.OutputBytes, emit: emit}
 	cmd.Stdout, cmd.Stderr = out, out
+	stop := func() {}
+	if r.Live {
+		stop = out.every(LiveEvery)
+	}
 	if len(r.Stdin) > 0 {
 		cmd.Stdin = bytes.NewReader(r.Stdin)
 	}
 	start := time.Now()
 	err, werr := runOnThread(cmd)
+	stop() // before out.buf is read: no send after this one's
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,9 @@ type execReq struct {
 	// standard output as it comes (OutputBytes caps its total); standard
 	// error is kept, capped, for the final result.
 	Stream bool `json:"stream,omitempty"`
+	// Live sends on what the command wrote every LiveEvery, not only in
+	// full chunks (Command.Live).
+	Live bool `json:"live,omitempty"`
 }
 
 // response answers a request with the same ID.

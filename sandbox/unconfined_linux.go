@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"context"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -22,7 +23,13 @@ func (b *Box) execUnconfined(ctx context.Context, c Command, timeout time.Durati
 	}
 	out := &cappedBuffer{max: b.outputBytes(c)}
 	cmd := exec.CommandContext(ctx, c.Args[0], c.Args[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, b.env, out, out
+	var w io.Writer = out
+	if c.Live != nil {
+		live := newLiveQueue(c.Live)
+		defer live.close()
+		w = io.MultiWriter(out, live)
+	}
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, b.env, w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second

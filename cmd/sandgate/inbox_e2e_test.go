@@ -12,6 +12,7 @@ import (
 	"github.com/sandgate/sandgate/internal/wait"
 
 	"github.com/chromedp/chromedp"
+	"github.com/sandgate/sandgate/blueprints"
 	"github.com/sandgate/sandgate/inbox"
 	"github.com/sandgate/sandgate/internal/browsertest"
 	"github.com/sandgate/sandgate/nodes"
@@ -42,7 +43,13 @@ func newInboxWorld(t *testing.T, model string) *inboxWorld {
 		t.Fatal(err)
 	}
 	w := &inboxWorld{repo: repo, runs: t.TempDir(), reviews: t.TempDir()}
-	w.acts = &serveActions{exe: exe, answerArgs: (&runFlags{model: model}).answerArgs()}
+	// The inbox can start act-e2e from a --blueprints-dir directory.
+	bpDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bpDir, "act-e2e.yaml"), []byte(actE2E), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.acts = &serveActions{exe: exe, answerArgs: (&runFlags{model: model}).answerArgs(),
+		blueprints: blueprintSet{dirs: []string{bpDir}, shipped: blueprints.FS}}
 	// Ana signs in with her named token: what she does is recorded under
 	// her name, not the server's --by.
 	cfg := serveConfig{runs: []string{w.runs}, reviews: []string{w.reviews}, by: "the-server", acts: w.acts,
@@ -52,6 +59,7 @@ func newInboxWorld(t *testing.T, model string) *inboxWorld {
 		t.Fatal(err)
 	}
 	srv.Index().MinRefresh = -1
+	t.Cleanup(srv.Index().Close)
 	w.ts = httptest.NewServer(srv)
 	t.Cleanup(func() { w.ts.Close(); w.acts.wait() })
 	return w

@@ -76,7 +76,8 @@ func TestImportDirection(t *testing.T) {
 		"nodes/internal/review":     {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/gate", "nodes/internal/github", "nodes/internal/gitremote", "nodes/internal/gitstore", "nodes/internal/promote", "nodes/internal/wspath", "nodes/reviewqueue", "nodes/verdict", "nodes/workspace", "runtime", "sandbox", "secrets"},
 		"inbox/find":                nil,
 		"inbox/draw":                nil,
-		"inbox":                     {"blueprint", "inbox/draw", "inbox/find", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
+		"inbox/index":               {"blueprint", "inbox/find", "runtime", "secrets"},
+		"inbox":                     {"blueprint", "inbox/draw", "inbox/find", "inbox/index", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
 	}
 	for _, goos := range []string{"linux", "darwin"} {
 		leaves := leafInternal(t, goos)

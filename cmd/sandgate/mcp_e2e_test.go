@@ -80,7 +80,7 @@ func TestMCPStdioRunAndAnswer(t *testing.T) {
 	cs := stdioMCP(t, "--model", modelScript(t, bothLegsScript), "--by", "ana")
 	bp := writeBlueprint(t, answerE2E)
 
-	started, text, isErr := callTool[startOut](t, cs, "start_run", map[string]any{"blueprint": bp, "repo": repo})
+	started, text, isErr := callTool[startOut](t, cs, "start_run", map[string]any{"blueprint": bp, "repo": repo, "labels": map[string]any{"team": "infra"}})
 	if isErr || started.RunID == "" || started.RunDir != filepath.Join(st.runs, started.RunID) {
 		t.Fatalf("start_run: %v %+v\n%s", isErr, started, text)
 	}
@@ -108,6 +108,9 @@ func TestMCPStdioRunAndAnswer(t *testing.T) {
 	sh, _, _ = callTool[showOut](t, cs, "show_run", map[string]any{"run": started.RunDir})
 	if len(sh.Summary.Answers) != 1 || sh.Summary.Answers[0].By != "ana" || sh.Summary.Answers[0].Note != "--allow-unsandboxed now fix Add" {
 		t.Fatalf("the answer as journaled: %+v", sh.Summary.Answers)
+	}
+	if sh.Summary.Labels["team"] != "infra" {
+		t.Fatalf("start_run's labels are not the run's: %v", sh.Summary.Labels)
 	}
 }
 

@@ -214,6 +214,8 @@ func TestMCPCallCannotWidenPermissions(t *testing.T) {
 		{"blueprint": "--allow-unsandboxed", "repo": repo},
 		{"blueprint": "-h", "repo": repo},
 		{"blueprint": bp, "repo": repo, "inputs": map[string]any{"a=b": "c"}},
+		{"blueprint": bp, "repo": repo, "labels": map[string]any{"a=b": "c"}},
+		{"blueprint": bp, "repo": repo, "labels": map[string]any{"t": "x --allow-unsandboxed"}},
 	} {
 		if _, text, isErr := callTool[startOut](t, cs, "start_run", args); !isErr {
 			t.Errorf("start_run %v: want a tool error, got %q", args, text)

@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,12 +18,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/runtime"
 )
 
 type startIn struct {
 	Blueprint string            `json:"blueprint" jsonschema:"blueprint file, or the name of a built-in blueprint (sandgate blueprints lists them)"`
 	Repo      string            `json:"repo,omitempty" jsonschema:"git repository the run works on (default: the server's directory)"`
 	Inputs    map[string]string `json:"inputs,omitempty" jsonschema:"blueprint inputs, NAME: VALUE"`
+	Labels    map[string]string `json:"labels,omitempty" jsonschema:"labels to find the run by later, NAME: VALUE (as run's --label)"`
 	// The two ways to run on a work tree that differs from HEAD, as run's
 	// flags.
 	IncludeUncommitted bool `json:"include_uncommitted,omitempty" jsonschema:"run on a snapshot of the work tree, uncommitted and untracked files included"`
@@ -171,6 +175,9 @@ func startArgs(in startIn, bp *blueprint.Blueprint, operator []string) ([]string
 	if err := checkInputs(bp, inputs); err != nil {
 		return nil, repoState{}, err
 	}
+	if err := runtime.CheckLabels(in.Labels); err != nil {
+		return nil, repoState{}, err
+	}
 	args := []string{"--repo=" + st.root}
 	if in.IncludeUncommitted {
 		args = append(args, "--include-uncommitted")
@@ -185,6 +192,9 @@ func startArgs(in startIn, bp *blueprint.Blueprint, operator []string) ([]string
 	sort.Strings(keys)
 	for _, k := range keys {
 		args = append(args, "--input="+k+"="+in.Inputs[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(in.Labels)) {
+		args = append(args, "--label="+k+"="+in.Labels[k])
 	}
 	return append(args, operator...), st, nil
 }

@@ -56,9 +56,18 @@ nodes:
 func TestRunShowRunsExitCodes(t *testing.T) {
 	repo, runs := gitRepo(t), t.TempDir()
 	ok := writeBlueprint(t, strings.Replace(cliBlueprint, "FIX", "sed -i 's/a - b/a + b/' calc.go", 1))
-	code, out, errs := runCLI("run", ok, "--repo", repo, "--runs-dir", runs)
+	code, out, errs := runCLI("run", ok, "--repo", repo, "--runs-dir", runs, "--label", "team=infra", "--label=ticket=OPS-7")
 	if code != exitOK || !strings.Contains(out, "status: succeeded") || !strings.Contains(out, "✓ test") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	okID := strings.TrimSuffix(strings.Fields(out)[1], ":")
+	if code, out, _ := runCLI("show", filepath.Join(runs, okID)); code != exitOK || !strings.Contains(out, "labels: team=infra ticket=OPS-7\n") {
+		t.Fatalf("show does not print the run's labels: exit %d\n%s", code, out)
+	}
+	for _, bad := range []string{"team", "a b=c", "team=two words", "t=\x1b[2J"} {
+		if code, _, errs := runCLI("run", ok, "--repo", repo, "--runs-dir", runs, "--label", bad); code != exitUsage || !strings.Contains(errs, "label") {
+			t.Errorf("--label %q: exit %d, want usage\n%s", bad, code, errs)
+		}
 	}
 	bad := writeBlueprint(t, strings.Replace(cliBlueprint, "FIX", "true", 1))
 	code, out, _ = runCLI("run", bad, "--repo", repo, "--runs-dir", runs)

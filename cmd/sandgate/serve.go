@@ -50,6 +50,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	var runs, reviews listFlag
 	fs.Var(&runs, "runs-dir", "runs directory to show (repeatable; default: the current repository's)")
 	fs.Var(&reviews, "reviews-dir", "review queue directory to show (repeatable; default: the current repository's)")
+	var bpDirs listFlag
+	fs.Var(&bpDirs, "blueprints-dir", "directory of blueprint files (NAME.yaml) the inbox can start runs of, beside the shipped ones; a name there hides the shipped blueprint of that name (repeatable)")
 	fs.alias("runs", "runs-dir")
 	fs.alias("reviews", "reviews-dir")
 	var rf runFlags
@@ -82,7 +84,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	cfg := serveConfig{runs: runs, reviews: reviews, token: *token, by: decider(*by), people: people,
-		acts: &serveActions{exe: exe, answerArgs: rf.answerArgs(), allow: rf.allowEndpoints}}
+		acts: &serveActions{exe: exe, answerArgs: rf.answerArgs(), allow: rf.allowEndpoints, blueprints: blueprintSet{dirs: absAll(bpDirs), shipped: blueprints.FS}}}
 	srv, err := cfg.server()
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate serve:", err)
@@ -117,7 +119,7 @@ func (c *serveConfig) server() (*inbox.Server, error) {
 	}
 	c.runs, c.reviews = absAll(c.runs), absAll(c.reviews)
 	return inbox.New(inbox.Options{RunsDirs: c.runs, ReviewDirs: c.reviews, Token: c.token,
-		Actions: c.acts, Types: nodes.Types(), By: c.by, People: c.people, Blueprints: blueprints.FS})
+		Actions: c.acts, Types: nodes.Types(), By: c.by, People: c.people, Blueprints: c.acts.startable()})
 }
 
 // servePeople builds the inbox's People from the flags, or nil when none

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +33,9 @@ type serveActions struct {
 	answerArgs []string
 	// allow are the operator's --allow-endpoint prefixes for approvals.
 	allow []string
+	// blueprints are those Start may run (blueprintSet); nil: the
+	// shipped ones.
+	blueprints fs.FS
 	// accepted is how long Answer waits for the child to journal the
 	// answer before it lets the page show the run (default 30s).
 	accepted time.Duration

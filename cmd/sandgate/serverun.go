@@ -15,7 +15,7 @@ import (
 
 // Rerun starts a new run like the one in runDir: its saved blueprint,
 // its inputs (as journaled, defaults included) and its repository, in the
-// same runs directory. The inbox journals who asked.
+// same runs directory, with its labels. The inbox journals who asked.
 func (a *serveActions) Rerun(ctx context.Context, runDir, by string) (string, error) {
 	sum, err := runtime.Summarize(runDir)
 	if err != nil {
@@ -29,7 +29,7 @@ func (a *serveActions) Rerun(ctx context.Context, runDir, by string) (string, er
 	if err != nil {
 		return "", loadProblems(err)
 	}
-	in := startIn{Repo: sum.Workspace, Inputs: map[string]string{}}
+	in := startIn{Repo: sum.Workspace, Inputs: map[string]string{}, Labels: sum.Labels}
 	for k, v := range sum.Inputs {
 		if s, ok := v.(string); ok {
 			in.Inputs[k] = s
@@ -52,24 +52,34 @@ func (a *serveActions) Resume(ctx context.Context, runDir, by string) error {
 	return a.carryOn(ctx, runDir, append(append([]string{"resume"}, a.answerArgs...), "--", runDir), "run_resumed")
 }
 
-// Start runs the shipped blueprint name on the server's repository (its
-// working directory, as MCP's start_run), in runsDir. The inputs were
-// checked by the inbox and are checked again here, as run's flags.
-func (a *serveActions) Start(ctx context.Context, name string, inputs map[string]string, runsDir, by string) (string, error) {
-	// Read from the embedded set only: a file of that name in the
-	// server's directory is not what the person picked.
-	if name == "" || strings.ContainsAny(name, `/\.`) {
-		return "", fmt.Errorf("%q is not a shipped blueprint", name)
+// startable are the blueprints Start runs and the inbox lists.
+func (a *serveActions) startable() fs.FS {
+	if a.blueprints == nil {
+		return blueprints.FS
 	}
-	src, err := fs.ReadFile(blueprints.FS, name+".yaml")
+	return a.blueprints
+}
+
+// Start runs the blueprint name (a --blueprints-dir one, else a shipped
+// one) on the server's repository (its working directory, as MCP's
+// start_run), in runsDir; the child runs a copy kept in the run
+// directory. The inputs were checked by the inbox and are checked again
+// here, as run's flags.
+func (a *serveActions) Start(ctx context.Context, name string, inputs, labels map[string]string, runsDir, by string) (string, error) {
+	// Read from the set the inbox lists only: a file of that name in
+	// the server's directory is not what the person picked.
+	if name == "" || strings.ContainsAny(name, `/\.`) {
+		return "", fmt.Errorf("%q is not a blueprint the inbox lists", name)
+	}
+	src, err := fs.ReadFile(a.startable(), name+".yaml")
 	if err != nil {
-		return "", fmt.Errorf("%q is not a shipped blueprint: %w", name, err)
+		return "", fmt.Errorf("%q is not a blueprint the inbox lists: %w", name, err)
 	}
 	bp, err := (&runFlags{}).registry().Parse(name+".yaml", src)
 	if err != nil {
 		return "", loadProblems(err)
 	}
-	args, _, err := startArgs(startIn{Blueprint: name, Inputs: inputs}, bp, a.answerArgs)
+	args, _, err := startArgs(startIn{Blueprint: name, Inputs: inputs, Labels: labels}, bp, a.answerArgs)
 	if err != nil {
 		return "", err
 	}

@@ -37,6 +37,9 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintf(stdout, "run %s (%s, %s), started %s\n\n", termtext.Line(sum.RunID), termtext.Line(sum.BlueprintName), termtext.Line(sum.Blueprint), sum.Started.Format("2006-01-02 15:04:05"))
+	if len(sum.Labels) > 0 {
+		fmt.Fprintf(stdout, "labels: %s\n\n", termtext.Line(labelText(sum.Labels)))
+	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tATTEMPT\tOUTCOME\tDURATION\tTOKENS\tEDGE\tOUTPUTS")
 	for _, a := range sum.Attempts {

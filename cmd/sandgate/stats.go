@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sandgate/sandgate/inbox"
+	"github.com/sandgate/sandgate/inbox/index"
 	"github.com/sandgate/sandgate/internal/termtext"
 )
 
@@ -35,7 +35,7 @@ func cmdStats(args []string, stdout, stderr io.Writer) int {
 	if _, code, ok := fs.parseN(args, 0, 0); !ok {
 		return code
 	}
-	q := inbox.StatsQuery{Blueprint: *bp, Top: *top}
+	q := index.StatsQuery{Blueprint: *bp, Top: *top}
 	if *since != "" {
 		d, err := parseSince(*since)
 		if err != nil {
@@ -47,8 +47,8 @@ func cmdStats(args []string, stdout, stderr io.Writer) int {
 	if len(runs) == 0 {
 		runs = listFlag{defaultRunsDir(".")}
 	}
-	ix := inbox.NewIndex(runs...)
-	st := inbox.ComputeStats(ix.Runs(), q)
+	ix := index.NewIndex(runs...)
+	st := index.ComputeStats(ix.Runs(), q)
 	if *format == "json" {
 		b, _ := json.MarshalIndent(st, "", "  ")
 		fmt.Fprintln(stdout, string(termtext.JSON(b)))
@@ -75,7 +75,7 @@ func parseSince(s string) (time.Duration, error) {
 }
 
 // writeStats prints the aggregate as aligned tables.
-func writeStats(w io.Writer, s *inbox.Stats) {
+func writeStats(w io.Writer, s *index.Stats) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	pct := func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
 	fmt.Fprintf(tw, "RUNS\tFINISHED\tRUNNING\tSUCCEEDED\tHANDED OFF\tFAILED\tCANCELED\n")
@@ -88,7 +88,7 @@ func writeStats(w io.Writer, s *inbox.Stats) {
 	tw.Flush()
 	for _, t := range []struct {
 		head string
-		list []inbox.Count
+		list []index.Count
 	}{{"TOP HAND-OFF REASONS", s.HandoffReasons}, {"NODES THAT FAILED MOST", s.FailingNodes}, {"FLAKY TESTS", s.Flaky}} {
 		fmt.Fprintf(w, "\n")
 		fmt.Fprintf(tw, "%s\tCOUNT\n", t.head)

@@ -110,8 +110,50 @@ func (q Query) InRange(t time.Time) bool {
 	return q.To.IsZero() || t.Before(q.To.AddDate(0, 0, 1))
 }
 
-// Words are the query's words, lower-cased, for Match.
-func (q Query) Words() []string { return strings.Fields(strings.ToLower(q.Text)) }
+// LabelPrefix marks a word of the query as a label to filter on:
+// label:NAME=VALUE (that value exactly) or label:NAME (any value).
+const LabelPrefix = "label:"
+
+// Words are the query's words but its labels, lower-cased, for Match.
+func (q Query) Words() []string {
+	var out []string
+	for _, w := range strings.Fields(q.Text) {
+		if !strings.HasPrefix(w, LabelPrefix) {
+			out = append(out, strings.ToLower(w))
+		}
+	}
+	return out
+}
+
+// Labels are the query's label:NAME=VALUE and label:NAME words, without
+// the prefix, as given (labels match exactly, case included).
+func (q Query) Labels() []string {
+	var out []string
+	for _, w := range strings.Fields(q.Text) {
+		if l, ok := strings.CutPrefix(w, LabelPrefix); ok && l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// HasLabels says whether labels hold every wanted NAME=VALUE (that
+// value) and NAME (any value).
+func HasLabels(wanted []string, labels map[string]string) bool {
+	for _, w := range wanted {
+		k, v, exact := strings.Cut(w, "=")
+		got, ok := labels[k]
+		if !ok || (exact && got != v) {
+			return false
+		}
+	}
+	return true
+}
+
+// LabelURL is the runs list's address for the runs labelled NAME=VALUE.
+func LabelURL(name, value string) string {
+	return Query{Text: LabelPrefix + name + "=" + value}.URL()
+}
 
 // Match says whether every word occurs in text, which must be lower-case.
 func Match(words []string, text string) bool {

@@ -20,12 +20,51 @@
     });
   }
 
+  // A running node's output: each log follows its end unless the person
+  // unticks "follow" or scrolls up in it; "jump to end" goes there. The
+  // choice and the place survive the live fragment's refresh.
+  var unfollowed = {}, scrolled = {};
+  function atEnd(pre) { return pre.scrollHeight - pre.scrollTop - pre.clientHeight < 4; }
+  function showEnd(pre) { pre.scrollTop = pre.scrollHeight; }
+  function settleLogs(root) {
+    root.querySelectorAll("pre.output").forEach(function (pre) {
+      var box = root.querySelector('input.follow[data-log="' + pre.id + '"]');
+      if (box) { box.checked = !unfollowed[pre.id]; }
+      if (unfollowed[pre.id]) {
+        pre.scrollTop = scrolled[pre.id] || 0;
+      } else {
+        showEnd(pre);
+      }
+    });
+  }
+  function setFollow(id, on) {
+    unfollowed[id] = !on;
+    var pre = document.getElementById(id), box = document.querySelector('input.follow[data-log="' + id + '"]');
+    if (box) { box.checked = on; }
+    if (pre && on) { showEnd(pre); }
+  }
+  document.addEventListener("change", function (ev) {
+    if (ev.target.matches && ev.target.matches("input.follow")) { setFollow(ev.target.dataset.log, ev.target.checked); }
+  });
+  document.addEventListener("click", function (ev) {
+    if (ev.target.matches && ev.target.matches("button.jump")) { setFollow(ev.target.dataset.log, true); }
+  });
+  document.addEventListener("scroll", function (ev) {
+    var pre = ev.target;
+    if (pre.matches && pre.matches("pre.output")) {
+      scrolled[pre.id] = pre.scrollTop;
+      if (!atEnd(pre) && !unfollowed[pre.id]) { setFollow(pre.id, false); }
+    }
+  }, true);
+  settleLogs(document);
+
   var live = document.getElementById("live");
   if (live && live.dataset.events) {
     var refreshRun = debounce(function () {
       get(live.dataset.src).then(function (html) {
         if (html !== null) {
           live.innerHTML = html;
+          settleLogs(live);
         }
       });
     });

@@ -1,4 +1,4 @@
-package inbox
+package index
 
 import (
 	"os"
@@ -6,11 +6,11 @@ import (
 	"github.com/sandgate/sandgate/runtime"
 )
 
-// markInterrupted turns an unfinished run whose harness is gone into
+// MarkInterrupted turns an unfinished run whose harness is gone into
 // runtime.StatusInterrupted (runtime.AliveIn says so from its pid file).
 // A journal with no event yet is a run starting: its pid file comes
 // before its first event.
-func markInterrupted(v *runView, root *os.Root) {
+func MarkInterrupted(v *View, root *os.Root) {
 	if v.Status != string(runtime.StatusRunning) || v.finished || v.Last.IsZero() {
 		return
 	}
@@ -19,9 +19,9 @@ func markInterrupted(v *runView, root *os.Root) {
 	}
 }
 
-// liveStatus is the status and reason of an unfinished run now: running,
+// LiveStatus is the status and reason of an unfinished run now: running,
 // or interrupted when its harness is gone.
-func liveStatus(runs *os.Root, name string) (string, string) {
+func LiveStatus(runs *os.Root, name string) (string, string) {
 	r, err := runs.OpenRoot(name)
 	if err != nil {
 		return string(runtime.StatusRunning), ""

@@ -1,4 +1,4 @@
-package inbox
+package index
 
 import (
 	"cmp"
@@ -142,7 +142,7 @@ func NormalizeReason(s string) string {
 // failsAndFlaky counts a run's failed attempts by node and type (the
 // types from its blueprint.yaml, read only when something failed) and
 // gathers the flaky tests its test gates reported.
-func failsAndFlaky(r *os.Root, name string, v *runView) (map[string]int, []string) {
+func failsAndFlaky(r *os.Root, name string, v *View) (map[string]int, []string) {
 	var fails map[string]int
 	var flaky []string
 	for _, a := range v.Attempts {
@@ -168,7 +168,7 @@ func failsAndFlaky(r *os.Root, name string, v *runView) (map[string]int, []strin
 			Type string `yaml:"type"`
 		} `yaml:"nodes"`
 	}
-	if b, _, err := readCapped(r, name+"/blueprint.yaml", 4<<20); err == nil {
+	if b, _, err := ReadCapped(r, name+"/blueprint.yaml", 4<<20); err == nil {
 		_ = yaml.Unmarshal(b, &bp)
 	}
 	typed := make(map[string]int, len(fails))

@@ -1,4 +1,4 @@
-package inbox
+package index
 
 import (
 	"bufio"
@@ -15,17 +15,17 @@ import (
 // journal is a few MiB; a bigger file is shown as far as the cap.
 const journalCap = 64 << 20
 
-// readEvents decodes a journal read through r. A torn or bad line ends
+// ReadEvents decodes a journal read through r. A torn or bad line ends
 // the read: the page shows what is known rather than nothing.
-func readEvents(r *os.Root, name string) ([]runtime.Event, error) {
-	b, _, err := readCapped(r, name, journalCap)
+func ReadEvents(r *os.Root, name string) ([]runtime.Event, error) {
+	b, _, err := ReadCapped(r, name, journalCap)
 	if err != nil {
 		return nil, err
 	}
-	return decodeEvents(b), nil
+	return DecodeEvents(b), nil
 }
 
-func decodeEvents(b []byte) []runtime.Event {
+func DecodeEvents(b []byte) []runtime.Event {
 	var out []runtime.Event
 	r := bufio.NewReader(bytes.NewReader(b))
 	for {
@@ -43,8 +43,8 @@ func decodeEvents(b []byte) []runtime.Event {
 	}
 }
 
-// attempt is one node attempt as the run page shows it.
-type attempt struct {
+// Attempt is one node attempt as the run page shows it.
+type Attempt struct {
 	Node       string
 	N          int
 	Start, End time.Time
@@ -59,7 +59,7 @@ type attempt struct {
 }
 
 // State is the attempt's state as a CSS-safe word.
-func (a *attempt) State() string {
+func (a *Attempt) State() string {
 	switch {
 	case a.Canceled:
 		return "canceled"
@@ -73,23 +73,23 @@ func (a *attempt) State() string {
 	return "unknown"
 }
 
-// runView is a run folded from its journal. Unlike runtime.Summary it keeps
+// View is a run folded from its journal. Unlike runtime.Summary it keeps
 // each attempt's start time, which the waterfall needs.
-type runView struct {
+type View struct {
 	ID, Blueprint    string
 	Status           string
 	Kind, Reason     string
 	Started, Last    time.Time
 	Tokens, NodeRuns int
 	Cost             float64
-	Attempts         []*attempt
+	Attempts         []*Attempt
 	// Reached are terminal nodes an edge led to.
 	Reached map[string]bool
 	Sandbox []string
 	Inputs  map[string]any
 	LastSeq int
 	// Answers are the people's answers to hand-offs, oldest first.
-	Answers []answer
+	Answers []Answer
 	// finished: the journal has a run_finished after its last answer.
 	finished bool
 	// durationMS is runtime.Elapsed of the journal: the workspace set-up
@@ -97,15 +97,15 @@ type runView struct {
 	durationMS int64
 }
 
-// answer is one answered event: who told which node what, and when.
-type answer struct {
+// Answer is one answered event: who told which node what, and when.
+type Answer struct {
 	By, Node, Note string
 	Time           time.Time
 }
 
-func foldEvents(events []runtime.Event) *runView {
-	v := &runView{Status: string(runtime.StatusRunning), Reached: map[string]bool{}}
-	open := map[string]*attempt{}
+func Fold(events []runtime.Event) *View {
+	v := &View{Status: string(runtime.StatusRunning), Reached: map[string]bool{}}
+	open := map[string]*Attempt{}
 	key := func(ev runtime.Event) string { return ev.Node + "#" + itoa(ev.Attempt) }
 	for _, ev := range events {
 		v.LastSeq = ev.Seq
@@ -118,7 +118,7 @@ func foldEvents(events []runtime.Event) *runView {
 		case runtime.EvEnvironment:
 			v.Sandbox = ev.Layers
 		case runtime.EvNodeStarted:
-			a := &attempt{Node: ev.Node, N: ev.Attempt, Start: ev.Time}
+			a := &Attempt{Node: ev.Node, N: ev.Attempt, Start: ev.Time}
 			v.NodeRuns++
 			v.Attempts = append(v.Attempts, a)
 			open[key(ev)] = a
@@ -152,7 +152,7 @@ func foldEvents(events []runtime.Event) *runView {
 			// The handed-off run goes on: running again until its next
 			// run_finished.
 			v.Status, v.Kind, v.Reason, v.finished = string(runtime.StatusRunning), "", "", false
-			v.Answers = append(v.Answers, answer{By: ev.By, Node: ev.Node, Note: ev.Feedback, Time: ev.Time})
+			v.Answers = append(v.Answers, Answer{By: ev.By, Node: ev.Node, Note: ev.Feedback, Time: ev.Time})
 		}
 	}
 	total, _ := runtime.Elapsed(events)
@@ -161,4 +161,4 @@ func foldEvents(events []runtime.Event) *runView {
 }
 
 // DurationMS is the run's length so far, as runtime.Elapsed counts it.
-func (v *runView) DurationMS() int64 { return v.durationMS }
+func (v *View) DurationMS() int64 { return v.durationMS }

@@ -1,4 +1,4 @@
-package inbox
+package index
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +42,8 @@ type Run struct {
 	Task     string
 	Branch   string
 	Failures []string
+	// Labels are meta.json's labels (`sandgate run --label`).
+	Labels map[string]string
 
 	// search is every text the list's search looks in, lower-cased once
 	// when the run is (re)read, so a search reads no file.
@@ -57,14 +60,23 @@ type Run struct {
 }
 
 // Index keeps every run of a set of runs directories in memory and
-// refreshes incrementally: a refresh lists the directories and stats each
-// run's events.jsonl, and reads a run's files only when the run is new or
-// its journal changed. Requests never read every journal.
+// refreshes incrementally. On Linux it watches the runs directories and
+// the directories of the runs that may still change (inotify), so a
+// refresh reads only the runs an event named and asks the running ones'
+// harnesses whether they still live; without a watcher (another system,
+// the watch limit reached, events lost) a refresh lists the directories
+// and stats each run's events.jsonl. Either way a run's files are read
+// only when it is new or its journal changed.
 type Index struct {
 	Dirs []string
 	// MinRefresh is how old the index may get before a read refreshes it
 	// (default 1s; negative refreshes on every read).
 	MinRefresh time.Duration
+	// FullScan is how often a refresh lists and stats every run even
+	// with a watcher (default 1 min; negative: every time, as without
+	// inotify). Events miss what other hosts write to a runs directory on
+	// shared storage, and a settled run's files changed by hand.
+	FullScan time.Duration
 
 	mu     sync.Mutex
 	runs   map[string]*Run
@@ -73,6 +85,13 @@ type Index struct {
 	// gen counts the refreshes that changed something, so a live page
 	// can tell a change without comparing runs.
 	gen uint64
+	// watch says which runs changed (inotify), nil when none could be
+	// set up: then every refresh stats every run. noWatch: do not try.
+	watch    *watcher
+	noWatch  bool
+	lastFull time.Time
+	scans    int
+	cleanup  runtime.Cleanup
 }
 
 // Generation is a number that moves whenever a refresh changed the index
@@ -120,18 +139,15 @@ func (ix *Index) Get(root int, id string) *Run {
 }
 
 func (ix *Index) refreshLocked() {
-	seen := make(map[string]bool, len(ix.runs))
-	changed := false
-	for i, dir := range ix.Dirs {
-		if ix.refreshDir(i, dir, seen) {
-			changed = true
-		}
+	full := ix.FullScan
+	if full == 0 {
+		full = time.Minute
 	}
-	for k := range ix.runs {
-		if !seen[k] {
-			delete(ix.runs, k)
-			changed = true
-		}
+	var changed bool
+	if ix.watch != nil && full > 0 && time.Since(ix.lastFull) < full {
+		changed = ix.refreshWatched()
+	} else {
+		changed = ix.refreshAll()
 	}
 	if changed {
 		ix.gen++
@@ -149,6 +165,28 @@ func (ix *Index) refreshLocked() {
 		})
 	}
 	ix.last = time.Now()
+}
+
+// refreshAll lists every runs directory and stats every run: the first
+// refresh, and every one where no watcher can say what changed. It
+// starts the watcher first, so nothing written during the scan is lost.
+func (ix *Index) refreshAll() bool {
+	ix.startWatch()
+	ix.lastFull = time.Now()
+	seen := make(map[string]bool, len(ix.runs))
+	changed := false
+	for i, dir := range ix.Dirs {
+		if ix.refreshDir(i, dir, seen) {
+			changed = true
+		}
+	}
+	for k := range ix.runs {
+		if !seen[k] {
+			delete(ix.runs, k)
+			changed = true
+		}
+	}
+	return changed
 }
 
 // refreshDir updates the runs of one directory and reports a change.
@@ -170,7 +208,7 @@ func (ix *Index) refreshDir(root int, dir string, seen map[string]bool) bool {
 		// The directory's own type comes with the listing: a symlink is
 		// never a run. The stat below only says whether to re-read; the
 		// reads themselves go through os.Root.
-		if !e.IsDir() || !validName(name) {
+		if !e.IsDir() || !ValidName(name) {
 			continue
 		}
 		st, err := os.Lstat(filepath.Join(dir, name, "events.jsonl"))
@@ -180,15 +218,20 @@ func (ix *Index) refreshDir(root int, dir string, seen map[string]bool) bool {
 		k := itoa(root) + "/" + name
 		seen[k] = true
 		old := ix.runs[k]
-		if old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && (old.runJSON || !exists(dir, name)) {
+		if unchanged(old, st, dir, name) {
+			if !settled(old) {
+				ix.track(k, filepath.Join(dir, name), nil) // a new watcher after lost events
+			}
 			if now := recheck(r, old); now != nil {
 				ix.runs[k], changed = now, true
 			}
 			continue
 		}
+		ix.track(k, filepath.Join(dir, name), nil) // before the read: a write after it is an event
 		run := loadRun(r, root, dir, name)
 		run.size, run.mtime = st.Size(), st.ModTime()
 		ix.runs[k] = run
+		ix.track(k, "", run)
 		changed = true
 	}
 	return changed
@@ -201,7 +244,7 @@ func recheck(r *os.Root, run *Run) *Run {
 	if !run.unfinished {
 		return nil
 	}
-	status, reason := liveStatus(r, run.ID)
+	status, reason := LiveStatus(r, run.ID)
 	if status == run.Status {
 		return nil
 	}
@@ -209,6 +252,12 @@ func recheck(r *os.Root, run *Run) *Run {
 	now.Status, now.Reason = status, reason
 	now.search = searchText(&now)
 	return &now
+}
+
+// unchanged: the run was read with this journal (size and time) and
+// nothing since made its run.json.
+func unchanged(old *Run, st os.FileInfo, dir, name string) bool {
+	return old != nil && old.size == st.Size() && old.mtime.Equal(st.ModTime()) && (old.runJSON || !exists(dir, name))
 }
 
 // exists reports whether a run has written its run.json yet.
@@ -220,8 +269,8 @@ func exists(dir, name string) bool {
 // loadRun reads one run's journal, meta.json and run.json.
 func loadRun(r *os.Root, root int, dir, name string) *Run {
 	run := &Run{Root: root, ID: name, Dir: filepath.Join(dir, name)}
-	events, _ := readEvents(r, name+"/events.jsonl")
-	v := foldEvents(events)
+	events, _ := ReadEvents(r, name+"/events.jsonl")
+	v := Fold(events)
 	run.Status, run.Kind, run.Reason, run.Blueprint = v.Status, v.Kind, v.Reason, v.Blueprint
 	run.Started, run.DurationMS, run.Tokens, run.NodeRuns = v.Started, v.DurationMS(), v.Tokens, v.NodeRuns
 	if v.Cost > 0 {
@@ -231,20 +280,21 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 	run.Fails, run.Flaky = failsAndFlaky(r, name, v)
 	run.Task, run.Branch, run.Failures = taskOf(v.Inputs), branchOf(v), failuresOf(v)
 	if run.unfinished = !v.finished && !v.Last.IsZero(); run.unfinished {
-		run.Status, run.Reason = liveStatus(r, name)
+		run.Status, run.Reason = LiveStatus(r, name)
 	}
 	var meta struct {
-		Workspace string `json:"workspace"`
+		Workspace string            `json:"workspace"`
+		Labels    map[string]string `json:"labels"`
 	}
-	if b, _, err := readCapped(r, name+"/meta.json", 1<<20); err == nil {
+	if b, _, err := ReadCapped(r, name+"/meta.json", 1<<20); err == nil {
 		_ = json.Unmarshal(b, &meta)
-		run.Repository = meta.Workspace
+		run.Repository, run.Labels = meta.Workspace, meta.Labels
 	}
 	var sum struct {
 		Cost       *float64 `json:"cost"`
 		DurationMS int64    `json:"duration_ms"`
 	}
-	b, _, err := readCapped(r, name+"/run.json", 4<<20)
+	b, _, err := ReadCapped(r, name+"/run.json", 4<<20)
 	if err == nil && json.Unmarshal(b, &sum) == nil {
 		run.runJSON = true
 		if sum.Cost != nil {
