@@ -25,3 +25,6 @@ func SetImageFreeTimeout(d time.Duration) func() {
 	imageFreeTimeout = d
 	return func() { imageFreeTimeout = old }
 }
+
+// MaxLayers is how many layers a snapshot may stack (its own included).
+const MaxLayers = maxLayers

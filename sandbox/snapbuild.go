@@ -105,15 +105,23 @@ func (b *build) run(ctx context.Context, baseDir, baseCommit string) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(b.root, b.commit)
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(dir); statErr == nil {
-			return nil // another run built it first
-		}
+	return b.publish(tmp, baseCommit, nil, own)
+}
+
+// publish renames the built snapshot tmp into place and records it:
+// its meta (lower: the layers it stacks on, none for a flat one) and
+// the own bytes it adds to its store's count.
+func (b *build) publish(tmp, baseCommit string, lower []string, own int64) error {
+	// The meta goes first: whoever finds the directory reads in it
+	// whether it is a layer (builds of one commit are serialized, see
+	// leaseOrBuild).
+	dir, meta := filepath.Join(b.root, b.commit), filepath.Join(b.root, b.commit+".json")
+	if err := writeJSON(meta, snapshotMeta{Repo: b.src.repo, Bytes: own,
+		Built: time.Now().UTC(), Store: b.st.key, Base: baseCommit, Lower: lower}); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(b.root, b.commit+".json"), snapshotMeta{Repo: b.src.repo, Bytes: own,
-		Built: time.Now().UTC(), Store: b.st.key, Base: baseCommit}); err != nil {
+	if err := os.Rename(tmp, dir); err != nil {
+		os.Remove(meta)
 		return err
 	}
 	unlockMeta, err := b.st.lockWrite()
