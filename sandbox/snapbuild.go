@@ -19,13 +19,15 @@ import (
 // A snapshot is a checkout of one commit whose .git borrows the store's
 // objects (objects/info/alternates) and holds only HEAD, config and the
 // index. Built on a base (a cached snapshot of the same store, the
-// nearest one), it hard-links the base's unchanged files and writes only
-// the files that changed: its time and disk follow the change. The links
-// are between the cache's own snapshots, never into the user's .git, and
-// a snapshot is never written once built (boxes see it as a read-only
-// lower layer), so shared inodes never change. git checkout replaces a
-// file by unlinking it first; the files it replaces are unlinked before
-// it runs all the same.
+// nearest one), it is a layer over the base's layers (snaplayer.go):
+// only what changed. Past maxLayers, or where overlays cannot be
+// mounted, it is flat instead: it hard-links the unchanged files of the
+// flat snapshot at the bottom of the base's layers and writes only the
+// files that changed. The links are between the cache's own snapshots,
+// never into the user's .git, and a snapshot is never written once
+// built (boxes see it as a read-only lower layer), so shared inodes
+// never change. git checkout replaces a file by unlinking it first; the
+// files it replaces are unlinked before it runs all the same.
 
 // snapshotGitConfig is a snapshot's .git/config. checkStat=minimal: the
 // index copied from the base matches the linked files by mtime and size

@@ -134,12 +134,21 @@ func layerAbove(root, commit string) string {
 	return ""
 }
 
-// checkLayerPaths refuses paths an overlay's options cannot name.
-func checkLayerPaths(paths ...string) error {
-	for _, p := range paths {
+// checkLayerPaths refuses to stack a new layer of the cache root over
+// layers when an overlay's options could not name them all: a path
+// with a comma, colon or backslash, or more than half a page of paths
+// (a box's overlay adds its upper and work directories, a page is the
+// limit).
+func checkLayerPaths(root string, layers []string) error {
+	n := len(root) + 60
+	for _, p := range append([]string{root}, layers...) {
 		if strings.ContainsAny(p, ",:\\") {
 			return errors.New("snapshot layers: the path " + p + " holds a comma, colon or backslash")
 		}
+		n += len(p) + 1
+	}
+	if n > os.Getpagesize()/2 {
+		return fmt.Errorf("snapshot layers: %d bytes of paths, more than an overlay's options hold", n)
 	}
 	return nil
 }

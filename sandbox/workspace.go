@@ -172,7 +172,7 @@ func (b *build) onLeasedBase(ctx context.Context, bl *SnapshotLease) error {
 		return err
 	}
 	layers := bl.layers
-	if layersSupported() && len(layers) < maxLayers && checkLayerPaths(append(layers, b.root)...) == nil {
+	if layersSupported() && len(layers) < maxLayers && checkLayerPaths(b.root, layers) == nil {
 		err := b.runLayer(ctx, bl.Commit, layers)
 		var r refused
 		if err == nil || ctx.Err() != nil || errors.As(err, &r) {
