@@ -135,6 +135,9 @@ type SnapshotInfo struct {
 	// store: its directories and the files it does not share with the
 	// snapshot it was built on.
 	Store string `json:"store,omitempty"`
+	// Lower is how many snapshots a layered snapshot stacks on (0: a
+	// flat one). A snapshot a cached layer stacks on is not removed.
+	Lower int `json:"lower,omitempty"`
 }
 
 var (
@@ -177,7 +180,7 @@ func ListSnapshots(cacheDir string) ([]SnapshotInfo, error) {
 func describe(root, commit string) SnapshotInfo {
 	s := SnapshotInfo{Commit: commit, Dir: filepath.Join(root, commit)}
 	if m, err := readSnapshotMeta(root, commit); err == nil && m.Bytes > 0 {
-		s.Repo, s.Bytes, s.Store = m.Repo, m.Bytes, m.Store
+		s.Repo, s.Bytes, s.Store, s.Lower = m.Repo, m.Bytes, m.Store, len(m.Lower)
 	} else {
 		s.Bytes, _ = diskUsage(s.Dir)
 	}

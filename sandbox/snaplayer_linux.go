@@ -46,18 +46,11 @@ func (b *build) runLayer(ctx context.Context, baseCommit string, lowers []string
 	if err := unix.Lsetxattr(git, "user.overlay.opaque", []byte("y"), 0); err != nil {
 		return fmt.Errorf("mark the layer's .git opaque: %w", err)
 	}
-	unlock, err := b.st.lockWrite()
+	plan, unlock, err := b.lockedPlan(ctx, tmp, baseCommit)
 	if err != nil {
 		return err
 	}
 	defer func() { unlock() }()
-	plan, err := b.plan(ctx, tmp, baseCommit)
-	if err != nil {
-		return err
-	}
-	if err := roomFor(b.st.cache, plan.blobBytes, "the files of "+b.commit); err != nil {
-		return refused{err}
-	}
 	if err := b.checkoutInOverlay(ctx, tmp, lowers, plan); err != nil {
 		return err
 	}
@@ -93,15 +86,8 @@ func (b *build) checkoutInOverlay(ctx context.Context, upper string, lowers []st
 		return err
 	}
 	defer unmountLayers(mnt)
-	verified := make(chan error, 1)
-	go func() { verified <- verifyBlobs(ctx, filepath.Join(upper, ".git"), b.format, plan.blobs) }()
-	_, cerr := ownGit(ctx, filepath.Join(mnt, ".git"), "", "--work-tree="+mnt, "-c", "advice.detachedHead=false",
-		"checkout", "--quiet", "--detach", b.commit)
-	if err := <-verified; err != nil {
-		return refused{fmt.Errorf("snapshot of %s: %w", b.commit, err)}
-	}
-	if cerr != nil {
-		return fmt.Errorf("check out %s: %w", b.commit, cerr)
+	if err := b.checkout(ctx, upper, mnt, plan); err != nil {
+		return err
 	}
 	return unmountLayers(mnt)
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -179,7 +180,7 @@ func checkLayeredBox(t *testing.T, view, cache, want string) {
 
 // TestLayerBaseOutlivesItsLayers: the snapshot a cached layer stacks on
 // is not evicted while the layer is leased or cached; once the layer is
-// gone, eviction takes it.
+// gone, pruning takes it; eviction passes again until it can.
 func TestLayerBaseOutlivesItsLayers(t *testing.T) {
 	repo := layerRepo(t)
 	cache := cacheDir(t)
@@ -211,8 +212,16 @@ func TestLayerBaseOutlivesItsLayers(t *testing.T) {
 			t.Fatalf("the base of a cached layer was removed (%v)", err)
 		}
 	}
-	if _, err := sandbox.EvictSnapshots(cache, 0); err != nil {
-		t.Fatal(err)
+	// sandgate prune removes stale snapshots in StaleSnapshots' order:
+	// the layer first, then its base.
+	stale, _, err := sandbox.StaleSnapshots(cache, time.Now().Add(time.Hour))
+	if err != nil || len(stale) != 2 {
+		t.Fatalf("stale %+v, %v", stale, err)
+	}
+	for _, s := range stale {
+		if ok, err := sandbox.RemoveSnapshot(s); !ok || err != nil {
+			t.Fatalf("prune kept %s (%v)", s.Commit, err)
+		}
 	}
 	list, _ = sandbox.ListSnapshots(cache)
 	if n, _ := sandbox.CacheBytes(cache); len(list) != 0 || n != 0 {
@@ -252,5 +261,13 @@ func TestLayerDepthIsBounded(t *testing.T) {
 	}
 	if flat != 1 {
 		t.Fatalf("%d flat snapshots past the first, want 1", flat)
+	}
+	// Least recently used first is bases first: eviction passes again
+	// until the chains are gone.
+	if _, err := sandbox.EvictSnapshots(cache, 0); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := sandbox.ListSnapshots(cache); len(list) != 0 {
+		t.Fatalf("eviction left %d snapshots", len(list))
 	}
 }
