@@ -81,7 +81,11 @@ func (b *build) checkoutInOverlay(ctx context.Context, upper string, lowers []st
 		return err
 	}
 	defer os.Remove(mnt)
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,%s", strings.Join(lowers, ":"), upper, work, layerMountOptions)
+	// volatile: no sync of the upper's filesystem at unmount, which
+	// would flush every dirty page on it (a base built a moment ago);
+	// a flat build does not sync either. The work directory, marked
+	// by it as unusable again, is removed with the mount.
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,%s,volatile", strings.Join(lowers, ":"), upper, work, layerMountOptions)
 	if err := mountLayers(mnt, opts, unix.MS_NOSUID|unix.MS_NODEV); err != nil {
 		return err
 	}
