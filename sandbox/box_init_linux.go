@@ -117,6 +117,7 @@ func (b *Box) newSetup() (*setup, error) {
 	}
 	if b.opts.Snapshot != "" && b.copyDir == "" {
 		s.Lower, s.Upper, s.OvlWork = b.opts.Snapshot, diskUpper, diskOvlWork
+		s.Layers = snapshotLayers(b.opts.Snapshot)
 	}
 	ws := b.opts.Workspace
 	if s.Lower != "" {

@@ -20,9 +20,13 @@
 // repository, which the harness owns and fills from the user's
 // repository without running anything there; the box sees the store
 // read-only at /work/.git/objects. A snapshot of a new commit imports
-// only the new objects and hard-links the unchanged files of the nearest
-// cached snapshot, so it costs what changed. [EvictSnapshots] keeps the
-// cache under its cap; leased snapshots and their stores stay.
+// only the new objects and is a layer over the nearest cached snapshot's
+// layers: the files that changed, whiteouts for those deleted and its
+// own .git, so it costs what changed. A box stacks the layers as its
+// overlay's lower layers; the harness reads a layered snapshot through a
+// read-only overlay of them (its view, which its lease mounts).
+// [EvictSnapshots] keeps the cache under its cap; leased snapshots, the
+// snapshots a cached layer stacks on, and their stores stay.
 //
 // A box's init and its disk (an ext4 image of the disk limit's size) are
 // made ahead: each Start takes an init already started in its namespaces

@@ -70,3 +70,6 @@ func drainPool() {
 		(<-c).discard()
 	}
 }
+
+// MaxLayers is how many layers a snapshot may stack (its own included).
+const MaxLayers = maxLayers

@@ -132,7 +132,11 @@ func mountWorkspace(s *setup, root string) (string, error) {
 		return "", err
 	}
 	if s.Lower != "" {
-		opts, done, err := overlayOptions([]string{s.Lower}, s.Upper, s.OvlWork)
+		lowers := []string{s.Lower}
+		if len(s.Layers) > 0 {
+			lowers = s.Layers
+		}
+		opts, done, err := overlayOptions(lowers, s.Upper, s.OvlWork)
 		if err != nil {
 			return "", err
 		}

@@ -49,7 +49,7 @@ func TestHostileRepositoryRunsNothing(t *testing.T) {
 	// the promisor remote, through the evil transport.
 	blob := git(t, repo, "rev-parse", "HEAD:docs/a.txt")
 	os.Remove(filepath.Join(repo, ".git", "objects", blob[:2], blob[2:]))
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	_, _, err := sandbox.Snapshot(context.Background(), repo, "HEAD", cache)
 	if err == nil || !strings.Contains(err.Error(), "lacks") {
 		t.Errorf("snapshot of a commit missing a blob: %v", err)
@@ -110,7 +110,7 @@ func TestHostileRepositoryStaysOutOfTheStore(t *testing.T) {
 	os.WriteFile(foreign+".pack", []byte(secret+" of another user\n"), 0o644)
 	os.Lchown(foreign+".pack", 12345, 12345)
 
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	snap, _, err := sandbox.Snapshot(context.Background(), repo, "HEAD", cache)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestHostileRepositoryStaysOutOfTheStore(t *testing.T) {
 // snapshot, or a .git symlinked into a store) is refused: its snapshot
 // would borrow a store it has no business seeing.
 func TestSnapshotRefusesTheCache(t *testing.T) {
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	snap, commit, err := sandbox.Snapshot(context.Background(), makeRepo(t), "HEAD", cache)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestSnapshotRefusesCorruptObjects(t *testing.T) {
 	if err := copyBytes(filepath.Join(repo, ".git", "objects", forged[:2], forged[2:]), p); err != nil {
 		t.Fatal(err)
 	}
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	_, _, err := sandbox.Snapshot(context.Background(), repo, "HEAD", cache)
 	if err == nil || !strings.Contains(err.Error(), "corrupt") {
 		t.Fatalf("snapshot with a forged blob: %v", err)
@@ -195,7 +195,7 @@ func TestSnapshotRefusesAHugeTree(t *testing.T) {
 	commitAll(t, repo, "bomb")
 	git(t, repo, "repack", "-a", "-d", "-q")
 	t.Setenv("SANDGATE_CACHE_MAX", "4MiB")
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	_, _, err := sandbox.Snapshot(context.Background(), repo, "HEAD", cache)
 	if err == nil || !strings.Contains(err.Error(), "cap") {
 		t.Fatalf("snapshot of a 16 MiB tree under a 4 MiB cap: %v", err)
@@ -223,7 +223,7 @@ func TestSnapshotRefusesHugeObjects(t *testing.T) {
 				git(t, repo, "repack", "-a", "-d", "-q")
 			}
 			t.Setenv("SANDGATE_CACHE_MAX", "2MiB")
-			cache := t.TempDir()
+			cache := cacheDir(t)
 			_, _, err := sandbox.Snapshot(context.Background(), repo, "HEAD", cache)
 			if err == nil || !strings.Contains(err.Error(), "SANDGATE_CACHE_MAX") {
 				t.Fatalf("snapshot of a repository with 6 MiB of history under a 2 MiB cap: %v", err)
@@ -245,7 +245,7 @@ func TestAttackObjectStoreFromTheBox(t *testing.T) {
 	for _, noOverlay := range []bool{false, true} {
 		t.Run(map[bool]string{false: "overlay", true: "copy"}[noOverlay], func(t *testing.T) {
 			repo, first, second := wideRepo(t, 20)
-			cache := t.TempDir()
+			cache := cacheDir(t)
 			base, _, err := sandbox.Snapshot(context.Background(), repo, first, cache)
 			if err != nil {
 				t.Fatal(err)

@@ -67,7 +67,7 @@ func inode(t *testing.T, p string) uint64 {
 // checkout of its commit.
 func TestSnapshotOfANewCommitCostsTheChange(t *testing.T) {
 	repo, first, second := wideRepo(t, 300)
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	ctx := context.Background()
 	a, err := sandbox.LeaseSnapshot(ctx, repo, first, cache)
 	if err != nil {
@@ -129,7 +129,7 @@ func TestObjectStoreOwnsItsObjects(t *testing.T) {
 		return nil
 	})
 	userBefore := treeHash(t, repo)
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	for _, c := range []string{first, second} {
 		if _, _, err := sandbox.Snapshot(context.Background(), repo, c, cache); err != nil {
 			t.Fatal(err)
@@ -162,7 +162,7 @@ func TestSnapshotPartialClone(t *testing.T) {
 	if git(t, partial, "config", "remote.origin.promisor") != "true" {
 		t.Fatal("not a partial clone")
 	}
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	snap, commit, err := sandbox.Snapshot(context.Background(), partial, "HEAD", cache)
 	if err != nil {
 		t.Fatalf("snapshot of a partial clone: %v", err)
@@ -208,7 +208,7 @@ func TestSnapshotShallowClone(t *testing.T) {
 	}
 	shallow := filepath.Join(t.TempDir(), "shallow")
 	git(t, "", "clone", "-q", "--depth", "2", "file://"+origin, shallow)
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	snap, _, err := sandbox.Snapshot(context.Background(), shallow, "HEAD", cache)
 	if err != nil {
 		t.Fatalf("snapshot of a shallow clone: %v", err)
@@ -263,7 +263,7 @@ func promotionRepo(t *testing.T, snap, base string) (promote, commit string) {
 // and links the base's files: it costs the change.
 func TestDerivedSnapshot(t *testing.T) {
 	repo, _, second := wideRepo(t, 200)
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	ctx := context.Background()
 	base, err := sandbox.LeaseSnapshot(ctx, repo, second, cache)
 	if err != nil {
@@ -312,7 +312,7 @@ func TestDerivedSnapshot(t *testing.T) {
 // while a run leases one of its snapshots.
 func TestEvictionCoversStores(t *testing.T) {
 	repo, first, second := wideRepo(t, 100)
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	ctx := context.Background()
 	for _, c := range []string{first, second} {
 		if _, _, err := sandbox.Snapshot(ctx, repo, c, cache); err != nil {
@@ -360,6 +360,9 @@ func uniqueBytes(t *testing.T, dir string) int64 {
 		if err != nil || syscall.Lstat(p, &st) != nil || seen[st.Ino] || p == dir {
 			return nil
 		}
+		if filepath.Base(p) == "views" && filepath.Dir(p) == dir {
+			return filepath.SkipDir
+		}
 		if base := filepath.Base(p); filepath.Dir(filepath.Dir(p)) == dir && (strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".lock") || strings.HasSuffix(base, ".use")) {
 			return nil
 		}
@@ -371,4 +374,17 @@ func uniqueBytes(t *testing.T, dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// cacheDir is a snapshot cache for one test; the views of its layered
+// snapshots are unmounted when the test ends, before it is removed.
+func cacheDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		if err := sandbox.UnmountViews(dir); err != nil {
+			t.Error(err)
+		}
+	})
+	return dir
 }

@@ -30,9 +30,12 @@ type input struct {
 
 // setup tells init how to build the box.
 type setup struct {
-	Root      string   `json:"root"`
-	Workspace string   `json:"workspace"`
-	Lower     string   `json:"lower,omitempty"`
+	Root      string `json:"root"`
+	Workspace string `json:"workspace"`
+	Lower     string `json:"lower,omitempty"`
+	// Layers, when set, are the layers of the layered snapshot whose
+	// view Lower is, topmost first: the overlay stacks them instead.
+	Layers    []string `json:"layers,omitempty"`
 	Upper     string   `json:"upper,omitempty"`
 	OvlWork   string   `json:"ovl_work,omitempty"`
 	ReadOnly  []string `json:"read_only"`

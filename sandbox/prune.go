@@ -1,10 +1,15 @@
 package sandbox
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // StaleSnapshots lists the cache's snapshots last used before cutoff,
 // least recently used first, split into those no run holds (RemoveSnapshot
 // deletes them) and those a live run leases, which are never removed.
+// Stale layers come before the snapshots they stack on, so removing
+// them in order can take a whole chain.
 func StaleSnapshots(cacheDir string, cutoff time.Time) (stale, held []SnapshotInfo, err error) {
 	list, err := ListSnapshots(cacheDir)
 	if err != nil {
@@ -19,5 +24,6 @@ func StaleSnapshots(cacheDir string, cutoff time.Time) (stale, held []SnapshotIn
 			stale = append(stale, s)
 		}
 	}
+	sort.SliceStable(stale, func(i, j int) bool { return stale[i].Lower > stale[j].Lower })
 	return stale, held, nil
 }

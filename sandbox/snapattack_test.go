@@ -39,7 +39,7 @@ func TestSnapshotDirectoryBecomesASymlink(t *testing.T) {
 				os.WriteFile(filepath.Join(repo, f), []byte(f+"\n"), 0o644)
 			}
 			first := commitAll(t, repo, "a directory")
-			cache := t.TempDir()
+			cache := cacheDir(t)
 			ctx := context.Background()
 			base, err := sandbox.LeaseSnapshot(ctx, repo, first, cache)
 			if err != nil {

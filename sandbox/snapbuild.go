@@ -19,13 +19,15 @@ import (
 // A snapshot is a checkout of one commit whose .git borrows the store's
 // objects (objects/info/alternates) and holds only HEAD, config and the
 // index. Built on a base (a cached snapshot of the same store, the
-// nearest one), it hard-links the base's unchanged files and writes only
-// the files that changed: its time and disk follow the change. The links
-// are between the cache's own snapshots, never into the user's .git, and
-// a snapshot is never written once built (boxes see it as a read-only
-// lower layer), so shared inodes never change. git checkout replaces a
-// file by unlinking it first; the files it replaces are unlinked before
-// it runs all the same.
+// nearest one), it is a layer over the base's layers (snaplayer.go):
+// only what changed. Past maxLayers, or where overlays cannot be
+// mounted, it is flat instead: it hard-links the unchanged files of the
+// flat snapshot at the bottom of the base's layers and writes only the
+// files that changed. The links are between the cache's own snapshots,
+// never into the user's .git, and a snapshot is never written once
+// built (boxes see it as a read-only lower layer), so shared inodes
+// never change. git checkout replaces a file by unlinking it first; the
+// files it replaces are unlinked before it runs all the same.
 
 // snapshotGitConfig is a snapshot's .git/config. checkStat=minimal: the
 // index copied from the base matches the linked files by mtime and size
@@ -58,21 +60,11 @@ func (b *build) run(ctx context.Context, baseDir, baseCommit string) error {
 	if err := b.writeGitDir(tmp, head); err != nil {
 		return err
 	}
-	// No import may add packs between the verification and the
-	// checkout: git would read the objects again, and a pack added
-	// meanwhile could answer for an id with other content.
-	unlock, err := b.st.lockWrite()
+	plan, unlock, err := b.lockedPlan(ctx, tmp, baseCommit)
 	if err != nil {
 		return err
 	}
 	defer func() { unlock() }()
-	plan, err := b.plan(ctx, tmp, baseCommit)
-	if err != nil {
-		return err
-	}
-	if err := roomFor(b.st.cache, plan.blobBytes, "the files of "+b.commit); err != nil {
-		return refused{err}
-	}
 	// made are the entries the snapshot does not share with its base:
 	// all of them (nil) without one.
 	var made []string
@@ -83,18 +75,8 @@ func (b *build) run(ctx context.Context, baseDir, baseCommit string) error {
 		}
 		made = append(append([]string{}, dirs...), plan.written...)
 	}
-	// The blobs are verified while git checks them out: the snapshot is
-	// published (renamed into place) only once both are done, so what a
-	// corrupt object wrote is removed with the rest.
-	verified := make(chan error, 1)
-	go func() { verified <- verifyBlobs(ctx, filepath.Join(tmp, ".git"), b.format, plan.blobs) }()
-	_, cerr := ownGit(ctx, filepath.Join(tmp, ".git"), "", "--work-tree="+tmp, "-c", "advice.detachedHead=false",
-		"checkout", "--quiet", "--detach", b.commit)
-	if err := <-verified; err != nil {
-		return refused{fmt.Errorf("snapshot of %s: %w", b.commit, err)}
-	}
-	if cerr != nil {
-		return fmt.Errorf("check out %s: %w", b.commit, cerr)
+	if err := b.checkout(ctx, tmp, tmp, plan); err != nil {
+		return err
 	}
 	unlock()
 	unlock = func() {}
@@ -105,15 +87,23 @@ func (b *build) run(ctx context.Context, baseDir, baseCommit string) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(b.root, b.commit)
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(dir); statErr == nil {
-			return nil // another run built it first
-		}
+	return b.publish(tmp, baseCommit, nil, own)
+}
+
+// publish renames the built snapshot tmp into place and records it:
+// its meta (lower: the layers it stacks on, none for a flat one) and
+// the own bytes it adds to its store's count.
+func (b *build) publish(tmp, baseCommit string, lower []string, own int64) error {
+	// The meta goes first: whoever finds the directory reads in it
+	// whether it is a layer (builds of one commit are serialized, see
+	// leaseOrBuild).
+	dir, meta := filepath.Join(b.root, b.commit), filepath.Join(b.root, b.commit+".json")
+	if err := writeJSON(meta, snapshotMeta{Repo: b.src.repo, Bytes: own,
+		Built: time.Now().UTC(), Store: b.st.key, Base: baseCommit, Lower: lower}); err != nil {
 		return err
 	}
-	if err := writeJSON(filepath.Join(b.root, b.commit+".json"), snapshotMeta{Repo: b.src.repo, Bytes: own,
-		Built: time.Now().UTC(), Store: b.st.key, Base: baseCommit}); err != nil {
+	if err := os.Rename(tmp, dir); err != nil {
+		os.Remove(meta)
 		return err
 	}
 	unlockMeta, err := b.st.lockWrite()
@@ -122,6 +112,49 @@ func (b *build) run(ctx context.Context, baseDir, baseCommit string) error {
 	}
 	defer unlockMeta()
 	return b.st.updateMeta(func(m *storeMeta) { m.CheckoutBytes += own })
+}
+
+// lockedPlan takes the store's write lock and plans the checkout into
+// dir (see plan), refusing what the cache has no room for; unlock ends
+// the lock (the caller's, also on error: it is a no-op then). No import
+// may add packs between the verification and the checkout: git would
+// read the objects again, and a pack added meanwhile could answer for
+// an id with other content.
+func (b *build) lockedPlan(ctx context.Context, dir, baseCommit string) (*checkoutPlan, func(), error) {
+	unlock, err := b.st.lockWrite()
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := b.plan(ctx, dir, baseCommit)
+	if err == nil {
+		if rerr := roomFor(b.st.cache, plan.blobBytes, "the files of "+b.commit); rerr != nil {
+			err = refused{rerr}
+		}
+	}
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return plan, unlock, nil
+}
+
+// checkout checks b.commit out into workTree (whose .git is its own, or
+// a view of the layer's own .git in dir) while the plan's blobs are
+// verified from dir's .git: the snapshot is published (renamed into
+// place) only once both are done, so what a corrupt object wrote is
+// removed with the rest.
+func (b *build) checkout(ctx context.Context, dir, workTree string, plan *checkoutPlan) error {
+	verified := make(chan error, 1)
+	go func() { verified <- verifyBlobs(ctx, filepath.Join(dir, ".git"), b.format, plan.blobs) }()
+	_, cerr := ownGit(ctx, filepath.Join(workTree, ".git"), "", "--work-tree="+workTree, "-c", "advice.detachedHead=false",
+		"checkout", "--quiet", "--detach", b.commit)
+	if err := <-verified; err != nil {
+		return refused{fmt.Errorf("snapshot of %s: %w", b.commit, err)}
+	}
+	if cerr != nil {
+		return fmt.Errorf("check out %s: %w", b.commit, cerr)
+	}
+	return nil
 }
 
 // writeGitDir writes the snapshot's .git: HEAD, config, the store as its

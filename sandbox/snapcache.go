@@ -40,9 +40,16 @@ func DefaultCacheDir() string {
 // SnapshotLease keeps a snapshot from eviction: a shared flock on
 // snapshots/<commit>.lock, which the kernel drops when the process dies,
 // so a crashed run leaves no stale lease behind.
+//
+// Dir is the snapshot's tree: its own directory, or for a layered
+// snapshot its read-only view (see snaplayer.go). A layered snapshot's
+// lease also leases the snapshots it stacks on.
 type SnapshotLease struct {
 	Dir, Commit string
 	f           *os.File
+	lower       []*SnapshotLease
+	layers      []string // its own directory, then its lower layers'
+	view        string   // the view Dir names, mounted for this lease
 }
 
 // Release ends the lease.
@@ -50,9 +57,32 @@ func (l *SnapshotLease) Release() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
+	lock := l.f.Name()
 	err := l.f.Close()
 	l.f = nil
+	for _, ll := range l.lower {
+		ll.Release()
+	}
+	l.lower = nil
+	if l.view != "" && err == nil {
+		err = dropView(lock, l.view)
+	}
 	return err
+}
+
+// dropView unmounts a layered snapshot's view once no lease holds the
+// snapshot (its lock is then free): taking the lock exclusively keeps
+// a new lease from mounting it meanwhile.
+func dropView(lock, view string) error {
+	f, err := os.OpenFile(lock, os.O_RDWR, 0)
+	if err != nil {
+		return removeView(view) // evicted
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !stillLinked(f, lock) {
+		return nil // leased elsewhere: the view stays
+	}
+	return removeView(view)
 }
 
 // lease takes a shared lock on root/<commit>.lock and stamps it as used
@@ -105,6 +135,9 @@ type SnapshotInfo struct {
 	// store: its directories and the files it does not share with the
 	// snapshot it was built on.
 	Store string `json:"store,omitempty"`
+	// Lower is how many snapshots a layered snapshot stacks on (0: a
+	// flat one). A snapshot a cached layer stacks on is not removed.
+	Lower int `json:"lower,omitempty"`
 }
 
 var (
@@ -147,7 +180,7 @@ func ListSnapshots(cacheDir string) ([]SnapshotInfo, error) {
 func describe(root, commit string) SnapshotInfo {
 	s := SnapshotInfo{Commit: commit, Dir: filepath.Join(root, commit)}
 	if m, err := readSnapshotMeta(root, commit); err == nil && m.Bytes > 0 {
-		s.Repo, s.Bytes, s.Store = m.Repo, m.Bytes, m.Store
+		s.Repo, s.Bytes, s.Store, s.Lower = m.Repo, m.Bytes, m.Store, len(m.Lower)
 	} else {
 		s.Bytes, _ = diskUsage(s.Dir)
 	}
@@ -191,6 +224,12 @@ func removeSnapshot(s SnapshotInfo) (bool, int64, error) {
 	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !stillLinked(f, lock) {
 		return false, 0, nil // leased, or someone else just removed it
 	}
+	if layerAbove(root, s.Commit) != "" {
+		return false, 0, nil // a cached layer stacks on it
+	}
+	if err := removeView(viewDir(root, s.Commit)); err != nil {
+		return false, 0, err
+	}
 	m, _ := readSnapshotMeta(root, s.Commit)
 	// Renamed first, so no reader ever sees a half-deleted snapshot.
 	trash, err := os.MkdirTemp(root, ".trash-")
@@ -209,6 +248,7 @@ func removeSnapshot(s SnapshotInfo) (bool, int64, error) {
 		}
 	}
 	_ = os.Remove(filepath.Join(root, s.Commit+".json"))
+	_ = os.Remove(filepath.Join(root, s.Commit+".build"))
 	if err := os.Remove(lock); err != nil {
 		return true, freed, err
 	}
@@ -232,22 +272,28 @@ func EvictSnapshots(cacheDir string, max int64) ([]SnapshotInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A snapshot a layer stacks on stays until that layer is gone: a
+	// later pass takes it once this one removed the layers above it.
 	var removed []SnapshotInfo
-	for _, s := range list {
-		if total <= max {
-			break
-		}
-		if s.InUse {
-			continue
-		}
-		ok, freed, err := removeSnapshot(s)
-		if err != nil {
-			return removed, err
-		}
-		if ok {
-			s.Bytes = freed
-			removed = append(removed, s)
-			total -= freed
+	for progress := true; progress && total > max; {
+		progress = false
+		for i, s := range list {
+			if total <= max {
+				break
+			}
+			if s.InUse || s.Dir == "" {
+				continue
+			}
+			ok, freed, err := removeSnapshot(s)
+			if err != nil {
+				return removed, err
+			}
+			if ok {
+				s.Bytes = freed
+				removed = append(removed, s)
+				total -= freed
+				list[i].Dir, progress = "", true
+			}
 		}
 	}
 	if total > max {

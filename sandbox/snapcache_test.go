@@ -30,7 +30,7 @@ func TestSnapshotSharedAcrossClones(t *testing.T) {
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	git(t, "", "clone", "-q", repo, a)
 	git(t, "", "clone", "-q", repo, b)
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	la, err := sandbox.LeaseSnapshot(context.Background(), a, "HEAD", cache)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestSnapshotEviction(t *testing.T) {
 		git(t, repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", name)
 		commits = append(commits, git(t, repo, "rev-parse", "HEAD"))
 	}
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	t.Setenv("SANDGATE_CACHE_MAX", "1TiB") // no eviction while building
 	for _, c := range commits {
 		if _, _, err := sandbox.Snapshot(context.Background(), repo, c, cache); err != nil {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Snapshot returns a read-only checkout of repo at rev from the shared
@@ -19,6 +21,7 @@ func Snapshot(ctx context.Context, repo, rev, cacheDir string) (dir, commit stri
 	if err != nil {
 		return "", "", err
 	}
+	l.view = "" // the view (of a layered snapshot) stays mounted
 	return l.Dir, l.Commit, l.Release()
 }
 
@@ -68,8 +71,8 @@ func LeaseSnapshot(ctx context.Context, repo, rev, cacheDir string) (*SnapshotLe
 // history. A base from before object stores falls back to LeaseSnapshot.
 func LeaseDerivedSnapshot(ctx context.Context, cacheDir, base, repo, commit string) (*SnapshotLease, error) {
 	root := filepath.Join(cacheDir, "snapshots")
-	baseCommit := filepath.Base(base)
-	if filepath.Clean(base) != filepath.Join(root, baseCommit) || !commitName.MatchString(baseCommit) {
+	baseCommit := snapshotCommit(root, base)
+	if baseCommit == "" {
 		return nil, fmt.Errorf("derived snapshot: %s is not a snapshot in %s", base, root)
 	}
 	m, err := readSnapshotMeta(root, baseCommit)
@@ -105,10 +108,11 @@ func leaseOrBuild(cacheDir, commit string, make func(root string) error) (*Snaps
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(l.Dir); err == nil {
-		return l, nil
+	if err := buildOnce(root, commit, make); err != nil {
+		l.Release()
+		return nil, err
 	}
-	if err := make(root); err != nil {
+	if err := l.attach(root); err != nil {
 		l.Release()
 		return nil, err
 	}
@@ -116,6 +120,27 @@ func leaseOrBuild(cacheDir, commit string, make func(root string) error) (*Snaps
 	// and survives. Eviction failing must not fail the run.
 	_, _ = EvictSnapshots(cacheDir, CacheMax())
 	return l, nil
+}
+
+// buildOnce builds root/<commit> with make unless it is there, one
+// build of a commit at a time (root/<commit>.build is its lock).
+func buildOnce(root, commit string, make func(root string) error) error {
+	dir := filepath.Join(root, commit)
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(root, commit+".build"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return nil // built meanwhile
+	}
+	return make(root)
 }
 
 // onBase builds the snapshot on the cached snapshot of baseCommit, held
@@ -126,18 +151,36 @@ func (b *build) onBase(ctx context.Context, baseCommit string) error {
 		bl, err := lease(b.root, baseCommit)
 		if err == nil {
 			defer bl.Release()
-			if _, serr := os.Stat(bl.Dir); serr == nil {
-				err = b.run(ctx, bl.Dir, baseCommit)
-				if err != nil {
-				}
-				var r refused
-				if err == nil || ctx.Err() != nil || errors.As(err, &r) {
-					return err
-				}
+			err = b.onLeasedBase(ctx, bl)
+			var r refused
+			if err == nil || ctx.Err() != nil || errors.As(err, &r) {
+				return err
 			}
 		}
 	}
 	return b.run(ctx, "", "")
+}
+
+// onLeasedBase builds on the leased snapshot bl: as a layer over its
+// layers while they are fewer than maxLayers, else (or when the overlay
+// is refused) flat, linked from the flat snapshot at their bottom.
+func (b *build) onLeasedBase(ctx context.Context, bl *SnapshotLease) error {
+	if _, err := os.Stat(bl.Dir); err != nil {
+		return err
+	}
+	if err := bl.holdLowers(b.root); err != nil {
+		return err
+	}
+	layers := bl.layers
+	if layersSupported() && len(layers) < maxLayers && checkLayerPaths(b.root, layers) == nil {
+		err := b.runLayer(ctx, bl.Commit, layers)
+		var r refused
+		if err == nil || ctx.Err() != nil || errors.As(err, &r) {
+			return err
+		}
+	}
+	flat := layers[len(layers)-1]
+	return b.run(ctx, flat, filepath.Base(flat))
 }
 
 // refused is an error no other base would avoid (objects missing or
@@ -158,6 +201,10 @@ type snapshotMeta struct {
 	Store string `json:"store,omitempty"`
 	// Base is the snapshot it was built on, linking its unchanged files.
 	Base string `json:"base,omitempty"`
+	// Lower are the snapshots whose layers a layered snapshot stacks on,
+	// Base first, the flat snapshot at the bottom last; none for a flat
+	// snapshot (a whole checkout).
+	Lower []string `json:"lower,omitempty"`
 }
 
 func readSnapshotMeta(root, commit string) (snapshotMeta, error) {

@@ -92,7 +92,7 @@ func TestCopyWorkspaceAndChanges(t *testing.T) { testWorkspace(t, true) }
 func testWorkspace(t *testing.T, noOverlay bool) {
 	repo := makeRepo(t)
 	before := treeHash(t, repo)
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	snap, commit, err := sandbox.Snapshot(context.Background(), repo, "HEAD", cache)
 	if err != nil {
 		t.Fatal(err)

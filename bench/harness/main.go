@@ -114,6 +114,7 @@ func measure(ctx context.Context, tmp string, r *repo, runs int) {
 		s := runOnce(ctx, tmp, cache, r, 3*i+2)
 		res["new"] = append(res["new"], s)
 		res["derived"] = append(res["derived"], derivedCI(ctx, cache, s))
+		check(sandbox.UnmountViews(cache)) // a layered snapshot's view a lease left mounted
 		check(os.RemoveAll(cache))
 		fmt.Fprintf(os.Stderr, "%s: round %d done\n", r.name, i+1)
 	}

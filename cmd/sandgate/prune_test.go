@@ -60,10 +60,14 @@ func newPruneFixture(t *testing.T) *pruneFixture {
 		t.Fatal(err)
 	}
 	f.idle = idle
-	os.WriteFile(filepath.Join(repo, "more.txt"), []byte("x"), 0o644)
-	exec.Command("git", "-C", repo, "add", ".").Run()
-	exec.Command("git", "-C", repo, "-c", "user.name=d", "-c", "user.email=d@d", "commit", "-q", "-m", "more").Run()
-	if f.leased, err = sandbox.LeaseSnapshot(context.Background(), repo, "HEAD", f.cache); err != nil {
+	// The leased snapshot is another repository's: one of the same
+	// repository would be a layer over the idle one, which its lease
+	// then holds too.
+	other := gitRepo(t)
+	os.WriteFile(filepath.Join(other, "more.txt"), []byte("x"), 0o644)
+	exec.Command("git", "-C", other, "add", ".").Run()
+	exec.Command("git", "-C", other, "-c", "user.name=d", "-c", "user.email=d@d", "commit", "-q", "-m", "more").Run()
+	if f.leased, err = sandbox.LeaseSnapshot(context.Background(), other, "HEAD", f.cache); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.leased.Release() })

@@ -33,15 +33,16 @@ type Repo struct {
 }
 
 // Open opens the promotion repository in dir, creating it on first use
-// with snapshot's objects (snapshot/.git/objects) as its alternates, and
-// reads base, the commit every change is made against. check refuses a
-// change that must not leave the run; every commit runs it.
+// with snapshot's objects (its own .git/objects, see
+// sandbox.SnapshotOwnDir) as its alternates, and reads base, the commit
+// every change is made against. check refuses a change that must not
+// leave the run; every commit runs it.
 func Open(dir, snapshot, base string, check func([]sandbox.Change) error) (*Repo, error) {
 	if _, err := os.Stat(dir); err != nil {
 		if _, err := git.PlainInit(dir, true); err != nil {
 			return nil, fmt.Errorf("create promotion repository: %w", err)
 		}
-		alt := filepath.Join(snapshot, ".git", "objects") + "\n"
+		alt := filepath.Join(sandbox.SnapshotOwnDir(snapshot), ".git", "objects") + "\n"
 		if err := os.WriteFile(filepath.Join(dir, "objects", "info", "alternates"), []byte(alt), 0o644); err != nil {
 			return nil, err
 		}
