@@ -117,15 +117,8 @@ func diffLines(got, want string) string {
 // leaves a meta naming the layer's bases and store. No snapshot is
 // there, so it must pin neither: eviction still empties the cache.
 func TestKilledPublishPinsNothing(t *testing.T) {
-	repo := layerRepo(t)
-	cache := cacheDir(t)
+	repo, cache, _, second := baseAndStep(t)
 	ctx := context.Background()
-	first := git(t, repo, "rev-parse", "HEAD")
-	if _, _, err := sandbox.Snapshot(ctx, repo, first, cache); err != nil {
-		t.Fatal(err)
-	}
-	run(t, repo, layerSteps[0])
-	second := commitAll(t, repo, "step")
 	if _, _, err := sandbox.Snapshot(ctx, repo, second, cache); err != nil {
 		t.Fatal(err)
 	}
