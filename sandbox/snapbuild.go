@@ -114,8 +114,14 @@ func (b *build) publish(tmp, baseCommit string, lower []string, own int64) error
 	return b.st.updateMeta(func(m *storeMeta) { m.CheckoutBytes += own })
 }
 
+// errAttributes refuses a base whose .gitattributes differ from the
+// commit's (see checkoutPlan.attributes): the snapshot is then built on
+// another base or none, so it is the commit's checkout.
+var errAttributes = errors.New("the commit changes .gitattributes: its unchanged files would keep the base's conversion")
+
 // lockedPlan takes the store's write lock and plans the checkout into
-// dir (see plan), refusing what the cache has no room for; unlock ends
+// dir (see plan), refusing what the cache has no room for and a base
+// whose .gitattributes differ (errAttributes); unlock ends
 // the lock (the caller's, also on error: it is a no-op then). No import
 // may add packs between the verification and the checkout: git would
 // read the objects again, and a pack added meanwhile could answer for
@@ -126,6 +132,9 @@ func (b *build) lockedPlan(ctx context.Context, dir, baseCommit string) (*checko
 		return nil, nil, err
 	}
 	plan, err := b.plan(ctx, dir, baseCommit)
+	if err == nil && baseCommit != "" && plan.attributes {
+		err = errAttributes
+	}
 	if err == nil {
 		if rerr := roomFor(b.st.cache, plan.blobBytes, "the files of "+b.commit); rerr != nil {
 			err = refused{rerr}

@@ -118,7 +118,7 @@ func layerAbove(root, commit string) string {
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
 		c, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || c == commit || !commitName.MatchString(c) {
+		if !ok || c == commit || !commitName.MatchString(c) || !published(root, c) {
 			continue
 		}
 		m, err := readSnapshotMeta(root, c)
@@ -132,6 +132,17 @@ func layerAbove(root, commit string) string {
 		}
 	}
 	return ""
+}
+
+// published reports whether the snapshot of commit, whose meta is
+// there, is there too. A build writes the meta before it renames the
+// snapshot into place (holding leases on the bases and the store it
+// names meanwhile), and eviction renames a snapshot away before it
+// removes the meta: a harness killed between the two leaves a meta of
+// no snapshot, which must pin neither bases nor store.
+func published(root, commit string) bool {
+	_, err := os.Lstat(filepath.Join(root, commit))
+	return err == nil
 }
 
 // checkLayerPaths refuses to stack a new layer of the cache root over

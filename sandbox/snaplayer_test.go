@@ -182,15 +182,8 @@ func checkLayeredBox(t *testing.T, view, cache, want string) {
 // is not evicted while the layer is leased or cached; once the layer is
 // gone, pruning takes it; eviction passes again until it can.
 func TestLayerBaseOutlivesItsLayers(t *testing.T) {
-	repo := layerRepo(t)
-	cache := cacheDir(t)
+	repo, cache, first, second := baseAndStep(t)
 	ctx := context.Background()
-	first := git(t, repo, "rev-parse", "HEAD")
-	if _, _, err := sandbox.Snapshot(ctx, repo, first, cache); err != nil {
-		t.Fatal(err)
-	}
-	run(t, repo, layerSteps[0])
-	second := commitAll(t, repo, "step")
 	top, err := sandbox.LeaseSnapshot(ctx, repo, second, cache)
 	if err != nil {
 		t.Fatal(err)
@@ -230,6 +223,19 @@ func TestLayerBaseOutlivesItsLayers(t *testing.T) {
 	if views, _ := os.ReadDir(filepath.Join(cache, "views")); len(views) > 1 {
 		t.Fatalf("views left: %v", views)
 	}
+}
+
+// baseAndStep is layerRepo with a cached snapshot of its first commit
+// and a second commit (layerSteps[0]) not yet snapshotted.
+func baseAndStep(t *testing.T) (repo, cache, first, second string) {
+	t.Helper()
+	repo, cache = layerRepo(t), cacheDir(t)
+	first = git(t, repo, "rev-parse", "HEAD")
+	if _, _, err := sandbox.Snapshot(context.Background(), repo, first, cache); err != nil {
+		t.Fatal(err)
+	}
+	run(t, repo, layerSteps[0])
+	return repo, cache, first, commitAll(t, repo, "step")
 }
 
 // TestLayerDepthIsBounded: past MaxLayers a snapshot is built flat, and

@@ -29,6 +29,11 @@ type checkoutPlan struct {
 	missing []string
 	// corrupt is the first object whose content does not match its name.
 	corrupt error
+	// attributes: a .gitattributes of a directory the base has too
+	// differs from the base's. How git converts a file it checks out
+	// (eol, ident, working-tree-encoding) follows them, and git leaves
+	// the files the commit does not change as the base converted them.
+	attributes bool
 }
 
 // treePair is a tree of the new commit and the base's tree at the same
@@ -178,6 +183,7 @@ func (p *checkoutPlan) walkLevel(r *objReader, level []treePair, blobs []string,
 				continue
 			}
 			at := path.Join(t.path, name)
+			p.attributes = p.attributes || t.oldID != "" && name == ".gitattributes"
 			if inOld && o.isFile() {
 				p.replaced = append(p.replaced, at)
 			}
@@ -198,6 +204,7 @@ func (p *checkoutPlan) walkLevel(r *objReader, level []treePair, blobs []string,
 		for name, o := range oldE {
 			if _, kept := newE[name]; !kept && o.isFile() {
 				p.replaced = append(p.replaced, path.Join(t.path, name))
+				p.attributes = p.attributes || name == ".gitattributes"
 			}
 		}
 	}

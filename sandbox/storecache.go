@@ -201,7 +201,7 @@ func snapshotsOf(cacheDir string) map[string]int {
 	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
 		c, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !commitName.MatchString(c) {
+		if !ok || !commitName.MatchString(c) || !published(root, c) {
 			continue
 		}
 		if m, err := readSnapshotMeta(root, c); err == nil && m.Store != "" {
