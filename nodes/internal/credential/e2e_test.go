@@ -82,7 +82,9 @@ func newAppRun(t *testing.T, hold func(*http.Request), repl ...string) *appRun {
 			return gh.TokenStatus(pass, "acme/calc", "contents", map[bool]string{true: "write", false: "read"}[write])
 		}})
 	a.h = nodetest.NewHarnessWith(t, repo, nodes.Options{AllowEndpoints: []string{a.git.URL, gh.API.URL}})
-	r := append([]string{"GIT", a.git.URL, "API", gh.API.URL, "KEY", cfg.KeyFile, "REPO", "calc", "BEFORE", "true", "AFTER", "true"}, repl...)
+	// The test's replacements first: for the same placeholder the
+	// replacer takes the first pair.
+	r := append(repl, "GIT", a.git.URL, "API", gh.API.URL, "KEY", cfg.KeyFile, "REPO", "calc", "BEFORE", "true", "AFTER", "true")
 	a.src = strings.NewReplacer(r...).Replace(appFlow)
 	return a
 }
