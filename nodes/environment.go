@@ -2,9 +2,11 @@ package nodes
 
 import (
 	"context"
+	"errors"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/internal/promote"
 	"github.com/sandgate/sandgate/nodes/internal/testgate"
@@ -41,6 +43,14 @@ func SandboxPolicy(s blueprint.Sandbox) sandbox.Policy { return workspace.Sandbo
 // nodes run their tools in it.
 func Environment(o EnvOptions) runtime.Prepare {
 	return func(ctx context.Context, runDir string, bp *blueprint.Blueprint, resume bool) (*runtime.Environment, error) {
+		if resume {
+			// The harness that minted them is gone: take its tokens back
+			// before anything else runs. What fails stays in the ledger
+			// for the run's end, and GitHub expires it within the hour.
+			if err := credential.Sweep(ctx, runDir, o.AllowEndpoints); err != nil {
+				runtime.Notef(ctx, "revoking the tokens the interrupted harness minted: %v", err)
+			}
+		}
 		w, err := workspace.Open(ctx, o, runDir, bp, resume)
 		if err != nil {
 			return nil, err
@@ -54,6 +64,14 @@ func Environment(o EnvOptions) runtime.Prepare {
 			return nil, err
 		}
 		gate.ServiceLedger.Set(&env.Services, verdicts)
+		credential.ServiceLedger.Set(&env.Services, credential.NewLedger(runDir))
+		closeEnv := env.Close
+		env.Close = func() error {
+			// The kill switch: every token the run still holds dies
+			// with it, before the box is torn down.
+			revoked := credential.Sweep(context.WithoutCancel(ctx), runDir, o.AllowEndpoints)
+			return errors.Join(revoked, closeEnv())
+		}
 		promote.ServicePushes.Set(&env.Services, promote.NewPushes(runDir))
 		agent.ServiceExecutor.Set(&env.Services, w.Executor())
 		if sock := w.ProxySocket(); sock != "" {
@@ -61,4 +79,12 @@ func Environment(o EnvOptions) runtime.Prepare {
 		}
 		return env, nil
 	}
+}
+
+// RevokeTokens revokes every token the run in runDir minted and has not
+// taken back (an interrupted harness's), through the run's credential
+// ledger; allowEndpoints are the operator's --allow-endpoint prefixes.
+// Pruning calls it before a run's directory, and the ledger with it, goes.
+func RevokeTokens(ctx context.Context, runDir string, allowEndpoints []string) error {
+	return credential.Sweep(ctx, runDir, allowEndpoints)
 }

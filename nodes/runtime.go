@@ -80,7 +80,7 @@ func (c Config) EnvOptions() EnvOptions {
 		caches = GoCaches()
 	}
 	return EnvOptions{Repo: c.Repo, Rev: c.Rev, CacheDir: c.CacheDir, AllowUnconfined: c.AllowUnconfined,
-		AllowEnv: c.AllowEnv, OnAlert: c.OnAlert, PermitAddrs: c.PermitAddrs, Limits: c.Limits,
+		AllowEnv: c.AllowEnv, AllowEndpoints: c.AllowEndpoints, OnAlert: c.OnAlert, PermitAddrs: c.PermitAddrs, Limits: c.Limits,
 		ReadOnly: c.ReadOnly, Caches: caches, ColdBuilds: c.ColdBuilds, MaxChangeBytes: c.MaxChangeBytes}
 }
 

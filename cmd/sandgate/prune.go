@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -27,6 +28,8 @@ type pruneOpts struct {
 	olderThan                     time.Duration
 	keep                          int
 	dryRun                        bool
+	// allowEndpoints: where the runs' minted tokens may be revoked.
+	allowEndpoints listFlag
 }
 
 const pruneHelp = `[--older-than 168h] [--keep N] [--dry-run]
@@ -34,7 +37,9 @@ const pruneHelp = `[--older-than 168h] [--keep N] [--dry-run]
 Removes the current repository's runs (never one a process carries on),
 its decided review entries (never a pending one), and snapshots in the
 shared cache unused for --older-than (never one a live run holds: those
-are named and kept).
+are named and kept). A run's tokens that its harness minted and did not
+revoke (it was killed) are revoked first; a run whose tokens cannot be
+revoked is kept.
 
 flags:`
 
@@ -47,6 +52,7 @@ func cmdPrune(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.olderThan, "older-than", 168*time.Hour, "remove only what was last used longer ago than this")
 	fs.IntVar(&o.keep, "keep", 0, "always keep the N newest runs and N newest review entries")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "list what would be removed; remove nothing")
+	fs.Var(&o.allowEndpoints, "allow-endpoint", "URL prefix (a GitHub Enterprise API) where the runs' minted tokens are revoked (repeatable; https://api.github.com needs none)")
 	if _, code, ok := fs.parseN(args, 0, 0); !ok {
 		return code
 	}
@@ -75,7 +81,7 @@ func cmdPrune(args []string, stdout, stderr io.Writer) int {
 // the old snapshots live runs hold, which stay.
 func pruneCandidates(o pruneOpts, now time.Time) (items, held []pruneItem, err error) {
 	cutoff := now.Add(-o.olderThan)
-	runs, err := pruneRuns(o.runsDir, cutoff, o.keep)
+	runs, err := pruneRuns(o.runsDir, cutoff, o.keep, o.allowEndpoints)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -92,7 +98,9 @@ func pruneCandidates(o pruneOpts, now time.Time) (items, held []pruneItem, err e
 
 // pruneRuns: finished or aborted runs past the cutoff, beyond the keep
 // newest (runtime.OldRuns); removal skips a run resumed meanwhile.
-func pruneRuns(dir string, cutoff time.Time, keep int) ([]pruneItem, error) {
+// Before a run goes, the tokens its ledger still holds are revoked: after
+// the removal nothing could revoke them.
+func pruneRuns(dir string, cutoff time.Time, keep int, allowed []string) ([]pruneItem, error) {
 	runs, err := runtime.OldRuns(dir, cutoff, keep)
 	if err != nil {
 		return nil, err
@@ -100,7 +108,12 @@ func pruneRuns(dir string, cutoff time.Time, keep int) ([]pruneItem, error) {
 	out := make([]pruneItem, len(runs))
 	for i, r := range runs {
 		out[i] = pruneItem{kind: "run", name: r.ID, path: r.Dir, when: r.LastUsed, bytes: diskUsage(r.Dir),
-			remove: func() (bool, error) { return runtime.RemoveRun(r.Dir) }}
+			remove: func() (bool, error) {
+				if err := nodes.RevokeTokens(context.Background(), r.Dir, allowed); err != nil {
+					return false, fmt.Errorf("kept: its minted tokens are not all revoked: %w", err)
+				}
+				return runtime.RemoveRun(r.Dir)
+			}}
 	}
 	return out, nil
 }

@@ -1,7 +1,10 @@
 // Package ghfake is a double of the GitHub REST endpoints the ci node
 // reads, answering in the shapes GitHub documents: check runs for a ref,
 // the combined status, a branch's required status checks, and job logs
-// served through a redirect to another host. Tests script what CI reports
+// served through a redirect to another host. It is also a GitHub App's
+// side of GitHub (app.go): installation tokens minted for a JWT signed
+// with the app's key, scoped to repositories and permissions, revoked and
+// expired as GitHub does them, and pull requests opened with them. Tests script what CI reports
 // per commit and poll, queue rate-limit answers, and read back every
 // request, including what reached the log host.
 package ghfake
@@ -85,6 +88,10 @@ type Server struct {
 	requests []Request
 	logAuth  []string
 	polls    map[string]int
+	// apps, tokens and pulls are the GitHub App side (app.go).
+	apps   []App
+	tokens map[string]*Minted
+	pulls  []Pull
 }
 
 var (
@@ -95,7 +102,7 @@ var (
 
 // New starts the double; Close stops it.
 func New(token, repo string) *Server {
-	s := &Server{Token: token, Repo: repo, JobLogs: map[int64]string{}, polls: map[string]int{}}
+	s := &Server{Token: token, Repo: repo, JobLogs: map[int64]string{}, polls: map[string]int{}, tokens: map[string]*Minted{}}
 	s.API = httptest.NewServer(http.HandlerFunc(s.api))
 	s.Logs = httptest.NewServer(http.HandlerFunc(s.logs))
 	return s
@@ -134,6 +141,9 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		req.SHA = m[2]
 	}
 	s.requests = append(s.requests, req)
+	if !req.Auth && s.appRoute(w, r) {
+		return
+	}
 	if !req.Auth {
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Bad credentials"})
 		return

@@ -33,6 +33,10 @@ type Options struct {
 	// the same names (nodes.Options.AllowEnv): nodes.Config's one AllowEnv
 	// sets both, so the two lists cannot differ.
 	AllowEnv []string
+	// AllowEndpoints are the operator's URL prefixes credentials may go
+	// to (--allow-endpoint): where the environment revokes the tokens the
+	// run minted (nodes.Environment) when the run ends or is resumed.
+	AllowEndpoints []string
 	// OnAlert receives the egress proxy's alerts.
 	OnAlert func(sandbox.Alert)
 	// PermitAddrs exempts address ranges from the egress proxy's block on

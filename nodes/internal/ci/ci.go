@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/internal/promote"
@@ -37,6 +38,9 @@ type CI struct {
 	allowed []string
 	// clock is time for the GitHub poller; tests replace it.
 	clock ciClock
+	// app mints the token per wait instead of TokenEnv (credentials:
+	// github_app).
+	app *credential.AppConfig
 }
 
 var _ runtime.Node = (*CI)(nil)
@@ -62,7 +66,8 @@ func newCI(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CI{cfg: c, run: command.Of(c.Run), allowed: allowed, clock: realClock{}}, nil
+	app, _ := credential.Parse(spec)
+	return &CI{cfg: c, run: command.Of(c.Run), allowed: allowed, clock: realClock{}, app: app}, nil
 }
 
 // Type declares ci nodes, whose token goes only to GitHub or an allowed

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/github"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
@@ -95,40 +96,40 @@ func (c *CI) github(ctx context.Context, in *runtime.Input, push *gitremote.Push
 	if err := github.CheckURL(base, c.allowed); err != nil {
 		return nil, fmt.Errorf("base_url: %w", err)
 	}
-	tok := os.Getenv(c.cfg.TokenEnv)
-	if tok == "" {
-		return nil, fmt.Errorf("provider github: %s is not set in the harness environment", c.cfg.TokenEnv)
+	token, lease, err := c.token(ctx, in, base, repo)
+	if err != nil {
+		return nil, err
 	}
+	defer lease.Done(in)
 	deadline := c.clock.Now().Add(budget)
 	g := &ghAPI{repo: repo, clock: c.clock, deadline: deadline, client: &github.Client{Base: strings.TrimRight(base, "/"),
-		Allowed: c.allowed, Token: func() (string, error) { return tok, nil }, Deadline: deadline, MaxBody: 16 << 20}}
+		Allowed: c.allowed, Token: token, Deadline: deadline, MaxBody: 16 << 20}}
 	p := &ghPoll{api: g, sha: push.Commit, branch: strings.TrimPrefix(push.Ref, "refs/heads/"), checks: c.cfg.Checks,
-		poll: c.cfg.Poll, logLines: c.cfg.LogLines, redact: in.Redactor.String}
-	return p.wait(ctx)
+		poll: c.cfg.Poll, logLines: c.cfg.LogLines, redact: func(s string) string { return lease.Redact(in.Redactor.String(s)) }}
+	v, err := p.wait(ctx)
+	return v, lease.Err(err)
 }
 
-// repoFromRemote is owner/name from a remote URL's last two path
-// elements (https://github.com/owner/name.git, git@host:owner/name).
-func repoFromRemote(remote string) string {
-	s := strings.TrimSuffix(strings.TrimRight(remote, "/"), ".git")
-	if i := strings.Index(s, "://"); i >= 0 {
-		s = s[i+3:]
-		if j := strings.IndexByte(s, '/'); j >= 0 {
-			s = s[j+1:]
-		} else {
-			return ""
+// token gives the wait's token: the operator's (token_env), or minted for
+// repo with read access to checks and statuses (credentials), whose lease
+// the caller closes.
+func (c *CI) token(ctx context.Context, in *runtime.Input, base, repo string) (func() (string, error), *credential.Lease, error) {
+	if c.app != nil {
+		lease, err := credential.NewLease(ctx, in, c.app.WithBase(base), c.allowed, credential.CI, repo)
+		if err != nil {
+			return nil, nil, err
 		}
-	} else if i := strings.IndexByte(s, ':'); i >= 0 && !strings.HasPrefix(s, "/") {
-		s = s[i+1:]
-	} else {
-		return ""
+		return lease.Token, lease, nil
 	}
-	parts := strings.Split(s, "/")
-	if len(parts) < 2 || parts[len(parts)-2] == "" || parts[len(parts)-1] == "" {
-		return ""
+	tok := os.Getenv(c.cfg.TokenEnv)
+	if tok == "" {
+		return nil, nil, fmt.Errorf("provider github: %s is not set in the harness environment", c.cfg.TokenEnv)
 	}
-	return parts[len(parts)-2] + "/" + parts[len(parts)-1]
+	return func() (string, error) { return tok, nil }, nil, nil
 }
+
+// repoFromRemote is gitremote.RepoOf.
+var repoFromRemote = gitremote.RepoOf
 
 // ghPoll is one wait for one commit.
 type ghPoll struct {

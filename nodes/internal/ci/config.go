@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 )
 
 // The configuration of each built-in node type, declared once: the tags
@@ -30,12 +31,17 @@ type CIConfig struct {
 	Branch   string            `sg:"branch" doc:"for commit base: the branch whose tip the base commit is (github reads its required checks); may name an input"`
 	Canary   string            `sg:"canary,enum=on|off,default=on" doc:"for command: a go test -json command is sealed and canaried as the test gate's is (see the test type's canary)"`
 	TokenEnv string            `sg:"token_env,notemplate,credential,default=GITHUB_TOKEN" doc:"for github: environment variable holding the token, sent only to base_url"`
+	// Credentials mints the token per wait instead (credential.Parse).
+	Credentials any `sg:"credentials,notemplate" doc:"for github, instead of token_env, a token minted for this wait: {github_app: {app_id_env: VAR holding the app's id, key_file: absolute path of its private key, installation_id: N}}, sent to base_url; it may read checks and statuses of the repository and nothing else (so the branch's required checks, which need administration: read, are not read: name them in checks), and is revoked once the wait ends"`
 }
 
 // Validate refuses keys of the other provider, a command provider without
 // its command, a repo that is not owner/name and a negative log_lines.
 func (c *CIConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
-	var ds []blueprint.Diagnostic
+	ds := credential.Check(n)
+	if _, ok := n.Config[credential.Field]; ok && c.Provider != "github" {
+		ds = append(ds, n.ErrorAt(credential.Field, -1, "credentials are for provider github; provider command sends no token"))
+	}
 	hasRun := c.Run.Line != "" || c.Run.Argv != nil
 	switch {
 	case c.Provider == "command" && !hasRun:

@@ -130,3 +130,40 @@ func RemoteSays(stderr string) string {
 	}
 	return strings.Join(keep, "; ")
 }
+
+// RepoOf is owner/name from a remote URL's last two path
+// elements (https://github.com/owner/name.git, git@host:owner/name).
+func RepoOf(remote string) string {
+	s := strings.TrimSuffix(strings.TrimRight(remote, "/"), ".git")
+	if i := strings.Index(s, "://"); i >= 0 {
+		s = s[i+3:]
+		if j := strings.IndexByte(s, '/'); j >= 0 {
+			s = s[j+1:]
+		} else {
+			return ""
+		}
+	} else if i := strings.IndexByte(s, ':'); i >= 0 && !strings.HasPrefix(s, "/") {
+		s = s[i+1:]
+	} else {
+		return ""
+	}
+	parts := strings.Split(s, "/")
+	if len(parts) < 2 || parts[len(parts)-2] == "" || parts[len(parts)-1] == "" {
+		return ""
+	}
+	return parts[len(parts)-2] + "/" + parts[len(parts)-1]
+}
+
+// APIBaseOf is the REST API base of the GitHub a remote URL is on:
+// https://api.github.com for https://github.com, HOST/api/v3 for GitHub
+// Enterprise Server.
+func APIBaseOf(remote string) string {
+	u, err := url.Parse(remote)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	if u.Host == "github.com" {
+		return "https://api.github.com"
+	}
+	return u.Scheme + "://" + u.Host + "/api/v3"
+}

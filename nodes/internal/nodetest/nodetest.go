@@ -119,7 +119,7 @@ func NewHarnessWith(t testing.TB, repo string, o nodes.Options) *Harness {
 		// run would add its start and two go commands to each of hundreds
 		// of runs. Warm builds have tests of their own (nodes/workspace),
 		// the judge box's included, and the CLI's tests run with them.
-		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, CacheDir: t.TempDir(), Caches: nodes.GoCaches(), ColdBuilds: true}),
+		Prepare: nodes.Environment(nodes.EnvOptions{Repo: repo, CacheDir: t.TempDir(), Caches: nodes.GoCaches(), ColdBuilds: true, AllowEndpoints: o.AllowEndpoints}),
 	}}
 }
 
@@ -183,14 +183,38 @@ func (g *GitServer) Seen() []string {
 
 // SmartHTTP serves a bare clone of repo as /calc.git.
 func SmartHTTP(t *testing.T, repo, token string) (*GitServer, string) {
+	return SmartHTTPWith(t, repo, GitServerOptions{Name: "calc.git", Auth: func(pass string, _ bool) int {
+		if pass != token {
+			return http.StatusUnauthorized
+		}
+		return http.StatusOK
+	}})
+}
+
+// GitServerOptions configure SmartHTTPWith.
+type GitServerOptions struct {
+	// Name is the bare repository's path under the root (owner/name.git).
+	Name string
+	// Auth answers a request's basic-auth password, for a push (write)
+	// or a fetch: 200 lets it through, anything else is the answer.
+	Auth func(pass string, write bool) int
+	// Hold, when set, runs before a push's pack is received (the POST to
+	// git-receive-pack), and may block.
+	Hold func(r *http.Request)
+}
+
+// SmartHTTPWith serves a bare clone of repo as o.Name, asking o.Auth about
+// every request; it returns the server and the root holding the clone.
+func SmartHTTPWith(t *testing.T, repo string, o GitServerOptions) (*GitServer, string) {
 	t.Helper()
 	backend, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	Run(t, "", "git", "clone", "-q", "--bare", repo, filepath.Join(root, "calc.git"))
-	Run(t, filepath.Join(root, "calc.git"), "git", "config", "http.receivepack", "true")
+	bare := filepath.Join(root, filepath.FromSlash(o.Name))
+	Run(t, "", "git", "clone", "-q", "--bare", repo, bare)
+	Run(t, bare, "git", "config", "http.receivepack", "true")
 	git := &cgi.Handler{Path: filepath.Join(strings.TrimSpace(string(backend)), "git-http-backend"),
 		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
 	g := &GitServer{}
@@ -199,10 +223,16 @@ func SmartHTTP(t *testing.T, repo, token string) (*GitServer, string) {
 		g.mu.Lock()
 		g.auths = append(g.auths, pass)
 		g.mu.Unlock()
-		if pass != token {
-			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
+		write := strings.HasSuffix(r.URL.Path, "/git-receive-pack") || r.URL.Query().Get("service") == "git-receive-pack"
+		if st := o.Auth(pass, write); st != http.StatusOK {
+			if st == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
+			}
+			http.Error(w, http.StatusText(st), st)
 			return
+		}
+		if o.Hold != nil && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
+			o.Hold(r)
 		}
 		git.ServeHTTP(w, r)
 	}))

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 )
 
@@ -42,4 +43,15 @@ type GitPushConfig struct {
 	Remote         string `sg:"remote,required,endpoint,keyoptional,trusted=https://github.com" doc:"remote URL or path (used by the harness's git client, never a shell); with token_env, an https://github.com URL or one under a prefix the operator allows (--allow-endpoint)"`
 	TokenEnv       string `sg:"token_env,notemplate,credential" doc:"environment variable holding an HTTP token, sent only to the remote's host and only for an http(s) remote on https://github.com or under an --allow-endpoint prefix"`
 	DeleteOnReject bool   `sg:"delete_on_reject" doc:"when the change is rejected in the local review queue (sandgate review reject), delete the pushed branch on the remote, only if it still points at the pushed commit"`
+	Credentials    any    `sg:"credentials,notemplate" doc:"instead of token_env, a token minted for this push: {github_app: {app_id_env: VAR holding the app's id, key_file: absolute path of its private key, installation_id: N, base_url: API base (default api.github.com, HOST/api/v3 for another host)}}; it may write contents of the remote's repository and nothing else, and is revoked once the push is done"`
+}
+
+// Validate checks a credentials issuer and that the remote it mints for
+// names a repository.
+func (c *GitPushConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
+	ds := credential.Check(n)
+	if _, ok := n.Config[credential.Field]; ok && !strings.Contains(c.Remote, "${{") && gitremote.RepoOf(c.Remote) == "" {
+		ds = append(ds, n.ErrorAt("remote", -1, "credentials mint a token for one repository: want a remote URL ending in owner/name, got %q", c.Remote))
+	}
+	return ds
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -20,6 +21,8 @@ import (
 // context, so a node timeout could not stop it.
 type GitPush struct {
 	tokenEnv string
+	// app mints a token per push instead (credentials: github_app).
+	app *credential.AppConfig
 	// allowed are the operator's URL prefixes for tokens (--allow-endpoint).
 	allowed []string
 	// deleteOnReject: the review entry remembers the pushed branch, so
@@ -38,7 +41,8 @@ func newGitPush(spec *blueprint.Node, allowed []string) (runtime.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &GitPush{allowed: allowed, tokenEnv: c.TokenEnv, deleteOnReject: c.DeleteOnReject}
+	app, _ := credential.Parse(spec)
+	p := &GitPush{allowed: allowed, tokenEnv: c.TokenEnv, app: app, deleteOnReject: c.DeleteOnReject}
 	for _, e := range spec.Edges {
 		p.routed = p.routed || e.Kind == blueprint.EdgeOnFail || e.Kind == blueprint.EdgeWhen
 	}
@@ -59,21 +63,17 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	if remoteURL == "" || strings.HasPrefix(remoteURL, "-") {
 		return nil, fmt.Errorf("remote %q: want a URL or a path", remoteURL)
 	}
-	var tok string
-	if g.tokenEnv != "" {
-		// The loader checked a literal remote; this checks the rendered
-		// one, before git starts.
-		if err := gitremote.CheckRemote(remoteURL, g.allowed); err != nil {
-			return nil, fmt.Errorf("remote (token_env %s): %w", g.tokenEnv, err)
-		}
-		if tok = os.Getenv(g.tokenEnv); tok == "" {
-			return nil, fmt.Errorf("token_env %s is not set in the harness environment", g.tokenEnv)
-		}
+	tok, lease, err := g.token(ctx, in, remoteURL)
+	if err != nil {
+		return nil, err
+	}
+	if lease != nil {
+		defer lease.Done(in)
 	}
 	ref := "refs/heads/" + c.Branch
 	pushed, err := gitremote.Push(ctx, gitremote.Spec{GitDir: p.Dir(), Remote: remoteURL, Commit: c.Commit, Ref: ref, Token: tok})
 	if err != nil {
-		msg := fmt.Sprintf("push %s to %s: %v", c.Branch, gitremote.RedactURL(remoteURL), err)
+		msg := fmt.Sprintf("push %s to %s: %v", c.Branch, gitremote.RedactURL(remoteURL), lease.Err(err))
 		if ctx.Err() != nil {
 			// The runtime names a node timeout itself; this covers a
 			// canceled run.
@@ -95,4 +95,42 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 	}
 	pushes.note(rec, g.deleteOnReject)
 	return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: map[string]any{"ref": ref, "pushed": pushed, "remote": gitremote.RedactURL(remoteURL)}}, nil
+}
+
+// token is the push's token: none, the operator's (token_env), or one
+// minted for the remote's repository (credentials), whose lease the
+// caller closes.
+func (g *GitPush) token(ctx context.Context, in *runtime.Input, remoteURL string) (string, *credential.Lease, error) {
+	if g.tokenEnv == "" && g.app == nil {
+		return "", nil, nil
+	}
+	// The loader checked a literal remote; this checks the rendered
+	// one, before git starts or a token is minted.
+	if err := gitremote.CheckRemote(remoteURL, g.allowed); err != nil {
+		if g.app != nil {
+			return "", nil, fmt.Errorf("remote (credentials): %w", err)
+		}
+		return "", nil, fmt.Errorf("remote (token_env %s): %w", g.tokenEnv, err)
+	}
+	if g.app == nil {
+		tok := os.Getenv(g.tokenEnv)
+		if tok == "" {
+			return "", nil, fmt.Errorf("token_env %s is not set in the harness environment", g.tokenEnv)
+		}
+		return tok, nil, nil
+	}
+	repo := gitremote.RepoOf(remoteURL)
+	if repo == "" {
+		return "", nil, fmt.Errorf("credentials: cannot tell owner/name from the remote %s", gitremote.RedactURL(remoteURL))
+	}
+	lease, err := credential.NewLease(ctx, in, g.app.WithBase(gitremote.APIBaseOf(remoteURL)), g.allowed, credential.Push, repo)
+	if err != nil {
+		return "", nil, err
+	}
+	tok, err := lease.Token()
+	if err != nil {
+		lease.Done(in)
+		return "", nil, err
+	}
+	return tok, lease, nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/reviewqueue"
 )
 
@@ -25,7 +26,9 @@ type ReviewConfig struct {
 	Base     string `sg:"base,notemplate,default=main" doc:"base branch, for github"`
 	BaseURL  string `sg:"base_url,notemplate,endpoint,trusted=https://api.github.com,default=https://api.github.com" doc:"API base URL, for GitHub Enterprise; any other needs the operator's --allow-endpoint"`
 	TokenEnv string `sg:"token_env,notemplate,credential,default=GITHUB_TOKEN" doc:"environment variable holding the token"`
-	Dir      string `sg:"dir,notemplate" doc:"local queue directory (default .sandgate/reviews)"`
+	// Credentials mints the token per review instead (credential.Parse).
+	Credentials any    `sg:"credentials,notemplate" doc:"for github, instead of token_env, a token minted for this review: {github_app: {app_id_env: VAR holding the app's id, key_file: absolute path of its private key, installation_id: N}}, sent to base_url; it may write pull requests of repo and nothing else, and is revoked once the node is done"`
+	Dir         string `sg:"dir,notemplate" doc:"local queue directory (default .sandgate/reviews)"`
 	// OnApprove is what sandgate review approve does; the node records it
 	// in the queue entry, so approving needs no blueprint.
 	OnApprove map[string]string `sg:"on_approve,notemplate" doc:"what sandgate review approve does. Queue local: {merge_into: BRANCH, method: ff (default) or merge, remote: URL or path, by default the remote a git_push node pushed to}. Queue github: {github: ready, approve or merge; merge_method: merge, squash or rebase} (with ready the pull request opens as a draft)"`
@@ -34,10 +37,18 @@ type ReviewConfig struct {
 	Wait time.Duration `sg:"wait" doc:"wait this long for a decision: approved passes; changes requested (sandgate review reject --note, or a GitHub review requesting changes on the reviewed commit) fails with the reviewers' comments as feedback, for an on_fail edge back to the agent; no decision in time fails with decision timed_out. The wait survives a restart (its start is recorded in the run)"`
 }
 
-// Validate refuses a negative wait, a GitHub review without the repository
-// to open the pull request in, and an on_approve the queue cannot carry
-// out.
+// Validate refuses a credentials issuer it cannot use, a negative wait, a
+// GitHub review without the repository to open the pull request in, and
+// an on_approve the queue cannot carry out.
 func (c *ReviewConfig) Validate(n *blueprint.Node) []blueprint.Diagnostic {
+	ds := credential.Check(n)
+	if _, ok := n.Config[credential.Field]; ok && c.Queue != "github" {
+		ds = append(ds, n.ErrorAt(credential.Field, -1, "credentials are for queue github; a local queue sends no token"))
+	}
+	return append(ds, c.validateQueue(n)...)
+}
+
+func (c *ReviewConfig) validateQueue(n *blueprint.Node) []blueprint.Diagnostic {
 	if c.Wait < 0 {
 		return []blueprint.Diagnostic{n.ErrorAt("wait", -1, "want a positive duration such as 24h, got %s", c.Wait)}
 	}

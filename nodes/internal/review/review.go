@@ -14,8 +14,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/gate"
+	"github.com/sandgate/sandgate/nodes/internal/github"
 	"github.com/sandgate/sandgate/nodes/internal/promote"
 	"github.com/sandgate/sandgate/nodes/reviewqueue"
 	"github.com/sandgate/sandgate/nodes/workspace"
@@ -34,6 +36,9 @@ type Review struct {
 	allowed   []string
 	onApprove *reviewqueue.ApproveAction
 	wait      time.Duration
+	// app mints the pull request's token instead of tokenEnv
+	// (credentials: github_app).
+	app *credential.AppConfig
 }
 
 var _ runtime.Node = (*Review)(nil)
@@ -55,6 +60,7 @@ func newReview(spec *blueprint.Node, allowed []string, dir string) (runtime.Node
 		return nil, err
 	}
 	r := &Review{allowed: allowed, queue: c.Queue, repo: c.Repo, base: c.Base, baseURL: c.BaseURL, tokenEnv: c.TokenEnv, dir: c.Dir, wait: c.Wait}
+	r.app, _ = credential.Parse(spec)
 	if r.onApprove, err = reviewqueue.ParseOnApprove(c.Queue, c.OnApprove); err != nil {
 		return nil, fmt.Errorf("on_approve: %w", err)
 	}
@@ -68,6 +74,8 @@ func newReview(spec *blueprint.Node, allowed []string, dir string) (runtime.Node
 // queue, or a github review with on_approve), the pull request, and the
 // wait's bounds.
 type handed struct {
+	// gh is the GitHub client of a github review.
+	gh           *github.Client
 	entryDir     string
 	pr           *reviewqueue.PullRequest
 	commit       string
@@ -84,23 +92,29 @@ func (r *Review) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 	if pr == nil {
 		return refused, err
 	}
-	h, err := r.handOver(ctx, in, pr)
+	gh, lease, err := r.gitHub(ctx, in)
 	if err != nil {
 		return nil, err
+	}
+	defer lease.Done(in)
+	h, err := r.handOver(ctx, in, pr, gh)
+	if err != nil {
+		return nil, lease.Err(err)
 	}
 	if r.wait <= 0 {
 		h.outputs["decision"], h.outputs["comments"] = "pending", 0
 		return &runtime.Result{Outcome: runtime.OutcomePass, Outputs: h.outputs}, nil
 	}
 	if r.queue == "github" {
-		return r.awaitGitHub(ctx, h)
+		res, err := r.awaitGitHub(ctx, h)
+		return res, lease.Err(err)
 	}
 	return r.awaitLocal(ctx, h)
 }
 
 // handOver queues the entry or opens the pull request, or updates the
 // run's existing one, and records the wait's start in the run directory.
-func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promote.Promotable) (*handed, error) {
+func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promote.Promotable, gh *github.Client) (*handed, error) {
 	w, c := pr.Workspace, pr.Commit
 	pushes, err := promote.PushesOf(in)
 	if err != nil {
@@ -119,7 +133,7 @@ func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promote.Pr
 	if err != nil {
 		return nil, err
 	}
-	h := &handed{commit: c.Commit, since: st.WaitSince, until: st.WaitSince.Add(r.wait), outputs: map[string]any{"id": w.RunID},
+	h := &handed{gh: gh, commit: c.Commit, since: st.WaitSince, until: st.WaitSince.Add(r.wait), outputs: map[string]any{"id": w.RunID},
 		clean: func(s string) string { return in.Redactor.String(feedback.PlainText(s)) }}
 	verify, _ := os.ReadFile(filepath.Join(w.RunDir, "verify.json"))
 	body := reviewBody(w, c, title, verify)
@@ -133,7 +147,7 @@ func (r *Review) handOver(ctx context.Context, in *runtime.Input, pr *promote.Pr
 		return nil, err
 	}
 	if r.queue == "github" {
-		if h.pr, err = r.pullRequest(ctx, c, title, body, st.PullRequest); err != nil {
+		if h.pr, err = r.pullRequest(ctx, gh, c, title, body, st.PullRequest); err != nil {
 			return nil, err
 		}
 		entry.PullRequest, st.PullRequest = h.pr, h.pr.Number

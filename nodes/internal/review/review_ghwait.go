@@ -52,7 +52,7 @@ func (e ghWaitTransient) Error() string { return e.err.Error() }
 // rate limit resets; reviews of older commits are stale and ignored, so
 // an approval always approves the commit the gates verified.
 func (r *Review) awaitGitHub(ctx context.Context, h *handed) (*runtime.Result, error) {
-	gh := r.gitHub()
+	gh := h.gh
 	interval := reviewPolling.ghMin
 	for {
 		res, pause, err := r.pollReviews(ctx, gh, h)

@@ -8,9 +8,11 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/github"
 	"github.com/sandgate/sandgate/nodes/internal/promote"
 	"github.com/sandgate/sandgate/nodes/reviewqueue"
+	"github.com/sandgate/sandgate/runtime"
 )
 
 // ghPull is the part of GitHub's pull request payload the node reads.
@@ -22,16 +24,36 @@ type ghPull struct {
 	Draft   bool   `json:"draft"`
 }
 
-func (r *Review) gitHub() *github.Client {
-	return github.FromEnv(r.baseURL, r.tokenEnv, r.allowed)
+// gitHub is the client of a github review: its token from token_env, or
+// minted for the review's repository (credentials), whose lease the
+// caller closes (Done on a nil lease does nothing). A local review has
+// neither.
+func (r *Review) gitHub(ctx context.Context, in *runtime.Input) (*github.Client, *credential.Lease, error) {
+	if r.queue != "github" {
+		return nil, nil, nil
+	}
+	if r.app == nil {
+		return github.FromEnv(r.baseURL, r.tokenEnv, r.allowed), nil, nil
+	}
+	// The loader checked a literal base_url; this holds for nodes built
+	// without it, before a JWT goes anywhere.
+	if err := github.CheckURL(r.baseURL, r.allowed); err != nil {
+		return nil, nil, fmt.Errorf("review base_url: %w", err)
+	}
+	lease, err := credential.NewLease(ctx, in, r.app.WithBase(r.baseURL), r.allowed, credential.Review, r.repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	gh := github.FromEnv(r.baseURL, "", r.allowed)
+	gh.Token = lease.Token
+	return gh, lease, nil
 }
 
 // pullRequest opens the pull request, as a draft when approving is to mark
 // it ready for review; or, when this run already opened one (known, from
 // the run directory) or GitHub says one exists for the branch (a retried
 // creation), finds that one and updates its title and body.
-func (r *Review) pullRequest(ctx context.Context, c *promote.Committed, title, body string, known int) (*reviewqueue.PullRequest, error) {
-	gh := r.gitHub()
+func (r *Review) pullRequest(ctx context.Context, gh *github.Client, c *promote.Committed, title, body string, known int) (*reviewqueue.PullRequest, error) {
 	if known > 0 {
 		if pr, err := r.findPullRequest(ctx, gh, c.Branch); err != nil || pr != nil {
 			return r.updatePullRequest(ctx, gh, pr, title, body, err)

@@ -1,0 +1,152 @@
+package credential
+
+import (
+	"context"
+	"crypto/hkdf"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/sandgate/sandgate/nodes/internal/github"
+)
+
+// AppConfig is a blueprint's github_app credential: where the app's id
+// and private key are, which installation mints, and the API base (for
+// GitHub Enterprise; default the node's own base_url, else
+// https://api.github.com).
+type AppConfig struct {
+	AppIDEnv       string `json:"app_id_env"`
+	KeyFile        string `json:"key_file"`
+	InstallationID int64  `json:"installation_id"`
+	BaseURL        string `json:"base_url,omitempty"`
+}
+
+// GitHubApp mints installation tokens limited to one repository and the
+// purpose's permissions.
+type GitHubApp struct {
+	cfg     AppConfig
+	key     *rsa.PrivateKey
+	allowed []string
+}
+
+var _ Durable = (*GitHubApp)(nil)
+
+// NewGitHubApp reads the app's private key; allowed are the operator's
+// URL prefixes (--allow-endpoint) the JWT and tokens may go to besides
+// https://api.github.com.
+func NewGitHubApp(c AppConfig, allowed []string) (*GitHubApp, error) {
+	key, err := ReadKey(c.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = github.APIBase
+	}
+	return &GitHubApp{cfg: c, key: key, allowed: allowed}, nil
+}
+
+// ReadKey reads a GitHub App's private key: PEM, PKCS#1 as GitHub hands
+// it out, or PKCS#8.
+func ReadKey(path string) (*rsa.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("key_file: %w", err)
+	}
+	block, _ := pem.Decode(b)
+	if block == nil {
+		return nil, fmt.Errorf("key_file %s: not a PEM private key", path)
+	}
+	if k, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+		return k, nil
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if rk, ok := k.(*rsa.PrivateKey); ok && err == nil {
+		return rk, nil
+	}
+	return nil, fmt.Errorf("key_file %s: not an RSA private key (GitHub App keys are RSA)", path)
+}
+
+// Recipe implements Durable.
+func (a *GitHubApp) Recipe() Recipe { c := a.cfg; return Recipe{GitHubApp: &c} }
+
+// SealKey implements Durable: HKDF-SHA256 of the private key, salted with
+// the run's id.
+func (a *GitHubApp) SealKey(run string) ([]byte, error) {
+	return hkdf.Key(sha256.New, x509.MarshalPKCS1PrivateKey(a.key), []byte(run), "sandgate credential ledger v1", 32)
+}
+
+// jwt is the app's JSON web token: issued a minute ago against clock
+// drift, expiring in nine minutes (GitHub refuses more than ten).
+func (a *GitHubApp) jwt() (string, error) {
+	id := strings.TrimSpace(os.Getenv(a.cfg.AppIDEnv))
+	if id == "" {
+		return "", fmt.Errorf("github_app: app_id_env %s is not set in the harness environment", a.cfg.AppIDEnv)
+	}
+	now := time.Now()
+	claims := jwt.RegisteredClaims{Issuer: id, IssuedAt: jwt.NewNumericDate(now.Add(-time.Minute)), ExpiresAt: jwt.NewNumericDate(now.Add(9 * time.Minute))}
+	return jwt.NewWithClaims(jwt.SigningMethodRS256, claims).SignedString(a.key)
+}
+
+func (a *GitHubApp) client(token func() (string, error)) *github.Client {
+	return &github.Client{Base: a.cfg.BaseURL, Allowed: a.allowed, Token: token, Name: "github_app base_url", Timeout: 30 * time.Second, MaxBody: 1 << 20}
+}
+
+// Mint implements Issuer: POST /app/installations/{id}/access_tokens for
+// the one repository and the purpose's permissions.
+func (a *GitHubApp) Mint(ctx context.Context, r Request) (Token, error) {
+	owner, name, ok := strings.Cut(r.Repo, "/")
+	perms := Permissions(r.Purpose)
+	if !ok || owner == "" || name == "" || perms == nil {
+		return Token{}, fmt.Errorf("github_app: want owner/name and a known purpose, got %q for %q", r.Repo, r.Purpose)
+	}
+	what := fmt.Sprintf("github_app installation %d: mint a token for %s (%s)", a.cfg.InstallationID, r.Repo, describe(perms))
+	path := fmt.Sprintf("/app/installations/%d/access_tokens", a.cfg.InstallationID)
+	rep, err := a.client(a.jwt).Do(ctx, http.MethodPost, path, map[string]any{"repositories": []string{name}, "permissions": perms})
+	if err != nil {
+		return Token{}, fmt.Errorf("%s: %w", what, err)
+	}
+	var out struct {
+		github.APIError
+		Token   string    `json:"token"`
+		Expires time.Time `json:"expires_at"`
+	}
+	_ = json.Unmarshal(rep.Body, &out)
+	if rep.Status != http.StatusCreated || out.Token == "" {
+		return Token{}, fmt.Errorf("%s: GitHub answered %d %s: %s", what, rep.Status, http.StatusText(rep.Status), redact(out.APIError.String(), []string{out.Token}))
+	}
+	return Token{Value: out.Token, Expires: out.Expires}, nil
+}
+
+func describe(perms map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(perms)) {
+		parts = append(parts, k+": "+perms[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Revoke implements Issuer: DELETE /installation/token, authenticated by
+// the token itself. A 401 means GitHub no longer takes the token (revoked
+// or expired): it is dead, as revoking wanted.
+func (a *GitHubApp) Revoke(ctx context.Context, t Token) error {
+	rep, err := a.client(func() (string, error) { return t.Value, nil }).Do(ctx, http.MethodDelete, "/installation/token", nil)
+	if err != nil {
+		return fmt.Errorf("github_app: revoke: %s", redact(err.Error(), []string{t.Value}))
+	}
+	switch rep.Status {
+	case http.StatusNoContent, http.StatusUnauthorized:
+		return nil
+	}
+	return fmt.Errorf("github_app: revoke: GitHub answered %d %s", rep.Status, http.StatusText(rep.Status))
+}
