@@ -23,6 +23,10 @@ import (
 // overlay options, which name every layer, must fit in a page.
 const maxLayers = 12
 
+// errLayerGone: a snapshot a layered one stacks on was removed (by a
+// sandgate from before layers, which did not know to keep it).
+var errLayerGone = errors.New("removed from the cache")
+
 // holdLowers leases the snapshots a layered snapshot stacks on (from its
 // meta; none for a flat one), so none is evicted while it is leased, and
 // records their directories.
@@ -45,7 +49,7 @@ func (l *SnapshotLease) holdLowers(root string) error {
 		}
 		l.lower = append(l.lower, ll)
 		if _, err := os.Stat(ll.Dir); err != nil {
-			return fmt.Errorf("snapshot %s: its layer %s is gone: %w", l.Commit, c, err)
+			return fmt.Errorf("snapshot %s: its layer %s is gone (%w): %w", l.Commit, c, errLayerGone, err)
 		}
 		l.layers = append(l.layers, ll.Dir)
 	}

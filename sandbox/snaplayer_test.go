@@ -277,3 +277,41 @@ func TestLayerDepthIsBounded(t *testing.T) {
 		t.Fatalf("eviction left %d snapshots", len(list))
 	}
 }
+
+// TestLayerWithItsBaseGone: a cache shared with a sandgate from before
+// layers may lose a layer's base to its eviction; the layer is then
+// built again rather than shown without the files of its base.
+func TestLayerWithItsBaseGone(t *testing.T) {
+	repo := layerRepo(t)
+	cache := cacheDir(t)
+	ctx := context.Background()
+	first := git(t, repo, "rev-parse", "HEAD")
+	if _, _, err := sandbox.Snapshot(ctx, repo, first, cache); err != nil {
+		t.Fatal(err)
+	}
+	run(t, repo, layerSteps[0])
+	second := commitAll(t, repo, "step")
+	if err := sandbox.UnmountViews(cache); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := sandbox.Snapshot(ctx, repo, second, cache); err != nil {
+		t.Fatal(err)
+	}
+	if err := sandbox.UnmountViews(cache); err != nil {
+		t.Fatal(err)
+	}
+	// What an older sandgate's eviction does: it knows nothing of layers.
+	for _, p := range []string{first, first + ".json", first + ".lock"} {
+		if err := os.RemoveAll(filepath.Join(cache, "snapshots", p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := sandbox.LeaseSnapshot(ctx, repo, second, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if got, want := run(t, l.Dir, manifestScript), wantManifest(t, repo, second); got != want {
+		t.Fatalf("the rebuilt snapshot:\n got %s\nwant %s", got, want)
+	}
+}

@@ -47,7 +47,7 @@ func LeaseSnapshot(ctx context.Context, repo, rev, cacheDir string) (*SnapshotLe
 	if err != nil {
 		return nil, err
 	}
-	return leaseOrBuild(cacheDir, commit, func(root string) error {
+	return leaseOrBuild(cacheDir, commit, false, func(root string) error {
 		st, err := openStore(ctx, cacheDir, storeKey(src.common), src.common, src.format)
 		if err != nil {
 			return err
@@ -83,7 +83,7 @@ func LeaseDerivedSnapshot(ctx context.Context, cacheDir, base, repo, commit stri
 	if err != nil {
 		return nil, err
 	}
-	return leaseOrBuild(cacheDir, resolved, func(root string) error {
+	return leaseOrBuild(cacheDir, resolved, false, func(root string) error {
 		st, err := openStore(ctx, cacheDir, m.Store, src.common, src.format)
 		if err != nil {
 			return err
@@ -99,7 +99,7 @@ func LeaseDerivedSnapshot(ctx context.Context, cacheDir, base, repo, commit stri
 
 // leaseOrBuild leases the snapshot of commit, building it first (with
 // make) when the cache has none, then trims the cache to its cap.
-func leaseOrBuild(cacheDir, commit string, make func(root string) error) (*SnapshotLease, error) {
+func leaseOrBuild(cacheDir, commit string, rebuilt bool, make func(root string) error) (*SnapshotLease, error) {
 	root := filepath.Join(cacheDir, "snapshots")
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
@@ -114,6 +114,13 @@ func leaseOrBuild(cacheDir, commit string, make func(root string) error) (*Snaps
 	}
 	if err := l.attach(root); err != nil {
 		l.Release()
+		// A layer whose base is gone is removed (unless leased) and
+		// built again, once.
+		if errors.Is(err, errLayerGone) && !rebuilt {
+			if ok, _ := RemoveSnapshot(describe(root, commit)); ok {
+				return leaseOrBuild(cacheDir, commit, true, make)
+			}
+		}
 		return nil, err
 	}
 	// A new snapshot may push the cache over its cap; this one is leased
