@@ -22,7 +22,9 @@ func TestDiskImageFromAnotherBootIsChecked(t *testing.T) {
 		t.Skip("no boot id on this kernel: every resume is checked")
 	}
 	dir := t.TempDir()
+	waitSpare() // a spare being made reads imageTemplateDir
 	defer func(f func() string) { imageTemplateDir = f }(imageTemplateDir)
+	defer waitSpare()
 	imageTemplateDir = func() string { return filepath.Join(dir, "templates") }
 	img := filepath.Join(dir, "disk.img")
 	if err := makeImage(img, 64<<20); err != nil {

@@ -22,7 +22,9 @@ import (
 // formatted again.
 func TestDiskImageFromTemplate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "templates")
+	waitSpare() // a spare being made reads imageTemplateDir
 	defer func(f func() string) { imageTemplateDir = f }(imageTemplateDir)
+	defer waitSpare()
 	imageTemplateDir = func() string { return dir }
 	const size = 256 << 20
 	valid := func(p string) {
@@ -80,7 +82,9 @@ func TestDiskImageFromTemplate(t *testing.T) {
 // neither the template nor what the next box starts with.
 func TestAttackDiskTemplateStaysClean(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "templates")
+	waitSpare() // a spare being made reads imageTemplateDir
 	defer func(f func() string) { imageTemplateDir = f }(imageTemplateDir)
+	defer waitSpare()
 	imageTemplateDir = func() string { return dir }
 	const size = 64 << 20
 	tmpl, err := imageTemplate(size)
