@@ -3,7 +3,10 @@
 package sandbox
 
 import (
+	"crypto/rand"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,7 +43,20 @@ func poolDisk(limit int64) (*disk, error) {
 		return nil, err
 	}
 	sweepPoolDisks(dir)
-	return openImage(filepath.Join(dir, fmt.Sprintf("pool-%d-%d.img", os.Getpid(), poolDiskSeq.Add(1))), limit)
+	// The name is not one anyone can foresee (the directory is shared
+	// with other harnesses, some of which may have had this pid: in
+	// another boot or PID namespace), and an image already there under
+	// it is never taken for a new one: it would be a resumed run's to
+	// openImage, and no box may start on what another harness left.
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("pool-%d-%d-%x.img", os.Getpid(), poolDiskSeq.Add(1), rnd))
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("pooled disk %s: already there (%v)", path, err)
+	}
+	return openImage(path, limit)
 }
 
 // sweepPoolDisks removes the pooled images of harnesses that are gone.

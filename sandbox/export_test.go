@@ -73,3 +73,8 @@ func drainPool() {
 
 // MaxLayers is how many layers a snapshot may stack (its own included).
 const MaxLayers = maxLayers
+
+// WaitImageFree waits up to d for no loop device to hold image: the
+// kernel lets a box's loop device go when the last mount of its disk is
+// torn down, which may finish after the box's init was reaped.
+func WaitImageFree(image string, d time.Duration) error { return waitImageFree(image, d) }
