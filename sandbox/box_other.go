@@ -29,6 +29,9 @@ type Box struct{}
 // Start fails off Linux with an error wrapping ErrUnavailable.
 func Start(ctx context.Context, o Options) (*Box, error) { return nil, errNotLinux }
 
+// ReleaseSpares does nothing off Linux: no box is started ahead.
+func ReleaseSpares() {}
+
 // Exec fails off Linux.
 func (b *Box) Exec(ctx context.Context, c Command) (*Result, error) { return nil, errNotLinux }
 

@@ -61,15 +61,7 @@ func useTemplateDir(t *testing.T, dir string) {
 }
 
 // drainPool waits for the pool's next spare and throws it away.
-func drainPool() {
-	zygotes.mu.Lock()
-	c := zygotes.next
-	zygotes.next = nil
-	zygotes.mu.Unlock()
-	if c != nil {
-		(<-c).discard()
-	}
-}
+func drainPool() { ReleaseSpares() }
 
 // MaxLayers is how many layers a snapshot may stack (its own included).
 const MaxLayers = maxLayers

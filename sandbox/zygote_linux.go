@@ -91,6 +91,24 @@ type zygotePool struct {
 
 var zygotes zygotePool
 
+// ReleaseSpares throws away the init and disk started ahead for the next
+// box, if any (waiting for one being made), so the harness holds no idle
+// process or disk until its next Start makes one again. An embedder calls
+// it when it stops starting boxes for a while, or to account for every
+// process it has.
+func ReleaseSpares() {
+	zygotes.mu.Lock()
+	c := zygotes.next
+	zygotes.next = nil
+	zygotes.mu.Unlock()
+	if c == nil {
+		return
+	}
+	if z := <-c; z != nil {
+		z.discard()
+	}
+}
+
 // take returns a pre-started init for a box with limits l (waiting for
 // the one being made, if any: it is further on than one started now),
 // or nil. It starts making the next one either way.
