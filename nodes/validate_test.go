@@ -151,6 +151,9 @@ func TestFactoriesRefuseWrongTypes(t *testing.T) {
 					for name, f := range ty.Spec.Fields {
 						if f.Required && f.Kind == blueprint.KindString {
 							n.Config[name] = "x"
+							if len(f.Enum) > 0 {
+								n.Config[name] = f.Enum[0] // a valid one: the field under test must be what is refused
+							}
 						}
 					}
 				}
