@@ -34,12 +34,16 @@ func main() {
 	repo := flag.String("repo", "", "the repository (its module root)")
 	change := flag.String("change", "", "the file each round changes (relative to -repo)")
 	runs := flag.Int("runs", 5, "rounds (each runs every arm once)")
+	armList := flag.String("arms", strings.Join(arms, ","), "the arms to run, in order")
+	warmup := flag.Bool("warmup", true, "run a discarded warm-up round first")
+	phases := flag.Bool("phases", false, "print how long building the plan and each box command took")
 	flag.Parse()
 	pkgs := flag.Args()
 	if *repo == "" || *change == "" || len(pkgs) == 0 {
 		fmt.Fprintln(os.Stderr, "usage: canary -repo DIR -change FILE [-runs N] PACKAGE...")
 		os.Exit(2)
 	}
+	arms = strings.Split(*armList, ",")
 	orig, err := os.ReadFile(filepath.Join(*repo, *change))
 	check(err)
 	defer os.WriteFile(filepath.Join(*repo, *change), orig, 0o644)
@@ -48,7 +52,11 @@ func main() {
 	var canaried []string
 	args := append([]string{"go", "test", "-json"}, pkgs...)
 	// A warm-up round fills the caches every arm then shares.
-	for round := -1; round < *runs; round++ {
+	first := -1
+	if !*warmup {
+		first = 0
+	}
+	for round := first; round < *runs; round++ {
 		for _, arm := range arms {
 			// A change of its own for every arm, round and invocation that
 			// changes the test binaries (an init the linker keeps, not a dead
@@ -64,9 +72,14 @@ func main() {
 				check(err)
 				out = res.Output
 			default:
-				o := gocanary.Options{Changed: []string{*change}, All: arm == "canary-all", Failing: true, Passing: true, Root: *repo, ExecPath: execPath}
+				o := gocanary.Options{Changed: []string{*change}, All: arm == "canary-all", Failing: true, Passing: true, Root: *repo, ExecPath: execPath, Command: args}
 				p := gocanary.NewPlan(gocanary.DirTree(*repo), o)
-				raw, err := p.Run(context.Background(), local(*repo), args, time.Hour, 256<<20)
+				ex := local(*repo)
+				if *phases {
+					fmt.Fprintf(os.Stderr, "  plan %s\n", time.Since(t0).Round(time.Millisecond))
+					ex = timed(ex)
+				}
+				raw, err := p.Run(context.Background(), ex, args, time.Hour, 256<<20)
 				check(err)
 				res, problems := p.Decode(raw)
 				if len(problems) > 0 {
@@ -96,6 +109,20 @@ func main() {
 
 // local runs a command in dir on the host, as the box would.
 func local(dir string) gocanary.Exec { return gocanarytest.HostExec(dir) }
+
+// timed prints how long each box command took.
+func timed(ex gocanary.Exec) gocanary.Exec {
+	return func(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
+		t0 := time.Now()
+		res, err := ex(ctx, c)
+		first, _, _ := strings.Cut(string(c.Stdin), "\n")
+		if i := strings.LastIndex(string(c.Stdin), "go test"); i >= 0 {
+			first, _, _ = strings.Cut(string(c.Stdin[i:]), "\n")
+		}
+		fmt.Fprintf(os.Stderr, "  box command %s: %.80s\n", time.Since(t0).Round(time.Millisecond), first)
+		return res, err
+	}
+}
 
 func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)

@@ -33,7 +33,14 @@ func Affected(t Tree, changed []string) (dirs map[string]bool, all bool) {
 	if len(changed) == 0 {
 		return map[string]bool{}, false
 	}
-	g := readGraph(t)
+	return readGraph(t).affected(changed)
+}
+
+// affected is Affected over the graph read.
+func (g *graph) affected(changed []string) (dirs map[string]bool, all bool) {
+	if len(changed) == 0 {
+		return map[string]bool{}, false
+	}
 	direct := map[string]bool{}
 	for _, p := range changed {
 		if moduleFiles[path.Base(p)] || inVendor(p) {

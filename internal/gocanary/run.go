@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -318,6 +319,8 @@ func (p *Plan) stashed(out []byte) ([]byte, []stash, []string, []string) {
 		}
 		if pp := p.pkgs[rel]; pp != nil {
 			pp.importPath = e.Package
+		} else if p.unsealed[rel] && !slices.Contains(p.stray, e.Package) {
+			p.stray = append(p.stray, e.Package)
 		}
 	}
 	var kept []byte

@@ -68,10 +68,13 @@ func run(t *testing.T, dir string, changed []string, o Options, args ...string) 
 	if o.TmpDir == "" {
 		o.TmpDir = t.TempDir()
 	}
-	p := NewPlan(DirTree(dir), o)
 	if len(args) == 0 {
 		args = []string{"go", "test", "-json", "./..."}
 	}
+	if o.Command == nil {
+		o.Command = args // as the test gate plans it
+	}
+	p := NewPlan(DirTree(dir), o)
 	raw, err := p.Run(context.Background(), localExec(dir), args, 5*time.Minute, 64<<20)
 	if err != nil {
 		t.Fatal(err)

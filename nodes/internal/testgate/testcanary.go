@@ -89,6 +89,7 @@ func (t *Test) canaryPlan(v *changeView, args []string, selected bool) *gocanary
 	}
 	slices.Sort(o.Changed)
 	slices.Sort(o.Hide)
+	o.Command = args
 	return gocanary.NewPlan(viewTree{v}, o)
 }
 
