@@ -37,6 +37,7 @@ func main() {
 	armList := flag.String("arms", strings.Join(arms, ","), "the arms to run, in order")
 	warmup := flag.Bool("warmup", true, "run a discarded warm-up round first")
 	phases := flag.Bool("phases", false, "print how long building the plan and each box command took")
+	keepCache := flag.Bool("keepcache", false, "canaried arms run the packages the change cannot reach in a go test of their own that caches their results, as the gate does on the host (isolation: none)")
 	flag.Parse()
 	pkgs := flag.Args()
 	if *repo == "" || *change == "" || len(pkgs) == 0 {
@@ -72,7 +73,7 @@ func main() {
 				check(err)
 				out = res.Output
 			default:
-				o := gocanary.Options{Changed: []string{*change}, All: arm == "canary-all", Failing: true, Passing: true, Root: *repo, ExecPath: execPath, Command: args}
+				o := gocanary.Options{Changed: []string{*change}, All: arm == "canary-all", Failing: true, Passing: true, Root: *repo, ExecPath: execPath, Command: args, KeepCache: *keepCache}
 				p := gocanary.NewPlan(gocanary.DirTree(*repo), o)
 				ex := local(*repo)
 				if *phases {
@@ -97,6 +98,9 @@ func main() {
 				times[arm] = append(times[arm], d)
 			}
 		}
+	}
+	if *runs == 0 {
+		return // a warm-up alone
 	}
 	fmt.Printf("repository: %s (`%s`), change: a new init in %s for each arm and round; %d packages canaried (the command tests those of them it names)\n\n", *repo, strings.Join(args, " "), *change, len(canaried))
 	fmt.Println("| arm | time | ÷ plain |\n|---|---|---|")
