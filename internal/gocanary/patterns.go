@@ -108,11 +108,8 @@ func (g *graph) importDirs(pat string) (exact, prefixes []string, ok bool) {
 	if !strings.Contains(before, ".") && !strings.Contains(before, "/") {
 		return nil, nil, false // std, all, cmd, a standard library path
 	}
-	best, dir := "", ""
+	best, dir := g.module(before)
 	for m, d := range g.modules {
-		if (before == m || strings.HasPrefix(before, m+"/")) && len(m) > len(best) {
-			best, dir = m, d
-		}
 		if wild && strings.HasPrefix(m, before) {
 			prefixes = append(prefixes, dirPrefix(d, ""))
 		}
