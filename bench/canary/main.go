@@ -34,12 +34,17 @@ func main() {
 	repo := flag.String("repo", "", "the repository (its module root)")
 	change := flag.String("change", "", "the file each round changes (relative to -repo)")
 	runs := flag.Int("runs", 5, "rounds (each runs every arm once)")
+	armList := flag.String("arms", strings.Join(arms, ","), "the arms to run, in order")
+	warmup := flag.Bool("warmup", true, "run a discarded warm-up round first")
+	phases := flag.Bool("phases", false, "print how long building the plan and each box command took")
+	keepCache := flag.Bool("keepcache", false, "canaried arms run the packages the change cannot reach in a go test of their own that caches their results, as the gate does on the host (isolation: none)")
 	flag.Parse()
 	pkgs := flag.Args()
 	if *repo == "" || *change == "" || len(pkgs) == 0 {
 		fmt.Fprintln(os.Stderr, "usage: canary -repo DIR -change FILE [-runs N] PACKAGE...")
 		os.Exit(2)
 	}
+	arms = strings.Split(*armList, ",")
 	orig, err := os.ReadFile(filepath.Join(*repo, *change))
 	check(err)
 	defer os.WriteFile(filepath.Join(*repo, *change), orig, 0o644)
@@ -48,7 +53,11 @@ func main() {
 	var canaried []string
 	args := append([]string{"go", "test", "-json"}, pkgs...)
 	// A warm-up round fills the caches every arm then shares.
-	for round := -1; round < *runs; round++ {
+	first := -1
+	if !*warmup {
+		first = 0
+	}
+	for round := first; round < *runs; round++ {
 		for _, arm := range arms {
 			// A change of its own for every arm, round and invocation that
 			// changes the test binaries (an init the linker keeps, not a dead
@@ -64,9 +73,14 @@ func main() {
 				check(err)
 				out = res.Output
 			default:
-				o := gocanary.Options{Changed: []string{*change}, All: arm == "canary-all", Failing: true, Passing: true, Root: *repo, ExecPath: execPath}
+				o := gocanary.Options{Changed: []string{*change}, All: arm == "canary-all", Failing: true, Passing: true, Root: *repo, ExecPath: execPath, Command: args, KeepCache: *keepCache}
 				p := gocanary.NewPlan(gocanary.DirTree(*repo), o)
-				raw, err := p.Run(context.Background(), local(*repo), args, time.Hour, 256<<20)
+				ex := local(*repo)
+				if *phases {
+					fmt.Fprintf(os.Stderr, "  plan %s\n", time.Since(t0).Round(time.Millisecond))
+					ex = timed(ex)
+				}
+				raw, err := p.Run(context.Background(), ex, args, time.Hour, 256<<20)
 				check(err)
 				res, problems := p.Decode(raw)
 				if len(problems) > 0 {
@@ -85,6 +99,9 @@ func main() {
 			}
 		}
 	}
+	if *runs == 0 {
+		return // a warm-up alone
+	}
 	fmt.Printf("repository: %s (`%s`), change: a new init in %s for each arm and round; %d packages canaried (the command tests those of them it names)\n\n", *repo, strings.Join(args, " "), *change, len(canaried))
 	fmt.Println("| arm | time | ÷ plain |\n|---|---|---|")
 	base := median(times["plain"])
@@ -96,6 +113,20 @@ func main() {
 
 // local runs a command in dir on the host, as the box would.
 func local(dir string) gocanary.Exec { return gocanarytest.HostExec(dir) }
+
+// timed prints how long each box command took.
+func timed(ex gocanary.Exec) gocanary.Exec {
+	return func(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
+		t0 := time.Now()
+		res, err := ex(ctx, c)
+		first, _, _ := strings.Cut(string(c.Stdin), "\n")
+		if i := strings.LastIndex(string(c.Stdin), "go test"); i >= 0 {
+			first, _, _ = strings.Cut(string(c.Stdin[i:]), "\n")
+		}
+		fmt.Fprintf(os.Stderr, "  box command %s: %.80s\n", time.Since(t0).Round(time.Millisecond), first)
+		return res, err
+	}
+}
 
 func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)

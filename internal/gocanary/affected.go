@@ -33,7 +33,14 @@ func Affected(t Tree, changed []string) (dirs map[string]bool, all bool) {
 	if len(changed) == 0 {
 		return map[string]bool{}, false
 	}
-	g := readGraph(t)
+	return readGraph(t).affected(changed)
+}
+
+// affected is Affected over the graph read.
+func (g *graph) affected(changed []string) (dirs map[string]bool, all bool) {
+	if len(changed) == 0 {
+		return map[string]bool{}, false
+	}
 	direct := map[string]bool{}
 	for _, p := range changed {
 		if moduleFiles[path.Base(p)] || inVendor(p) {
@@ -129,12 +136,7 @@ func readGraph(t Tree) *graph {
 // longest module path that prefixes it; "" when no module of the tree
 // provides it.
 func (g *graph) resolve(imp string) string {
-	best, dir := "", ""
-	for m, d := range g.modules {
-		if (imp == m || strings.HasPrefix(imp, m+"/")) && len(m) > len(best) {
-			best, dir = m, d
-		}
-	}
+	best, dir := g.module(imp)
 	if best == "" {
 		return ""
 	}
@@ -143,6 +145,17 @@ func (g *graph) resolve(imp string) string {
 		return ""
 	}
 	return p
+}
+
+// module is the module of the tree with the longest path that prefixes
+// the import path, and its directory ("" when none).
+func (g *graph) module(imp string) (best, dir string) {
+	for m, d := range g.modules {
+		if (imp == m || strings.HasPrefix(imp, m+"/")) && len(m) > len(best) {
+			best, dir = m, d
+		}
+	}
+	return best, dir
 }
 
 // owner is the package directory a path in dir belongs to: dir itself or

@@ -76,6 +76,9 @@ func (p *Plan) Decode(res *sandbox.Result) (*sandbox.Result, []string) {
 		}
 	}
 	var problems []string
+	for _, pkg := range p.stray {
+		problems = append(problems, fmt.Sprintf("package %s holds the change's code and ran, but the harness read the command as not testing it and did not seal it; none of its results is believed", pkg))
+	}
 	for _, pkg := range sortedKeys(states) {
 		if why := states[pkg].verdict(); why != "" {
 			problems = append(problems, fmt.Sprintf("the test binary's report for package %s is forged: %s; none of the package's results is believed", pkg, why))

@@ -5,7 +5,8 @@
 // The change's code runs inside the test binary that reports on it, so it
 // can print the framing lines go test -json believes, or re-run itself and
 // turn FAIL into PASS. Three things, compiled into every package whose
-// test binary holds changed code (see [Affected]), make that detectable:
+// test binary holds changed code (see [Affected]) and that the command
+// can test (see Options.Command), make that detectable:
 //
 //   - a seal on every test function of the package: a t.Cleanup that
 //     logs a secret pass token (or skip token) when the test passed (or
@@ -20,9 +21,12 @@
 // no test binary runs: go test's -exec hands each to a collector script
 // that stashes it. The overlay sources and held-out test files are then
 // deleted, and a second phase runs the stashed binaries through go tool
-// test2json. Packages the change cannot reach run last, in a plain go
-// test that keeps their results cached: a test of theirs may start a
-// program the change rewrote, which must find no secret. [Plan.Decode]
+// test2json, with the binaries of the packages the change cannot reach
+// (their tests may start a program the change rewrote, which must find no
+// seal source). With Options.KeepCache those run last instead, in a plain
+// go test that caches their results, when nothing of the plan is left in
+// the box; that costs a second link of each, worth it only where go
+// test's cache outlives the box. [Plan.Decode]
 // checks seals and canaries in the stream and returns it as plain go test
 // would have printed it.
 //

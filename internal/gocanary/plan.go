@@ -37,6 +37,15 @@ type Options struct {
 	// Passing adds the passing canary: off when the command selects
 	// tests by name (unless the caller adds Names to the selection).
 	Passing bool
+	// Command is the go test command the plan will run (as Run takes it):
+	// when set, only the reached packages its package arguments can name
+	// get seals and canaries (see patterns.go).
+	Command []string
+	// KeepCache runs the packages the change cannot reach in a plain go
+	// test of their own after the rounds, which caches their results for
+	// the next run; worth it only where go test's cache outlives the box
+	// (on the host). Without it they run in the second phase (see Run).
+	KeepCache bool
 	// Root is the module root inside the box (default sandbox.WorkDir).
 	Root string
 	// ExecPath is where the collector goes (default ExecPath).
@@ -55,10 +64,15 @@ type Plan struct {
 	tmpDir     string
 	pkgs       map[string]*pkgPlan // by directory
 	unaffected []string            // directories whose binaries run at once
-	overlay    map[string][]byte   // path → sealed source
-	hide       []string
-	nonce      string
-	reserve    int64 // bytes the collector leaves free (diskReserve)
+	// unsealed are reached directories the command was read not to test
+	// (see patterns.go); stray are the import paths of those that ran.
+	unsealed  map[string]bool
+	stray     []string
+	overlay   map[string][]byte // path → sealed source
+	hide      []string
+	nonce     string
+	reserve   int64 // bytes the collector leaves free (diskReserve)
+	keepCache bool
 	// listed are the tests each stashed binary holds, by import path
 	// and name; unlisted the packages whose list could not be read.
 	listed   map[string]map[string]bool
@@ -79,7 +93,7 @@ type pkgPlan struct {
 // change reaches. A directory whose test files declare no test gets none
 // (a canary would be its only test).
 func NewPlan(t Tree, o Options) *Plan {
-	p := &Plan{root: o.Root, pkgs: map[string]*pkgPlan{}, overlay: map[string][]byte{}, hide: o.Hide, nonce: randomHex(16), execPath: o.ExecPath, reserve: diskReserve}
+	p := &Plan{root: o.Root, pkgs: map[string]*pkgPlan{}, unsealed: map[string]bool{}, overlay: map[string][]byte{}, hide: o.Hide, nonce: randomHex(16), execPath: o.ExecPath, reserve: diskReserve, keepCache: o.KeepCache}
 	if p.root == "" {
 		p.root = sandbox.WorkDir
 	}
@@ -89,6 +103,7 @@ func NewPlan(t Tree, o Options) *Plan {
 	if p.execPath == "" {
 		p.execPath = ExecPath
 	}
+	g := readGraph(t)
 	var reach map[string]bool
 	switch {
 	case o.Only != nil:
@@ -97,19 +112,23 @@ func NewPlan(t Tree, o Options) *Plan {
 			reach[path.Clean(d)] = true
 		}
 	case o.All:
-		reach = readGraph(t).allDirs()
+		reach = g.allDirs()
 	default:
-		reach, _ = Affected(t, o.Changed)
+		reach, _ = g.affected(o.Changed)
 	}
+	tested := commandDirs(g, p.root, o.Command)
 	for _, d := range t.Dirs() {
 		if len(testFiles(t, d)) == 0 {
 			continue
 		}
-		if !reach[d] {
+		switch {
+		case !reach[d]:
 			p.unaffected = append(p.unaffected, d)
-			continue
+		case tested != nil && !tested(d):
+			p.unsealed[d] = true
+		default:
+			p.pkgs[d] = p.planDir(t, d, o)
 		}
-		p.pkgs[d] = p.planDir(t, d, o)
 	}
 	sort.Strings(p.unaffected)
 	return p
@@ -182,7 +201,7 @@ func (p *Plan) planDir(t Tree, dir string, o Options) *pkgPlan {
 			continue // the package does not build: it fails on its own
 		}
 		st.learn(file, src)
-		sealed, toks, _ := seal(f, src)
+		sealed, toks := sealFile(fset, file, src)
 		for n, tk := range toks {
 			pp.seals[n] = append(pp.seals[n], tk)
 		}

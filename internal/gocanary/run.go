@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -37,7 +38,8 @@ var ErrNotGoTest = errors.New("not one plain go test command")
 // the first phase's account of the stashed packages replaced by the
 // second's. When the box's disk runs low, the packages not yet stashed go
 // to another round (see args.go). The packages the change cannot reach
-// run last, in a plain go test of their own (see plain), once no secret
+// run in the second phase, or with KeepCache last, in a plain go test of
+// their own that caches their results (see plain), once no secret
 // is left in the box. Every phase is a box command of its own, and the
 // box kills whatever a command leaves running when it ends.
 func (p *Plan) Run(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
@@ -229,16 +231,17 @@ func (p *Plan) phaseOne(dir, cmd string, canDefer bool) string {
 // collector is the -exec program: it runs no binary, for none may run
 // while the canaries' sources are in the box. It stashes each binary with
 // its directory and arguments, printing a line that go test attributes to
-// the package, and one for each test the binary holds (see selection.go). With canDefer (the command's packages can be named anew),
-// a package the change cannot reach is left for the plain run instead,
-// and once one binary is stashed the rest are deferred to another round
-// while the box's disk has less than diskReserve free beside them.
-// Without it, such a package is stashed like the others and runs in the
+// the package, and one for each test the binary holds (see selection.go).
+// With canDefer (the command's packages can be named anew), once one
+// binary is stashed the rest are deferred to another round while the
+// box's disk has less than diskReserve free beside them; with KeepCache
+// too, a package the change cannot reach is left for the plain run.
+// Otherwise such a package is stashed like the others and runs in the
 // second phase, unjudged by the plan and uncached.
 func (p *Plan) collector(dir string, canDefer bool) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n# sandgate: go test's -exec program for the test gate's canaries; rewritten on every run.\n")
-	if len(p.unaffected) > 0 && canDefer {
+	if len(p.unaffected) > 0 && canDefer && p.keepCache {
 		pats := make([]string, len(p.unaffected))
 		for i, d := range p.unaffected {
 			pats[i] = quote(path.Join(p.root, d))
@@ -323,6 +326,8 @@ func (p *Plan) stashed(out []byte) ([]byte, []stash, []string, []string) {
 		}
 		if pp := p.pkgs[rel]; pp != nil {
 			pp.importPath = e.Package
+		} else if p.unsealed[rel] && !slices.Contains(p.stray, e.Package) {
+			p.stray = append(p.stray, e.Package)
 		}
 	}
 	var kept []byte

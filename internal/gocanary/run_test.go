@@ -68,10 +68,13 @@ func run(t *testing.T, dir string, changed []string, o Options, args ...string) 
 	if o.TmpDir == "" {
 		o.TmpDir = t.TempDir()
 	}
-	p := NewPlan(DirTree(dir), o)
 	if len(args) == 0 {
 		args = []string{"go", "test", "-json", "./..."}
 	}
+	if o.Command == nil {
+		o.Command = args // as the test gate plans it
+	}
+	p := NewPlan(DirTree(dir), o)
 	raw, err := p.Run(context.Background(), localExec(dir), args, 5*time.Minute, 64<<20)
 	if err != nil {
 		t.Fatal(err)
@@ -151,11 +154,13 @@ func TestBuggyChangeFailsUnforged(t *testing.T) {
 	}
 }
 
-// TestUnreachedPackagesKeepTheCache: a package the change cannot reach
-// runs as plain go test would, and its result is cached for the next run.
+// TestUnreachedPackagesKeepTheCache: with KeepCache, a package the change
+// cannot reach runs as plain go test would, and its result is cached for
+// the next run.
 func TestUnreachedPackagesKeepTheCache(t *testing.T) {
 	dir := module(t, fixed, nil)
 	o := both
+	o.KeepCache = true
 	o.ExecPath = filepath.Join(t.TempDir(), "exec")
 	run(t, dir, []string{"calc.go"}, o)
 	_, res, _ := run(t, dir, []string{"calc.go"}, o)

@@ -144,6 +144,12 @@ func seal(name string, src []byte) ([]byte, map[string]tokens, bool) {
 	if err != nil {
 		return nil, nil, false
 	}
+	out, toks := sealFile(fset, f, src)
+	return out, toks, true
+}
+
+// sealFile is seal over src parsed as f.
+func sealFile(fset *token.FileSet, f *ast.File, src []byte) ([]byte, map[string]tokens) {
 	tf := fset.File(f.Pos())
 	idents := identifiers(src)
 	var edits []edit
@@ -165,7 +171,7 @@ func seal(name string, src []byte) ([]byte, map[string]tokens, bool) {
 			p, skip.args(), pass.args())
 		edits = append(edits, edit{at: tf.Offset(fn.decl.Body.Lbrace) + 1, text: stmt})
 	}
-	return apply(src, edits), toks, true
+	return apply(src, edits), toks
 }
 
 // secret is a token two numbers wide, below 2^62 each so that int64

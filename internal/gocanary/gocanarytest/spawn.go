@@ -26,7 +26,7 @@ const LootGlob = "/tmp/zz-sandgate-loot-*"
 
 // Stealer is the change's cmd/hello: it still says hello, and copies
 // every sealed source it can find (under /tmp, where the box keeps the
-// overlay, and the overlay named on an ancestor's command line: go
+// overlay, or in a test's temporary directory, and the overlay named on an ancestor's command line: go
 // test's, when /proc shows it) to a directory under /tmp that outlives the
 // box command, where the overlay reader looks once calc's binary runs.
 // It uses nothing the test-mode check knows.
@@ -56,6 +56,7 @@ func main() {
 		}
 	}
 	take("/tmp/sandgate-canary-*/s/*.go")
+	take("/tmp/*/*/sandgate-canary-*/s/*.go") // a test's temporary directory
 	for pid := os.Getppid(); pid > 1; {
 		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		for _, a := range bytes.Split(cmd, []byte{0}) {

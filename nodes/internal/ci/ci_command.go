@@ -73,6 +73,7 @@ func (c *CI) canaryPlan(w *workspace.Workspace, snap string, args []string) *goc
 	for _, ch := range changes {
 		o.Changed = append(o.Changed, ch.Path)
 	}
+	o.Command = args
 	return gocanary.NewPlan(gocanary.DirTree(snap), o)
 }
 
