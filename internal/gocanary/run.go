@@ -38,9 +38,10 @@ var ErrNotGoTest = errors.New("not one plain go test command")
 // the first phase's account of the stashed packages replaced by the
 // second's. When the box's disk runs low, the packages not yet stashed go
 // to another round (see args.go). The packages the change cannot reach
-// run in the second phase, or with KeepCache last, in a plain go test of
-// their own that caches their results (see plain), once no secret
-// is left in the box. Every phase is a box command of its own, and the
+// run last, in a plain go test of their own (see plain), once no secret
+// is left in the box and no code of the change runs beside them: in the
+// second phase, a sealed binary could rewrite their unsealed reports
+// (TestAttackNeighbourRewritesUnreachedReport). Every phase is a box command of its own, and the
 // box kills whatever a command leaves running when it ends.
 func (p *Plan) Run(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
 	start := time.Now()
@@ -229,14 +230,14 @@ func (p *Plan) phaseOne(dir, cmd string, canDefer bool) string {
 // the package, and one for each test the binary holds (see selection.go).
 // With canDefer (the command's packages can be named anew), once one
 // binary is stashed the rest are deferred to another round while the
-// box's disk has less than diskReserve free beside them; with KeepCache
-// too, a package the change cannot reach is left for the plain run.
-// Otherwise such a package is stashed like the others and runs in the
+// box's disk has less than diskReserve free beside them, and a package
+// the change cannot reach is left for the plain run. Otherwise such a
+// package is stashed like the others and runs in the
 // second phase, unjudged by the plan and uncached.
 func (p *Plan) collector(dir string, canDefer bool) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n# sandgate: go test's -exec program for the test gate's canaries; rewritten on every run.\n")
-	if len(p.unaffected) > 0 && canDefer && p.keepCache {
+	if len(p.unaffected) > 0 && canDefer {
 		pats := make([]string, len(p.unaffected))
 		for i, d := range p.unaffected {
 			pats[i] = quote(path.Join(p.root, d))

@@ -154,13 +154,11 @@ func TestBuggyChangeFailsUnforged(t *testing.T) {
 	}
 }
 
-// TestUnreachedPackagesKeepTheCache: with KeepCache, a package the change
-// cannot reach runs as plain go test would, and its result is cached for
-// the next run.
+// TestUnreachedPackagesKeepTheCache: a package the change cannot reach
+// runs as plain go test would, and its result is cached for the next run.
 func TestUnreachedPackagesKeepTheCache(t *testing.T) {
 	dir := module(t, fixed, nil)
 	o := both
-	o.KeepCache = true
 	o.ExecPath = filepath.Join(t.TempDir(), "exec")
 	run(t, dir, []string{"calc.go"}, o)
 	_, res, _ := run(t, dir, []string{"calc.go"}, o)
