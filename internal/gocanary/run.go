@@ -17,10 +17,14 @@ import (
 // Exec runs one command in the box.
 type Exec func(ctx context.Context, c sandbox.Command) (*sandbox.Result, error)
 
-// ExecPath is the collector's path in the box. It is fixed because go
-// test keys cached results by the -exec command, and the plain run of
-// the packages the change cannot reach caches them under it, for the
-// first phase of the next run to find.
+// ExecPath is the collector's path in the box. Every go test the plan
+// runs gets -count=1 before the command's own flags (a -count of its own
+// still wins, and any -count turns the cache off): go test's result
+// cache is keyed by the -exec path, not what is there, and the change's
+// code in a sealed binary of the second phase could put its own program
+// at that path and run go test through it, caching a pass for a package
+// the change cannot reach that the plain run, or the next round, then
+// printed as (cached) (TestAttackPoisonedResultCache).
 const ExecPath = "/tmp/.sandgate-go-exec"
 
 // failedInternally is the exit code of the harness's own scripts when a
@@ -100,7 +104,7 @@ func merge(a, b *sandbox.Result) *sandbox.Result {
 func (p *Plan) round(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, []string, []string, error) {
 	start := time.Now()
 	dir := path.Join(p.tmpDir, "sandgate-canary-"+randomHex(8))
-	cmd, err := p.inject(args, "-exec="+p.execPath, "-overlay="+dir+"/overlay.json")
+	cmd, err := p.inject(args, "-count=1", "-exec="+p.execPath, "-overlay="+dir+"/overlay.json")
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -142,7 +146,7 @@ func (p *Plan) round(ctx context.Context, exec Exec, args []string, timeout time
 // have read the seals' sources.
 func (p *Plan) plain(ctx context.Context, exec Exec, args, pkgs []string, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
 	argv, _ := forPackages(args, pkgs)
-	cmd, err := p.inject(argv, "-exec="+p.execPath)
+	cmd, err := p.inject(argv, "-count=1", "-exec="+p.execPath)
 	if err != nil {
 		return nil, err
 	}
