@@ -1,6 +1,7 @@
 package gocanary
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,8 +49,19 @@ func TestNeighbour(t *testing.T) {
 // lone's binary can rewrite calc's report before the harness reads it.
 // calc's failure must stay in the report.
 func TestAttackNeighbourRewritesUnreachedReport(t *testing.T) {
+	for _, args := range [][]string{
+		{"go", "test", "-json", "./..."},
+		// A command whose packages cannot be named anew (-debug-trace is
+		// not in the plan's flag table) runs every binary in phase two.
+		{"go", "test", "-json", "-debug-trace=" + filepath.Join(t.TempDir(), "trace.json"), "./..."},
+	} {
+		neighbourCase(t, args)
+	}
+}
+
+func neighbourCase(t *testing.T, args []string) {
 	dir := module(t, buggy, map[string]string{"lone/zz_neighbour_test.go": neighbour})
-	_, res, problems := run(t, dir, []string{"lone/zz_neighbour_test.go"}, both)
+	_, res, problems := run(t, dir, []string{"lone/zz_neighbour_test.go"}, both, args...)
 	got := results(res.Output)
 	if got["calc TestAdd"] != "fail" && len(problems) == 0 {
 		t.Fatalf("calc's failure was rewritten by the change's code in lone and believed: exit %d, results %v\n%s", res.ExitCode, got, res.Output)

@@ -110,6 +110,12 @@ func NewPlan(t Tree, o Options) *Plan {
 	default:
 		reach, _ = g.affected(o.Changed)
 	}
+	if _, ok := forPackages(o.Command, nil); o.Command != nil && !ok {
+		// The packages the change cannot reach could only run in the
+		// second phase, beside the change's code, which could rewrite
+		// their reports: seal them all.
+		reach = g.allDirs()
+	}
 	tested := commandDirs(g, p.root, o.Command)
 	for _, d := range t.Dirs() {
 		if len(testFiles(t, d)) == 0 {

@@ -40,8 +40,10 @@ func TestAttackSpawnedProgramFindsNoSecrets(t *testing.T) {
 				}
 			})
 			p, res, problems := run(t, dir, []string{gocanarytest.StealerFile, reader.File}, both, args...)
-			if !contains(p.Packages(), ".") || contains(p.Packages(), "e2e") {
-				t.Fatalf("canaried %v: calc must be, e2e (reached only through a program it runs) is not", p.Packages())
+			// With a command it cannot name anew every package is sealed
+			// (TestAttackNeighbourRewritesUnreachedReport).
+			if !contains(p.Packages(), ".") || (name == "unreached packages run last") == contains(p.Packages(), "e2e") {
+				t.Fatalf("canaried %v: calc must be; e2e (reached only through a program it runs) only when every package is", p.Packages())
 			}
 			got := results(res.Output)
 			if got["calc/e2e TestHello"] != "pass" {
