@@ -37,7 +37,6 @@ func main() {
 	armList := flag.String("arms", strings.Join(arms, ","), "the arms to run, in order")
 	warmup := flag.Bool("warmup", true, "run a discarded warm-up round first")
 	phases := flag.Bool("phases", false, "print how long building the plan and each box command took")
-	keepCache := flag.Bool("keepcache", false, "canaried arms run the packages the change cannot reach in a go test of their own that caches their results, as the gate does on the host (isolation: none)")
 	flag.Parse()
 	pkgs := flag.Args()
 	if *repo == "" || *change == "" || len(pkgs) == 0 {
@@ -73,7 +72,7 @@ func main() {
 				check(err)
 				out = res.Output
 			default:
-				o := gocanary.Options{Changed: []string{*change}, All: arm == "canary-all", Failing: true, Passing: true, Root: *repo, ExecPath: execPath, Command: args, KeepCache: *keepCache}
+				o := gocanary.Options{Changed: []string{*change}, All: arm == "canary-all", Failing: true, Passing: true, Root: *repo, ExecPath: execPath, Command: args}
 				p := gocanary.NewPlan(gocanary.DirTree(*repo), o)
 				ex := local(*repo)
 				if *phases {

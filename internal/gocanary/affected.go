@@ -15,7 +15,12 @@ import (
 // reach is over-approximated: every import of every .go file counts,
 // whatever its build constraints, and so does a changed file of any kind
 // (embedded files, assembly, a script a test runs) in a package's
-// directory or below it.
+// directory or below it. A package whose build can read files outside
+// its directory (cgo, C or assembly sources: an #include may name any
+// path) or that imports a path of a module of the tree that names no
+// package directory of it (a symlinked directory, which the tree does
+// not follow) is reached by every change, as one whose tests can start
+// processes is (TestAttackReachAroundTheImportGraph).
 
 // moduleFiles are the files that decide which code every package builds
 // with: a change to any of them reaches every package.
@@ -71,6 +76,9 @@ func (g *graph) affected(changed []string) (dirs map[string]bool, all bool) {
 	for d := range g.spawns {
 		out[d] = true
 	}
+	for d := range g.loose {
+		out[d] = true
+	}
 	return out, false
 }
 
@@ -84,14 +92,26 @@ type graph struct {
 	modules   map[string]string   // module path → directory
 	importers map[string][]string // directory → directories importing it
 	spawns    map[string]bool     // directories whose tests import a spawner
+	// loose are directories whose build the graph cannot bound: cgo or
+	// non-Go sources, or an import the tree cannot place.
+	loose map[string]bool
 }
 
+// foreignSource are the file kinds whose compilation can include any
+// file of the tree.
+var foreignSource = map[string]bool{".c": true, ".h": true, ".s": true, ".S": true, ".sx": true, ".cc": true, ".cpp": true, ".cxx": true, ".hh": true, ".hpp": true, ".hxx": true, ".m": true, ".f": true, ".F": true, ".for": true, ".f90": true, ".swig": true, ".swigcxx": true, ".syso": true}
+
 func readGraph(t Tree) *graph {
-	g := &graph{pkgs: map[string]bool{}, modules: map[string]string{}, importers: map[string][]string{}, spawns: map[string]bool{}}
+	g := &graph{pkgs: map[string]bool{}, modules: map[string]string{}, importers: map[string][]string{}, spawns: map[string]bool{}, loose: map[string]bool{}}
 	dirs := t.Dirs()
 	for _, d := range dirs {
 		if len(goFiles(t, d)) > 0 {
 			g.pkgs[d] = true
+			for _, f := range t.Files(d) {
+				if foreignSource[path.Ext(f)] {
+					g.loose[d] = true
+				}
+			}
 		}
 		if m := ModulePath(t, join(d, "go.mod")); m != "" {
 			g.modules[m] = d
@@ -115,6 +135,9 @@ func readGraph(t Tree) *graph {
 					continue
 				}
 				seen[p] = true
+				if p == "C" {
+					g.loose[d] = true
+				}
 				if spawners[p] && strings.HasSuffix(f, "_test.go") {
 					g.spawns[d] = true
 				}
@@ -124,8 +147,12 @@ func readGraph(t Tree) *graph {
 	}
 	for d, ps := range imports {
 		for _, p := range ps {
-			if to := g.resolve(p); to != "" && to != d {
+			to := g.resolve(p)
+			if to != "" && to != d {
 				g.importers[to] = append(g.importers[to], d)
+			}
+			if best, _ := g.module(p); to == "" && best != "" {
+				g.loose[d] = true
 			}
 		}
 	}

@@ -21,12 +21,11 @@
 // no test binary runs: go test's -exec hands each to a collector script
 // that stashes it. The overlay sources and held-out test files are then
 // deleted, and a second phase runs the stashed binaries through go tool
-// test2json, with the binaries of the packages the change cannot reach
-// (their tests may start a program the change rewrote, which must find no
-// seal source). With Options.KeepCache those run last instead, in a plain
-// go test that caches their results, when nothing of the plan is left in
-// the box; that costs a second link of each, worth it only where go
-// test's cache outlives the box. [Plan.Decode]
+// test2json. The packages the change cannot reach run last, in a plain go
+// test of their own, when nothing of the plan is left in the box: their
+// tests may start a program the change rewrote, which must find no seal
+// source, and their reports are not sealed, so no code of the change may
+// run beside them with their report files in reach. [Plan.Decode]
 // checks seals and canaries in the stream and returns it as plain go test
 // would have printed it.
 //

@@ -41,11 +41,6 @@ type Options struct {
 	// when set, only the reached packages its package arguments can name
 	// get seals and canaries (see patterns.go).
 	Command []string
-	// KeepCache runs the packages the change cannot reach in a plain go
-	// test of their own after the rounds, which caches their results for
-	// the next run; worth it only where go test's cache outlives the box
-	// (on the host). Without it they run in the second phase (see Run).
-	KeepCache bool
 	// Root is the module root inside the box (default sandbox.WorkDir).
 	Root string
 	// ExecPath is where the collector goes (default ExecPath).
@@ -66,13 +61,12 @@ type Plan struct {
 	unaffected []string            // directories whose binaries run at once
 	// unsealed are reached directories the command was read not to test
 	// (see patterns.go); stray are the import paths of those that ran.
-	unsealed  map[string]bool
-	stray     []string
-	overlay   map[string][]byte // path → sealed source
-	hide      []string
-	nonce     string
-	reserve   int64 // bytes the collector leaves free (diskReserve)
-	keepCache bool
+	unsealed map[string]bool
+	stray    []string
+	overlay  map[string][]byte // path → sealed source
+	hide     []string
+	nonce    string
+	reserve  int64 // bytes the collector leaves free (diskReserve)
 	// listed are the tests each stashed binary holds, by import path
 	// and name; unlisted the packages whose list could not be read.
 	listed   map[string]map[string]bool
@@ -93,7 +87,7 @@ type pkgPlan struct {
 // change reaches. A directory whose test files declare no test gets none
 // (a canary would be its only test).
 func NewPlan(t Tree, o Options) *Plan {
-	p := &Plan{root: o.Root, pkgs: map[string]*pkgPlan{}, unsealed: map[string]bool{}, overlay: map[string][]byte{}, hide: o.Hide, nonce: randomHex(16), execPath: o.ExecPath, reserve: diskReserve, keepCache: o.KeepCache}
+	p := &Plan{root: o.Root, pkgs: map[string]*pkgPlan{}, unsealed: map[string]bool{}, overlay: map[string][]byte{}, hide: o.Hide, nonce: randomHex(16), execPath: o.ExecPath, reserve: diskReserve}
 	if p.root == "" {
 		p.root = sandbox.WorkDir
 	}
@@ -115,6 +109,12 @@ func NewPlan(t Tree, o Options) *Plan {
 		reach = g.allDirs()
 	default:
 		reach, _ = g.affected(o.Changed)
+	}
+	if _, ok := forPackages(o.Command, nil); o.Command != nil && !ok {
+		// The packages the change cannot reach could only run in the
+		// second phase, beside the change's code, which could rewrite
+		// their reports: seal them all.
+		reach = g.allDirs()
 	}
 	tested := commandDirs(g, p.root, o.Command)
 	for _, d := range t.Dirs() {

@@ -17,10 +17,14 @@ import (
 // Exec runs one command in the box.
 type Exec func(ctx context.Context, c sandbox.Command) (*sandbox.Result, error)
 
-// ExecPath is the collector's path in the box. It is fixed because go
-// test keys cached results by the -exec command, and the plain run of
-// the packages the change cannot reach caches them under it, for the
-// first phase of the next run to find.
+// ExecPath is the collector's path in the box. Every go test the plan
+// runs gets -count=1 before the command's own flags (a -count of its own
+// still wins, and any -count turns the cache off): go test's result
+// cache is keyed by the -exec path, not what is there, and the change's
+// code in a sealed binary of the second phase could put its own program
+// at that path and run go test through it, caching a pass for a package
+// the change cannot reach that the plain run, or the next round, then
+// printed as (cached) (TestAttackPoisonedResultCache).
 const ExecPath = "/tmp/.sandgate-go-exec"
 
 // failedInternally is the exit code of the harness's own scripts when a
@@ -38,9 +42,10 @@ var ErrNotGoTest = errors.New("not one plain go test command")
 // the first phase's account of the stashed packages replaced by the
 // second's. When the box's disk runs low, the packages not yet stashed go
 // to another round (see args.go). The packages the change cannot reach
-// run in the second phase, or with KeepCache last, in a plain go test of
-// their own that caches their results (see plain), once no secret
-// is left in the box. Every phase is a box command of its own, and the
+// run last, in a plain go test of their own (see plain), once no secret
+// is left in the box and no code of the change runs beside them: in the
+// second phase, a sealed binary could rewrite their unsealed reports
+// (TestAttackNeighbourRewritesUnreachedReport). Every phase is a box command of its own, and the
 // box kills whatever a command leaves running when it ends.
 func (p *Plan) Run(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
 	start := time.Now()
@@ -99,7 +104,7 @@ func merge(a, b *sandbox.Result) *sandbox.Result {
 func (p *Plan) round(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, []string, []string, error) {
 	start := time.Now()
 	dir := path.Join(p.tmpDir, "sandgate-canary-"+randomHex(8))
-	cmd, err := p.inject(args, "-exec="+p.execPath, "-overlay="+dir+"/overlay.json")
+	cmd, err := p.inject(args, "-count=1", "-exec="+p.execPath, "-overlay="+dir+"/overlay.json")
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -141,7 +146,7 @@ func (p *Plan) round(ctx context.Context, exec Exec, args []string, timeout time
 // have read the seals' sources.
 func (p *Plan) plain(ctx context.Context, exec Exec, args, pkgs []string, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
 	argv, _ := forPackages(args, pkgs)
-	cmd, err := p.inject(argv, "-exec="+p.execPath)
+	cmd, err := p.inject(argv, "-count=1", "-exec="+p.execPath)
 	if err != nil {
 		return nil, err
 	}
@@ -234,14 +239,14 @@ func (p *Plan) phaseOne(dir, cmd string, canDefer bool) string {
 // the package, and one for each test the binary holds (see selection.go).
 // With canDefer (the command's packages can be named anew), once one
 // binary is stashed the rest are deferred to another round while the
-// box's disk has less than diskReserve free beside them; with KeepCache
-// too, a package the change cannot reach is left for the plain run.
-// Otherwise such a package is stashed like the others and runs in the
+// box's disk has less than diskReserve free beside them, and a package
+// the change cannot reach is left for the plain run. Otherwise such a
+// package is stashed like the others and runs in the
 // second phase, unjudged by the plan and uncached.
 func (p *Plan) collector(dir string, canDefer bool) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n# sandgate: go test's -exec program for the test gate's canaries; rewritten on every run.\n")
-	if len(p.unaffected) > 0 && canDefer && p.keepCache {
+	if len(p.unaffected) > 0 && canDefer {
 		pats := make([]string, len(p.unaffected))
 		for i, d := range p.unaffected {
 			pats[i] = quote(path.Join(p.root, d))

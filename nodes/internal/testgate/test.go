@@ -94,7 +94,7 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	if err != nil {
 		return nil, err
 	}
-	rep, raw, err := t.runOnce(ctx, w, in, args, "test.log", t.canaryPlan(w, v, args, false), true)
+	rep, raw, err := t.runOnce(ctx, w, in, args, "test.log", t.canaryPlan(v, args, false), true)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +279,7 @@ func (t *Test) rerunFailures(ctx context.Context, w *workspace.Workspace, in *ru
 	for i := 0; i < t.rerun && len(still) > 0; i++ {
 		// A re-run is judged like the first run: sealed, with fresh canaries
 		// added to its selection (a forger would otherwise wait for it).
-		plan := t.canaryPlan(w, v, args, true)
+		plan := t.canaryPlan(v, args, true)
 		again, _, err := t.runOnce(ctx, w, in, rerunArgs(t.run, args, still, plan.Names()...), fmt.Sprintf("rerun-%d.log", i+1), plan, false)
 		if err != nil {
 			return nil, nil, err

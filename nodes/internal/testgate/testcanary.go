@@ -72,11 +72,7 @@ func CanaryOptions(c command.Command, args []string, selected bool) (gocanary.Op
 // cannot apply (canary: off, a report file, another format, or see
 // CanaryOptions). The change's paths and the held-out tests' decide
 // which packages get them; the held-out files leave the box once built.
-// Go's test result cache outlives the run only on the host (isolation:
-// none); a box's is thrown away with it, so there the packages the change
-// cannot reach run in the second phase rather than linked again in a go
-// test of their own.
-func (t *Test) canaryPlan(w *workspace.Workspace, v *changeView, args []string, selected bool) *gocanary.Plan {
+func (t *Test) canaryPlan(v *changeView, args []string, selected bool) *gocanary.Plan {
 	if !t.canary || t.report != "" || (t.format != "auto" && t.format != "go-json") {
 		return nil
 	}
@@ -94,9 +90,6 @@ func (t *Test) canaryPlan(w *workspace.Workspace, v *changeView, args []string, 
 	slices.Sort(o.Changed)
 	slices.Sort(o.Hide)
 	o.Command = args
-	if bo, ok := w.BoxOptions(); ok && bo.Policy.Isolation == "none" {
-		o.KeepCache = true
-	}
 	return gocanary.NewPlan(viewTree{v}, o)
 }
 
