@@ -266,7 +266,7 @@ func (s *Server) verifyJWT(raw string) (*App, string) {
 		return nil, "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires"
 	case err != nil:
 		return nil, "A JSON web token could not be decoded"
-	case claims.ExpiresAt.Sub(time.Now()) > 10*time.Minute+time.Second:
+	case time.Until(claims.ExpiresAt.Time) > 10*time.Minute+time.Second:
 		return nil, "'Expiration time' claim ('exp') is too far in the future"
 	}
 	return app, ""
