@@ -62,17 +62,6 @@ func TestAttackPlantedPoolDiskIsNeverAdopted(t *testing.T) {
 	}
 }
 
-// waitSpare waits for the spare being made, leaving it in the pool.
-func waitSpare() {
-	zygotes.mu.Lock()
-	c := zygotes.next
-	zygotes.mu.Unlock()
-	if c != nil {
-		z := <-c
-		c <- z
-	}
-}
-
 // plantImage formats an image of size bytes at path laid out as a box's
 // disk, with a file in its home, marked as written in this boot.
 func plantImage(t *testing.T, path string, size int64) {

@@ -34,18 +34,25 @@ func Pooled(b *Box) bool { return b.pooled }
 // SpareInit waits for the pool's next init and returns its pid as the
 // harness sees it (0 when there is none), leaving it in the pool.
 func SpareInit() int {
-	zygotes.mu.Lock()
-	c := zygotes.next
-	zygotes.mu.Unlock()
-	if c == nil {
-		return 0
-	}
-	z := <-c
-	c <- z
+	z := waitSpare()
 	if z == nil {
 		return 0
 	}
 	return z.b.cmd.Process.Pid
+}
+
+// waitSpare waits for the spare being made and returns it (nil when there
+// is none), leaving it in the pool.
+func waitSpare() *zygote {
+	zygotes.mu.Lock()
+	c := zygotes.next
+	zygotes.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	z := <-c
+	c <- z
+	return z
 }
 
 // useTemplateDir points the disk templates at dir for one test. The
