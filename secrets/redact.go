@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // MinLen is the shortest value the redactor removes. Shorter values ("1",
@@ -18,9 +21,19 @@ import (
 const MinLen = 6
 
 // Redactor replaces the values of harness credentials with
-// "[redacted NAME]". The zero value and nil redact nothing. It is safe for
-// concurrent use.
+// "[redacted NAME]", and anything shaped like a GitHub App installation
+// token (Patterns) with "[redacted GitHub installation token]". Values
+// can be added while the run writes (Add): a token the harness mints
+// mid-run is redacted from then on by every writer that holds the run's
+// redactor. nil redacts nothing. It is safe for concurrent use.
 type Redactor struct {
+	mu sync.Mutex // serializes Add
+	st atomic.Pointer[state]
+}
+
+// state is one immutable set of values; Add swaps in a new one.
+type state struct {
+	pairs [][2]string // name, value
 	names []string
 	// forms holds every spelling of every value, longest first so a value
 	// that contains another is replaced whole.
@@ -33,34 +46,70 @@ type form struct{ text, marker string }
 // New returns a redactor for these name → value pairs. Values shorter than
 // MinLen are skipped.
 func New(values map[string]string) *Redactor {
-	r := &Redactor{}
-	seen := map[string]bool{}
+	var pairs [][2]string
 	for name, v := range values {
+		pairs = append(pairs, [2]string{name, v})
+	}
+	r := &Redactor{}
+	r.st.Store(build(pairs))
+	return r
+}
+
+// Add redacts value as NAME from now on. The harness calls it for a
+// credential it obtains during the run (a minted token) before the
+// credential is used, so no text the credential reaches afterwards is
+// written with it.
+func (r *Redactor) Add(name, value string) {
+	if r == nil || len(value) < MinLen {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.state()
+	r.st.Store(build(append(slices.Clone(old.pairs), [2]string{name, value})))
+}
+
+func (r *Redactor) state() *state {
+	if st := r.st.Load(); st != nil {
+		return st
+	}
+	return &state{}
+}
+
+func build(pairs [][2]string) *state {
+	st := &state{}
+	seen, named := map[string]bool{}, map[string]bool{}
+	for _, p := range pairs {
+		name, v := p[0], p[1]
 		if len(v) < MinLen {
 			continue
 		}
-		r.names = append(r.names, name)
+		st.pairs = append(st.pairs, p)
+		if !named[name] {
+			named[name] = true
+			st.names = append(st.names, name)
+		}
 		marker := "[redacted " + name + "]"
 		for _, text := range spellings(v) {
 			if !seen[text] {
 				seen[text] = true
-				r.forms = append(r.forms, form{text, marker})
+				st.forms = append(st.forms, form{text, marker})
 			}
 		}
 	}
-	sort.Strings(r.names)
-	sort.Slice(r.forms, func(i, j int) bool {
-		if len(r.forms[i].text) != len(r.forms[j].text) {
-			return len(r.forms[i].text) > len(r.forms[j].text)
+	sort.Strings(st.names)
+	sort.Slice(st.forms, func(i, j int) bool {
+		if len(st.forms[i].text) != len(st.forms[j].text) {
+			return len(st.forms[i].text) > len(st.forms[j].text)
 		}
-		return r.forms[i].text < r.forms[j].text
+		return st.forms[i].text < st.forms[j].text
 	})
-	args := make([]string, 0, 2*len(r.forms))
-	for _, f := range r.forms {
+	args := make([]string, 0, 2*len(st.forms))
+	for _, f := range st.forms {
 		args = append(args, f.text, f.marker)
 	}
-	r.repl = strings.NewReplacer(args...)
-	return r
+	st.repl = strings.NewReplacer(args...)
+	return st
 }
 
 // spellings are the ways a value shows up in what the harness writes: as
@@ -101,15 +150,18 @@ func (r *Redactor) Names() []string {
 	if r == nil {
 		return nil
 	}
-	return r.names
+	return r.state().names
 }
 
 // String redacts s.
 func (r *Redactor) String(s string) string {
-	if r == nil || len(r.forms) == 0 {
+	if r == nil {
 		return s
 	}
-	return r.repl.Replace(s)
+	if st := r.state(); len(st.forms) > 0 {
+		s = st.repl.Replace(s)
+	}
+	return patterns(s)
 }
 
 // Bytes redacts b; it returns b itself when nothing matched.
@@ -117,7 +169,7 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	if _, ok := r.find(b); !ok {
 		return b
 	}
-	return []byte(r.repl.Replace(string(b)))
+	return []byte(r.String(string(b)))
 }
 
 // Find reports the name of the first credential whose value s contains.
@@ -133,10 +185,13 @@ func (r *Redactor) find(b []byte) (form, bool) {
 	if r == nil {
 		return form{}, false
 	}
-	for _, f := range r.forms {
+	for _, f := range r.state().forms {
 		if bytes.Contains(b, []byte(f.text)) {
 			return f, true
 		}
+	}
+	if hasPattern(b) {
+		return form{marker: patternMarker}, true
 	}
 	return form{}, false
 }
@@ -185,9 +240,9 @@ func (r *Redactor) walk(v any) any {
 // Writer wraps w so every Write is redacted before it reaches w. Each Write
 // is redacted on its own: callers write whole records (a line, a JSON
 // document), as every writer in the harness does, so a value is never split
-// across two writes.
+// across two writes. A value added later is redacted from then on.
 func (r *Redactor) Writer(w io.Writer) io.Writer {
-	if r == nil || len(r.forms) == 0 {
+	if r == nil {
 		return w
 	}
 	return &writer{r: r, w: w}

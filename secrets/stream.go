@@ -9,23 +9,18 @@ import (
 // Stream wraps w for output that arrives in pieces cut anywhere (a
 // running command's output): a credential split across two writes is
 // still redacted whole. It holds back the last bytes that could begin a
-// credential (fewer than the longest form's length) until more output
-// shows they do not, or until Close, which writes them. With nothing to
-// redact, writes pass straight through.
+// credential (fewer than the longest form's length, or a token shape that
+// reaches the end) until more output shows they do not, or until Close,
+// which writes them. Values added to r later count from the next write.
 func (r *Redactor) Stream(w io.Writer) io.WriteCloser {
-	s := &stream{r: r, w: w}
-	if r != nil && len(r.forms) > 0 {
-		s.hold = len(r.forms[0].text) - 1 // forms are longest first
-	}
-	return s
+	return &stream{r: r, w: w}
 }
 
 type stream struct {
-	mu   sync.Mutex
-	r    *Redactor
-	w    io.Writer
-	buf  []byte
-	hold int
+	mu  sync.Mutex
+	r   *Redactor
+	w   io.Writer
+	buf []byte
 }
 
 func (s *stream) Write(p []byte) (int, error) {
@@ -47,13 +42,21 @@ func (s *stream) Write(p []byte) (int, error) {
 // safeCut is how much of buf can be redacted and written now: all but
 // the last hold bytes, less any credential that reaches into them.
 func (s *stream) safeCut() int {
-	cut := max(len(s.buf)-s.hold, 0)
-	if s.hold == 0 || cut == 0 {
-		return cut
+	if s.r == nil {
+		return len(s.buf)
 	}
+	forms := s.r.state().forms
+	hold := 0
+	if len(forms) > 0 {
+		hold = len(forms[0].text) - 1 // forms are longest first
+	}
+	cut := max(len(s.buf)-hold, 0)
 	for moved := true; moved && cut > 0; {
 		moved = false
-		for _, f := range s.r.forms {
+		if c := patternCut(s.buf, cut); c < cut {
+			cut, moved = c, true
+		}
+		for _, f := range forms {
 			t := []byte(f.text)
 			// An occurrence that starts before cut and ends after it.
 			from := max(cut-len(t)+1, 0)
