@@ -75,17 +75,27 @@ type appRun struct {
 }
 
 func newAppRun(t *testing.T, hold func(*http.Request), repl ...string) *appRun {
+	return newAppRunVia(t, hold, nil, repl...)
+}
+
+// newAppRunVia is newAppRun with the GitHub API behind front (when not
+// nil): a server in front of the double, at the URL it returns.
+func newAppRunVia(t *testing.T, hold func(*http.Request), front func(gh *ghfake.Server) string, repl ...string) *appRun {
 	repo := nodetest.SeedRepo(t)
 	gh, cfg, _ := newApp(t)
 	a := &appRun{gh: gh}
+	api := gh.API.URL
+	if front != nil {
+		api = front(gh)
+	}
 	a.git, a.root = nodetest.SmartHTTPWith(t, repo, nodetest.GitServerOptions{Name: "acme/calc.git", Hold: hold,
 		Auth: func(pass string, write bool) int {
 			return gh.TokenStatus(pass, "acme/calc", "contents", map[bool]string{true: "write", false: "read"}[write])
 		}})
-	a.h = nodetest.NewHarnessWith(t, repo, nodes.Options{AllowEndpoints: []string{a.git.URL, gh.API.URL}})
+	a.h = nodetest.NewHarnessWith(t, repo, nodes.Options{AllowEndpoints: []string{a.git.URL, api}})
 	// The test's replacements first: for the same placeholder the
 	// replacer takes the first pair.
-	r := append(repl, "GIT", a.git.URL, "API", gh.API.URL, "KEY", cfg.KeyFile, "REPO", "calc", "BEFORE", "true", "AFTER", "true")
+	r := append(repl, "GIT", a.git.URL, "API", api, "KEY", cfg.KeyFile, "REPO", "calc", "BEFORE", "true", "AFTER", "true")
 	a.src = strings.NewReplacer(r...).Replace(appFlow)
 	return a
 }

@@ -8,10 +8,12 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -103,29 +105,79 @@ func (a *GitHubApp) client(token func() (string, error)) *github.Client {
 }
 
 // Mint implements Issuer: POST /app/installations/{id}/access_tokens for
-// the one repository and the purpose's permissions.
+// the one repository and the purpose's permissions. What GitHub answers
+// is checked against what was asked: a token that covers another or a
+// further repository, or more than the purpose's permissions, is revoked
+// at once and refused.
 func (a *GitHubApp) Mint(ctx context.Context, r Request) (Token, error) {
-	owner, name, ok := strings.Cut(r.Repo, "/")
 	perms := Permissions(r.Purpose)
-	if !ok || owner == "" || name == "" || perms == nil {
+	if err := CheckRepo(r.Repo); err != nil || perms == nil {
 		return Token{}, fmt.Errorf("github_app: want owner/name and a known purpose, got %q for %q", r.Repo, r.Purpose)
 	}
+	_, name, _ := strings.Cut(r.Repo, "/")
 	what := fmt.Sprintf("github_app installation %d: mint a token for %s (%s)", a.cfg.InstallationID, r.Repo, describe(perms))
 	path := fmt.Sprintf("/app/installations/%d/access_tokens", a.cfg.InstallationID)
 	rep, err := a.client(a.jwt).Do(ctx, http.MethodPost, path, map[string]any{"repositories": []string{name}, "permissions": perms})
 	if err != nil {
 		return Token{}, fmt.Errorf("%s: %w", what, err)
 	}
-	var out struct {
-		github.APIError
-		Token   string    `json:"token"`
-		Expires time.Time `json:"expires_at"`
-	}
+	var out grant
 	_ = json.Unmarshal(rep.Body, &out)
 	if rep.Status != http.StatusCreated || out.Token == "" {
 		return Token{}, fmt.Errorf("%s: GitHub answered %d %s: %s", what, rep.Status, http.StatusText(rep.Status), redact(out.APIError.String(), []string{out.Token}))
 	}
-	return Token{Value: out.Token, Expires: out.Expires}, nil
+	t := Token{Value: out.Token, Expires: out.Expires}
+	if wider := out.wider(r.Repo, perms); wider != "" {
+		rerr := a.Revoke(context.WithoutCancel(ctx), t)
+		return Token{}, errors.Join(fmt.Errorf("%s: refused: GitHub granted %s", what, wider), rerr)
+	}
+	return t, nil
+}
+
+// grant is GitHub's answer to a token request.
+type grant struct {
+	github.APIError
+	Token        string            `json:"token"`
+	Expires      time.Time         `json:"expires_at"`
+	Permissions  map[string]string `json:"permissions"`
+	Repositories []struct {
+		FullName string `json:"full_name"`
+	} `json:"repositories"`
+}
+
+// wider says how the grant exceeds one repository and perms (GitHub adds
+// metadata: read to every token); empty when it does not.
+func (g grant) wider(repo string, perms map[string]string) string {
+	if len(g.Repositories) != 1 || !strings.EqualFold(g.Repositories[0].FullName, repo) {
+		var names []string
+		for _, r := range g.Repositories {
+			names = append(names, r.FullName)
+		}
+		return fmt.Sprintf("repositories %q, not %s alone", names, repo)
+	}
+	for _, k := range slices.Sorted(maps.Keys(g.Permissions)) {
+		v := g.Permissions[k]
+		if want, ok := perms[k]; (!ok && !(k == "metadata" && v == "read")) || (ok && v != want && v != "read") {
+			return fmt.Sprintf("%s: %s beyond %s", k, v, describe(perms))
+		}
+	}
+	return ""
+}
+
+var (
+	ownerRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
+	nameRE  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
+)
+
+// CheckRepo refuses what is not a GitHub owner/name: a path with more
+// segments or dot segments, and any character GitHub does not allow in
+// a name (so no look-alike letters, separators or control characters).
+func CheckRepo(repo string) error {
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || !ownerRE.MatchString(owner) || !nameRE.MatchString(name) || name == "." || name == ".." {
+		return fmt.Errorf("%q is not a GitHub owner/name", repo)
+	}
+	return nil
 }
 
 func describe(perms map[string]string) string {

@@ -8,7 +8,12 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/secrets"
 )
+
+// TokenName is what the run's redactor writes for a minted token:
+// "[redacted github_app token]".
+const TokenName = "github_app token"
 
 // renewBefore is how long before its expiry a held token is replaced by a
 // new one, so no request goes out with a token about to die.
@@ -23,6 +28,10 @@ type Lease struct {
 	ledger *Ledger
 	node   string
 	req    Request
+	// redact is the run's redactor: every minted token joins it before
+	// anyone uses it, so no journal, transcript, trace, verdict or page
+	// the run writes afterwards holds it, whichever text carries it.
+	redact *secrets.Redactor
 
 	mu     sync.Mutex
 	cur    Token
@@ -49,7 +58,7 @@ func NewLease(ctx context.Context, in *runtime.Input, app AppConfig, allowed []s
 	if err != nil {
 		return nil, err
 	}
-	return &Lease{ctx: ctx, iss: iss, ledger: ledger, node: in.NodeID, req: Request{Run: in.RunID, Purpose: p, Repo: repo}}, nil
+	return &Lease{ctx: ctx, iss: iss, ledger: ledger, node: in.NodeID, req: Request{Run: in.RunID, Purpose: p, Repo: repo}, redact: in.Redactor}, nil
 }
 
 // Token returns a live token, minting one when none is held or the held
@@ -68,6 +77,8 @@ func (l *Lease) Token() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	l.redact.Add(TokenName, t.Value)
+	l.seen = append(l.seen, t.Value)
 	id, err := l.ledger.minted(l.iss, l.node, l.req, t)
 	if err != nil {
 		// Unrecorded, it must not be used: take it back now.
@@ -76,7 +87,6 @@ func (l *Lease) Token() (string, error) {
 	}
 	l.cur = t
 	l.held = append(l.held, held{id, t})
-	l.seen = append(l.seen, t.Value)
 	return t.Value, nil
 }
 
