@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"errors"
+	"path/filepath"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
@@ -43,6 +44,9 @@ func SandboxPolicy(s blueprint.Sandbox) sandbox.Policy { return workspace.Sandbo
 // nodes run their tools in it.
 func Environment(o EnvOptions) runtime.Prepare {
 	return func(ctx context.Context, runDir string, bp *blueprint.Blueprint, resume bool) (*runtime.Environment, error) {
+		if err := CheckKeyFiles(bp, o, filepath.Dir(runDir)); err != nil {
+			return nil, err
+		}
 		if resume {
 			// The harness that minted them is gone: take its tokens back
 			// before anything else runs. What fails stays in the ledger
@@ -79,6 +83,20 @@ func Environment(o EnvOptions) runtime.Prepare {
 		}
 		return env, nil
 	}
+}
+
+// CheckKeyFiles refuses a blueprint whose GitHub App private key
+// (credentials: github_app: key_file) lies where an agent can read or
+// write: in the repository o.Repo, the runs directory runsDir, or a cache
+// the box is shown (o.Caches). The error is positioned at the key_file.
+func CheckKeyFiles(bp *blueprint.Blueprint, o EnvOptions, runsDir string) error {
+	places := []credential.Place{{What: "the repository", Dir: o.Repo}, {What: "the runs directory", Dir: runsDir}}
+	for _, c := range o.Caches {
+		for _, d := range append([]string{c.Host}, c.Lower...) {
+			places = append(places, credential.Place{What: "a cache the box sees", Dir: d})
+		}
+	}
+	return credential.CheckKeyPlaces(bp, places)
 }
 
 // RevokeTokens revokes every token the run in runDir minted and has not

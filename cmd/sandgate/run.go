@@ -263,6 +263,10 @@ func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo st
 	}
 	rf.runsDir = absPath(rf.runsDir)
 	rf.reviewDir = filepath.Join(stateDir(root), "reviews")
+	// The environment refuses it again; here before a run is created.
+	if err := nodes.CheckKeyFiles(bp, nodes.EnvOptions{Repo: root, Caches: nodes.GoCaches()}, rf.runsDir); err != nil {
+		return "", "", err
+	}
 	return root, rev, nil
 }
 

@@ -76,6 +76,8 @@ func appConfig(n *blueprint.Node, app map[string]any) (*AppConfig, []blueprint.D
 				bad(k, "want the absolute path of the app's private key, got %v", v)
 			} else if _, err := ReadKey(s); err != nil {
 				bad(k, "%v", strings.TrimPrefix(err.Error(), "key_file: "))
+			} else if err := checkKeyMode(s); err != nil {
+				bad(k, "%v", err)
 			}
 			c.KeyFile = s
 		case "installation_id":
