@@ -92,6 +92,7 @@ type Server struct {
 	apps   []App
 	tokens map[string]*Minted
 	pulls  []Pull
+	acts   []Act
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 )
 
@@ -38,7 +39,11 @@ type PullRequest struct {
 	URL      string `json:"url,omitempty"`
 	BaseURL  string `json:"base_url"`
 	TokenEnv string `json:"token_env"`
-	Draft    bool   `json:"draft,omitempty"`
+	// Credentials is the review node's github_app when it minted its
+	// token: approving mints one of its own, for this repository and the
+	// action alone. The configuration holds no secret.
+	Credentials *credential.AppConfig `json:"credentials,omitempty"`
+	Draft       bool                  `json:"draft,omitempty"`
 }
 
 var onApproveKeys = map[string][]string{

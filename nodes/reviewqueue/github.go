@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/github"
 )
 
@@ -23,6 +25,31 @@ func (q *Queue) approvePullRequest(ctx context.Context, e *Entry, note, by strin
 	}
 	what := fmt.Sprintf("%s pull request %s#%d", e.OnApprove.GitHub, pr.Repo, pr.Number)
 	gh := github.FromEnv(pr.BaseURL, pr.TokenEnv, q.AllowEndpoints)
+	if pr.Credentials != nil {
+		// A token minted for this one action on this one repository,
+		// revoked once it is done; a failed revocation stays in the
+		// entry's ledger for the next action on it.
+		lease, err := credential.Borrow(ctx, pr.Credentials.WithBase(pr.BaseURL), q.AllowEndpoints, approvePurpose(e.OnApprove.GitHub), pr.Repo, filepath.Join(q.Dir, e.ID), "approve", nil)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", what, err)
+		}
+		defer lease.Close()
+		gh.Token = lease.Token
+		sha, err := q.sendPullRequestAction(ctx, gh, e, what, method, url, payload)
+		return sha, lease.Err(err)
+	}
+	return q.sendPullRequestAction(ctx, gh, e, what, method, url, payload)
+}
+
+// approvePurpose is what a token for on_approve's github action needs.
+func approvePurpose(action string) credential.Purpose {
+	if action == "merge" {
+		return credential.Merge
+	}
+	return credential.Review
+}
+
+func (q *Queue) sendPullRequestAction(ctx context.Context, gh *github.Client, e *Entry, what, method, url string, payload any) (string, error) {
 	status, data, err := gh.Send(ctx, method, url, payload)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", what, err)

@@ -2,10 +2,7 @@ package credential_test
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/rsa"
-	"crypto/x509"
-	"encoding/pem"
 	"io"
 	"net/http"
 	"os"
@@ -24,29 +21,13 @@ import (
 
 // AppID and InstallationID are the test app's.
 const (
-	AppID          = 4242
-	InstallationID = 77
+	AppID          = nodetest.AppID
+	InstallationID = nodetest.InstallationID
 )
 
-// newApp starts a GitHub double knowing an app installed on acme/calc and
-// acme/docs, and returns it with the app's configuration (its private
-// key in a file, its id in SANDGATE_TEST_APP_ID).
+// newApp is nodetest.NewGitHubApp.
 func newApp(t *testing.T) (*ghfake.Server, credential.AppConfig, *rsa.PrivateKey) {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyFile := filepath.Join(t.TempDir(), "app.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
-	if err := os.WriteFile(keyFile, pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	gh := ghfake.New("fixed-token-unused", "acme/calc")
-	t.Cleanup(gh.Close)
-	gh.AddApp(ghfake.App{ID: AppID, Key: &key.PublicKey, InstallationID: InstallationID, Repos: []string{"acme/calc", "acme/docs"}})
-	t.Setenv("SANDGATE_TEST_APP_ID", "4242")
-	return gh, credential.AppConfig{AppIDEnv: "SANDGATE_TEST_APP_ID", KeyFile: keyFile, InstallationID: InstallationID, BaseURL: gh.API.URL}, key
+	return nodetest.NewGitHubApp(t)
 }
 
 // input is a node's input in a run directory of its own, with the run's

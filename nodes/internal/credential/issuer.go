@@ -14,11 +14,14 @@ const (
 	Push   Purpose = "git_push"
 	Review Purpose = "review"
 	CI     Purpose = "ci"
+	// Merge is approving a queued review by merging its pull request.
+	Merge Purpose = "merge"
 )
 
 // Permissions are the GitHub App permissions a purpose needs and nothing
-// more: pushing writes contents; a review opens a pull request; ci reads
-// check runs and commit statuses.
+// more: pushing writes contents; a review opens a pull request (and
+// approving it approves or marks it ready); ci reads check runs and
+// commit statuses; merging a pull request writes contents.
 func Permissions(p Purpose) map[string]string {
 	switch p {
 	case Push:
@@ -27,6 +30,9 @@ func Permissions(p Purpose) map[string]string {
 		return map[string]string{"pull_requests": "write"}
 	case CI:
 		return map[string]string{"checks": "read", "statuses": "read"}
+	case Merge:
+		// GitHub's merge endpoint writes the base branch: contents.
+		return map[string]string{"contents": "write"}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -59,6 +60,22 @@ func NewLease(ctx context.Context, in *runtime.Input, app AppConfig, allowed []s
 		return nil, err
 	}
 	return &Lease{ctx: ctx, iss: iss, ledger: ledger, node: in.NodeID, req: Request{Run: in.RunID, Purpose: p, Repo: repo}, redact: in.Redactor}, nil
+}
+
+// Borrow is a lease for one action outside a run (approving a queued
+// review): its tokens are recorded in the ledger in dir, so that when the
+// process dies before Close, the next Sweep of dir revokes them, and
+// join redact (which may be nil). What dir's ledger still holds from an
+// earlier, interrupted action is revoked first.
+func Borrow(ctx context.Context, app AppConfig, allowed []string, p Purpose, repo, dir, what string, redact *secrets.Redactor) (*Lease, error) {
+	if err := Sweep(ctx, dir, allowed); err != nil {
+		return nil, fmt.Errorf("revoking what an earlier %s left: %w", what, err)
+	}
+	iss, err := NewGitHubApp(app, allowed)
+	if err != nil {
+		return nil, err
+	}
+	return &Lease{ctx: ctx, iss: iss, ledger: NewLedger(dir), node: what, req: Request{Run: filepath.Base(dir), Purpose: p, Repo: repo}, redact: redact}, nil
 }
 
 // Token returns a live token, minting one when none is held or the held

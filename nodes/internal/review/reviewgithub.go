@@ -81,7 +81,13 @@ func (r *Review) pullRequest(ctx context.Context, gh *github.Client, c *promote.
 }
 
 func (r *Review) recordPull(p ghPull, draft bool) *reviewqueue.PullRequest {
-	return &reviewqueue.PullRequest{Repo: r.repo, Number: p.Number, NodeID: p.NodeID, URL: p.HTMLURL, BaseURL: r.baseURL, TokenEnv: r.tokenEnv, Draft: draft}
+	tokenEnv := r.tokenEnv
+	if r.app != nil {
+		// token_env's default names the operator's token, which an
+		// approval must not fall back to: it mints its own.
+		tokenEnv = ""
+	}
+	return &reviewqueue.PullRequest{Repo: r.repo, Number: p.Number, NodeID: p.NodeID, URL: p.HTMLURL, BaseURL: r.baseURL, TokenEnv: tokenEnv, Credentials: r.app, Draft: draft}
 }
 
 // findPullRequest is the open pull request from branch (in the same
