@@ -85,7 +85,7 @@ func pruneCandidates(o pruneOpts, now time.Time) (items, held []pruneItem, err e
 	if err != nil {
 		return nil, nil, err
 	}
-	reviews, err := pruneReviews(o.reviewsDir, cutoff, o.keep)
+	reviews, err := pruneReviews(o.reviewsDir, cutoff, o.keep, o.allowEndpoints)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -121,8 +121,8 @@ func pruneRuns(dir string, cutoff time.Time, keep int, allowed []string) ([]prun
 // pruneReviews: decided review entries past the cutoff (the queue knows
 // its layout and which entries may go; a pending entry is a person's
 // to-do and stays).
-func pruneReviews(dir string, cutoff time.Time, keep int) ([]pruneItem, error) {
-	q := &nodes.ReviewQueue{Dir: dir}
+func pruneReviews(dir string, cutoff time.Time, keep int, allowed []string) ([]pruneItem, error) {
+	q := &nodes.ReviewQueue{Dir: dir, AllowEndpoints: allowed}
 	entries, err := q.Prunable(cutoff, keep)
 	if err != nil {
 		return nil, err

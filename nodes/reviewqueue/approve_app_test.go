@@ -59,3 +59,36 @@ func TestReviewApproveGitHubApp(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackReviewPruneForgetsNoToken: an approval's process dies
+// holding a minted token (its lease never closed). Pruning the decided
+// entry without the allowance to reach the API keeps the entry and says
+// why; with it, the token is revoked (401) and then the entry goes.
+func TestAttackReviewPruneForgetsNoToken(t *testing.T) {
+	gh, cfg, _ := nodetest.NewGitHubApp(t)
+	q := &nodes.ReviewQueue{Dir: t.TempDir()}
+	nodetest.WriteEntry(t, q.Dir, nodetest.ReviewID, nodes.ReviewEntry{Title: "x", Status: nodes.StatusApproved})
+	dir := filepath.Join(q.Dir, nodetest.ReviewID)
+	lease, err := credential.Borrow(context.Background(), cfg, []string{gh.API.URL}, credential.Review, "acme/calc", dir, "approve", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := lease.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The process dies here.
+	if err := q.Remove(nodetest.ReviewID); err == nil || !strings.Contains(err.Error(), "kept: its minted tokens are not all revoked") {
+		t.Fatalf("remove without the allowance: %v", err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatal("the entry and its ledger went with a live token")
+	}
+	q.AllowEndpoints = []string{gh.API.URL}
+	if err := q.Remove(nodetest.ReviewID); err != nil {
+		t.Fatal(err)
+	}
+	if got := gh.TokenStatus(tok, "", "", ""); got != http.StatusUnauthorized {
+		t.Fatalf("after the prune the token answers %d, want 401", got)
+	}
+}

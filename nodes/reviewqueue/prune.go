@@ -1,10 +1,14 @@
 package reviewqueue
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 )
 
 // Prunable lists the decided entries last touched (decided, else
@@ -36,10 +40,17 @@ func (e Entry) Touched() time.Time {
 	return e.Decided
 }
 
-// Remove deletes an entry and its files.
+// Remove deletes an entry and its files. The tokens its ledger still
+// holds (an approval whose revocation failed or whose process died) are
+// revoked first, through q.AllowEndpoints; while one is not, the entry
+// stays: after the removal nothing could revoke it.
 func (q *Queue) Remove(id string) error {
 	if err := validReviewID(id); err != nil {
 		return err
 	}
-	return os.RemoveAll(filepath.Join(q.Dir, id))
+	dir := filepath.Join(q.Dir, id)
+	if err := credential.Sweep(context.Background(), dir, q.AllowEndpoints); err != nil {
+		return fmt.Errorf("review %s kept: its minted tokens are not all revoked: %w", id, err)
+	}
+	return os.RemoveAll(dir)
 }
