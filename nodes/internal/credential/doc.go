@@ -23,6 +23,14 @@
 // recorded when the harness dies is the one gap: GitHub's one-hour expiry
 // is the backstop.
 //
+// Every minted token joins the run's redactor (secrets.Redactor.Add)
+// before the node gets it. Mint refuses a repository that is not a plain
+// owner/name and checks GitHub's answer: a token covering another or a
+// further repository, or more than the purpose's permissions, is revoked
+// at once. Borrow is a lease outside a run (approving a queued review),
+// its ledger in the entry's directory. CheckKeyPlaces refuses a key_file
+// a box could reach.
+//
 // Source with TokenEnv is the old way, a token the operator keeps in the
 // environment: nothing is minted or revoked.
 package credential
