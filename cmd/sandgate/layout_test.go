@@ -64,7 +64,7 @@ func TestImportDirection(t *testing.T) {
 		"nodes/internal/github":     {"blueprint", "secrets"},
 		"nodes/internal/credential": {"blueprint", "nodes/internal/github", "runtime", "secrets"},
 		"nodes/internal/gitremote":  {"blueprint", "nodes/internal/feedback", "secrets"},
-		"nodes/reviewqueue":         {"blueprint", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/verdict", "runtime", "secrets"},
+		"nodes/reviewqueue":         {"blueprint", "nodes/internal/atomicfile", "nodes/internal/credential", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/verdict", "runtime", "secrets"},
 		"nodes/internal/gitstore":   {"nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/wspath", "sandbox"},
 		"nodes/internal/command":    {"blueprint", "runtime", "secrets"},
 		"nodes/agent":               {"blueprint", "cost", "nodes/internal/wspath", "runtime", "sandbox", "secrets"},
@@ -78,7 +78,7 @@ func TestImportDirection(t *testing.T) {
 		"inbox/find":                nil,
 		"inbox/draw":                nil,
 		"inbox/index":               {"blueprint", "inbox/find", "runtime", "secrets"},
-		"inbox":                     {"blueprint", "inbox/draw", "inbox/find", "inbox/index", "nodes/internal/atomicfile", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
+		"inbox":                     {"blueprint", "inbox/draw", "inbox/find", "inbox/index", "nodes/internal/atomicfile", "nodes/internal/credential", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
 	}
 	for _, goos := range []string{"linux", "darwin"} {
 		leaves := leafInternal(t, goos)
