@@ -51,14 +51,25 @@ func openAlerts(ctx context.Context, o EnvOptions, sinks []AlertSink, runDir str
 // proxyEvent is the egress proxy's alert as an event, keyed by its host so
 // a box retrying one address pages once.
 func proxyEvent(a sandbox.Alert) alert.Event {
-	host, _, _ := strings.Cut(a.Target, "/")
-	e := alert.Event{Kind: alert.KindEgressSensitive, Key: host, Time: a.Time,
+	e := alert.Event{Kind: alert.KindEgressSensitive, Key: targetHost(a.Target), Time: a.Time,
 		Text:   "the box asked for " + a.Method + " " + a.Target + ": " + a.Reason,
 		Fields: map[string]string{"method": a.Method, "target": a.Target, "reason": a.Reason}}
 	if a.Denied {
 		e.Kind = alert.KindEgressDenied
 	}
 	return e
+}
+
+// targetHost is the host (and port) a proxy target names: an absolute
+// URL's, a CONNECT authority, or host+path's.
+func targetHost(t string) string {
+	if _, rest, ok := strings.Cut(t, "://"); ok {
+		t = rest
+	}
+	if i := strings.IndexAny(t, "/?#"); i >= 0 {
+		t = t[:i]
+	}
+	return strings.ToLower(t)
 }
 
 // credentialNotify turns the credential ledger's entries into alerts.
