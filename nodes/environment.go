@@ -7,6 +7,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/agent"
+	"github.com/sandgate/sandgate/nodes/internal/alert"
 	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/gate"
 	"github.com/sandgate/sandgate/nodes/internal/promote"
@@ -42,8 +43,13 @@ func SandboxPolicy(s blueprint.Sandbox) sandbox.Policy { return workspace.Sandbo
 // blueprint allowlists hosts, and the services built-in nodes use: the
 // workspace, the run's verdict and push ledgers, and the box as agent
 // nodes run their tools in it.
-func Environment(o EnvOptions) runtime.Prepare {
-	return func(ctx context.Context, runDir string, bp *blueprint.Blueprint, resume bool) (*runtime.Environment, error) {
+func Environment(o EnvOptions) runtime.Prepare { return EnvironmentAlerting(o, nil) }
+
+// EnvironmentAlerting is Environment whose runs also send their alerts to
+// sinks (see AlertSink): the proxy's, tokens minted and revoked, pushes
+// and reviews to a repository other than the run's, canary hits.
+func EnvironmentAlerting(o EnvOptions, sinks []AlertSink) runtime.Prepare {
+	return func(ctx context.Context, runDir string, bp *blueprint.Blueprint, resume bool) (_ *runtime.Environment, err error) {
 		if err := CheckKeyFiles(bp, o, filepath.Dir(runDir)); err != nil {
 			return nil, err
 		}
@@ -59,6 +65,15 @@ func Environment(o EnvOptions) runtime.Prepare {
 		if err != nil {
 			return nil, err
 		}
+		alerts, o, err := openAlerts(ctx, o, sinks, runDir, w.Redactor(), resume)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				_ = alerts.Close()
+			}
+		}()
 		verdicts, err := gate.NewLedger(runDir, w.Redactor(), bp, resume)
 		if err != nil {
 			return nil, err
@@ -68,13 +83,19 @@ func Environment(o EnvOptions) runtime.Prepare {
 			return nil, err
 		}
 		gate.ServiceLedger.Set(&env.Services, verdicts)
-		credential.ServiceLedger.Set(&env.Services, credential.NewLedger(runDir))
+		ledger := credential.NewLedger(runDir)
+		if alerts != nil {
+			ledger.Notify = credentialNotify(alerts)
+		}
+		credential.ServiceLedger.Set(&env.Services, ledger)
+		alert.Service.Set(&env.Services, alerts)
 		closeEnv := env.Close
 		env.Close = func() error {
 			// The kill switch: every token the run still holds dies
-			// with it, before the box is torn down.
+			// with it, before the box is torn down. The alerts go last,
+			// after the proxy's, within their own bound.
 			revoked := credential.Sweep(context.WithoutCancel(ctx), runDir, o.AllowEndpoints)
-			return errors.Join(revoked, closeEnv())
+			return errors.Join(revoked, closeEnv(), alerts.Close())
 		}
 		promote.ServicePushes.Set(&env.Services, promote.NewPushes(runDir))
 		agent.ServiceExecutor.Set(&env.Services, w.Executor())

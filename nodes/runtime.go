@@ -49,6 +49,8 @@ type Config struct {
 	ColdBuilds bool
 	// OnAlert receives the egress proxy's alerts.
 	OnAlert func(sandbox.Alert)
+	// AlertSinks receive the run's alerts (EnvironmentAlerting).
+	AlertSinks []AlertSink
 	// PermitAddrs, Limits, ReadOnly and MaxChangeBytes are as in
 	// EnvOptions.
 	PermitAddrs    []netip.Prefix
@@ -87,7 +89,9 @@ func (c Config) EnvOptions() EnvOptions {
 // Environment is the Prepare hook of c's sandboxed workspace; engines that
 // build one runtime for runs on many repositories (the Temporal worker)
 // make one per run with Repo and Rev set.
-func (c Config) Environment() runtime.Prepare { return Environment(c.EnvOptions()) }
+func (c Config) Environment() runtime.Prepare {
+	return EnvironmentAlerting(c.EnvOptions(), c.AlertSinks)
+}
 
 // NewRuntime returns a runtime with the built-in node types configured by
 // c and a sandboxed workspace for each run: the one way sandgate's own

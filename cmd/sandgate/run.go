@@ -89,6 +89,9 @@ type runFlags struct {
 	// loaded from it (loadPrices), nil until then.
 	prices   string
 	priceTab cost.Table
+	alerts   alertFlags
+	// alertSinks are the resolved alerts flags (alertFlags.sinks).
+	alertSinks []nodes.AlertSink
 	// given are the flags given on the command line; answer and resume
 	// take the others from the run's record (carryOn).
 	given map[string]bool
@@ -106,6 +109,7 @@ func (rf *runFlags) register(fs *flagSet) {
 	fs.StringVar(&rf.prices, "prices", "", "YAML/JSON price table, model: {input, output, cached_input} in USD per million tokens (default $SANDGATE_PRICES, then built-in list prices as of "+cost.DefaultsDate+": check your provider)")
 	fs.Var(&rf.allowEnv, "allow-env", "let the blueprint pass this credential variable into the box via sandbox.env (repeatable)")
 	fs.Var(&rf.allowEndpoints, "allow-endpoint", "let the blueprint send credentials to URLs under this prefix: an agent's base_url, a git_push remote with token_env, a review's base_url (repeatable; https://github.com and https://api.github.com need none)")
+	rf.alerts.register(fs)
 }
 
 // json: the summary goes out as JSON (--format json).
@@ -117,6 +121,7 @@ func (rf *runFlags) redactor(creds []string) *secrets.Redactor {
 	if rf.apiKeyEnv != "" {
 		creds = append(creds, rf.apiKeyEnv)
 	}
+	creds = append(creds, rf.alerts.secretNames()...)
 	return secrets.FromOS(creds...)
 }
 
@@ -125,7 +130,8 @@ func (rf *runFlags) redactor(creds []string) *secrets.Redactor {
 func (rf *runFlags) config(repo, rev string) nodes.Config {
 	return nodes.Config{RunsDir: rf.runsDir, Repo: repo, Rev: rev,
 		Agent:    agent.Options{Model: rf.model, Record: rf.record, BaseURL: rf.baseURL, APIKeyEnv: rf.apiKeyEnv, Prices: rf.priceTab},
-		AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints, ReviewDir: rf.reviewDir, AllowUnconfined: rf.allowUnsandboxed, ColdBuilds: rf.coldBuilds}
+		AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints, ReviewDir: rf.reviewDir, AllowUnconfined: rf.allowUnsandboxed, ColdBuilds: rf.coldBuilds,
+		AlertSinks: rf.alertSinks, Secrets: rf.alerts.secretNames()}
 }
 
 // registry loads blueprints with the flags' allowances.
@@ -252,6 +258,9 @@ func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo st
 	if err := rf.checkPrices(bp); err != nil {
 		return "", "", err
 	}
+	if rf.alertSinks, err = rf.alerts.sinks(); err != nil {
+		return "", "", err
+	}
 	if err := checkRemotes(bp, inputs, root, rf.allowEndpoints); err != nil {
 		return "", "", err
 	}
@@ -308,6 +317,10 @@ func continueRun(rf *runFlags, arg string, stdout, stderr io.Writer,
 	rf.runsDir = absPath(rf.runsDir)
 	rf.reviewDir = filepath.Join(filepath.Dir(filepath.Clean(rf.runsDir)), "reviews")
 	if err := rf.carryOn(dir); err != nil {
+		fmt.Fprintln(stderr, "sandgate:", err)
+		return exitUsage
+	}
+	if rf.alertSinks, err = rf.alerts.sinks(); err != nil {
 		fmt.Fprintln(stderr, "sandgate:", err)
 		return exitUsage
 	}

@@ -60,6 +60,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&rf.apiKeyEnv, "api-key-env", "", "variable holding answered runs' API key (as run --api-key-env)")
 	fs.Var(&rf.allowEnv, "allow-env", "credential variable answered runs may pass into the box (repeatable, as run --allow-env)")
 	fs.Var(&rf.allowEndpoints, "allow-endpoint", "URL prefix approvals and answered runs may send tokens to (repeatable, as review/run --allow-endpoint)")
+	rf.alerts.register(fs)
 	if _, code, ok := fs.parseN(args, 0, 0); !ok {
 		return code
 	}
@@ -75,6 +76,12 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		guard = "people"
 	}
 	if err := inbox.CheckAddr(*addr, guard); err != nil {
+		fmt.Fprintln(stderr, "sandgate serve:", err)
+		return exitUsage
+	}
+	// The runs serve starts, resumes and answers take the sinks: refuse a
+	// bad one now rather than in every child.
+	if _, err := rf.alerts.sinks(); err != nil {
 		fmt.Fprintln(stderr, "sandgate serve:", err)
 		return exitUsage
 	}
@@ -158,7 +165,7 @@ func (rf *runFlags) answerArgs() []string {
 	for _, v := range rf.allowEndpoints {
 		out = append(out, "--allow-endpoint", v)
 	}
-	return out
+	return append(out, rf.alerts.args()...)
 }
 
 func absAll(dirs []string) []string {

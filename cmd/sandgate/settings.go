@@ -24,6 +24,11 @@ type runSettings struct {
 	AllowEndpoints   []string `json:"allow_endpoints,omitempty"`
 	AllowUnsandboxed bool     `json:"allow_unsandboxed,omitempty"`
 	ColdBuilds       bool     `json:"cold_builds,omitempty"`
+	// The alert sinks: webhook URLs as given, and the names of the
+	// variables holding the others (a Slack webhook URL is a secret).
+	AlertWebhooks    []string `json:"alert_webhooks,omitempty"`
+	AlertWebhookEnvs []string `json:"alert_webhook_envs,omitempty"`
+	AlertSlackEnvs   []string `json:"alert_slack_envs,omitempty"`
 }
 
 // settings records the flags, with paths made absolute (the agent finds
@@ -32,7 +37,8 @@ type runSettings struct {
 func (rf *runFlags) settings(blueprintFile string) runSettings {
 	return runSettings{Model: absModel(rf.model, blueprintFile), Record: absPath(rf.record), BaseURL: rf.baseURL,
 		APIKeyEnv: rf.apiKeyEnv, Prices: absPath(rf.prices), AllowEnv: rf.allowEnv, AllowEndpoints: rf.allowEndpoints,
-		AllowUnsandboxed: rf.allowUnsandboxed, ColdBuilds: rf.coldBuilds}
+		AllowUnsandboxed: rf.allowUnsandboxed, ColdBuilds: rf.coldBuilds,
+		AlertWebhooks: rf.alerts.webhooks, AlertWebhookEnvs: rf.alerts.webhookEnvs, AlertSlackEnvs: rf.alerts.slackEnvs}
 }
 
 // carryOn fills every flag not given on this command line from what the
@@ -63,6 +69,11 @@ func (rf *runFlags) carryOn(dir string) error {
 	}
 	if !rf.given["cold-builds"] {
 		rf.coldBuilds = s.ColdBuilds
+	}
+	// The sinks go together: naming any on this command line replaces
+	// the run's.
+	if !rf.given["alert-webhook"] && !rf.given["alert-webhook-env"] && !rf.given["alert-slack-env"] {
+		rf.alerts = alertFlags{webhooks: s.AlertWebhooks, webhookEnvs: s.AlertWebhookEnvs, slackEnvs: s.AlertSlackEnvs}
 	}
 	return nil
 }

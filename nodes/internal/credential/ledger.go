@@ -30,6 +30,9 @@ var ServiceLedger = runtime.NewServiceKey[*Ledger]("sandgate.credentials")
 type Ledger struct {
 	dir string
 	mu  sync.Mutex
+	// Notify, when set, hears of every entry written: event (minted,
+	// revoked, expired, revoke_failed), and what the entry names.
+	Notify func(event, node, purpose, repo, errText string)
 }
 
 // NewLedger is the ledger of the run in runDir.
@@ -99,6 +102,9 @@ func (l *Ledger) append(e entry) error {
 	}
 	if err != nil {
 		return fmt.Errorf("credential ledger: %w", err)
+	}
+	if l.Notify != nil {
+		l.Notify(e.Event, e.Node, string(e.Purpose), e.Repo, e.Error)
 	}
 	return nil
 }

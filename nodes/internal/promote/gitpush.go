@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/alert"
 	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/runtime"
@@ -71,6 +73,7 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		defer lease.Done(in)
 	}
 	ref := "refs/heads/" + c.Branch
+	pushRepoAlert(in, remoteURL, c.Branch)
 	pushed, err := gitremote.Push(ctx, gitremote.Spec{GitDir: p.Dir(), Remote: remoteURL, Commit: c.Commit, Ref: ref, Token: tok})
 	if err != nil {
 		msg := fmt.Sprintf("push %s to %s: %v", c.Branch, gitremote.RedactURL(remoteURL), lease.Err(err))
@@ -133,4 +136,15 @@ func (g *GitPush) token(ctx context.Context, in *runtime.Input, remoteURL string
 		return "", nil, err
 	}
 	return tok, lease, nil
+}
+
+// pushRepoAlert pages the operator's alert sinks when the push goes to a
+// repository other than the run's own (a remote of the user's repository).
+func pushRepoAlert(in *runtime.Input, remoteURL, branch string) {
+	repo := gitremote.RepoOf(remoteURL)
+	if repo == "" && filepath.IsAbs(remoteURL) {
+		repo = remoteURL
+	}
+	alert.Elsewhere(in, alert.KindForeignPush, repo,
+		fmt.Sprintf("git_push is pushing %s to %s, a repository other than the run's", branch, gitremote.RedactURL(remoteURL)))
 }

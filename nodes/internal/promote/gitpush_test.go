@@ -220,3 +220,32 @@ func processWith(s string) string {
 	}
 	return ""
 }
+
+// TestAlertForeignPush: a push to a remote of the user's repository
+// raises nothing; a push to another repository reaches the operator's
+// alert sink, naming it.
+func TestAlertForeignPush(t *testing.T) {
+	repo := nodetest.SeedRepo(t)
+	origin, foreign := filepath.Join(t.TempDir(), "origin.git"), filepath.Join(t.TempDir(), "elsewhere.git")
+	for _, bare := range []string{origin, foreign} {
+		nodetest.Run(t, "", "git", "init", "-q", "--bare", bare)
+	}
+	nodetest.Run(t, repo, "git", "remote", "add", "origin", origin)
+	rcv := nodetest.NewAlertReceiver(t)
+	rt := nodes.NewRuntime(nodes.Config{RunsDir: t.TempDir(), Repo: repo, CacheDir: t.TempDir(), Caches: nodes.GoCaches(), ColdBuilds: true,
+		AlertSinks: []nodes.AlertSink{rcv.Sink()}})
+	src := strings.Replace(pushOnly, "on_pass: done", "on_pass: again", 1) +
+		"  again: {type: git_push, remote: " + foreign + ", on_pass: done, on_fail: refused}\n"
+	bp, err := rt.Registry.Parse("push.yaml", []byte(strings.Replace(src, "REMOTE", origin, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := rt.Run(t.Context(), bp, runtime.RunOptions{Workspace: repo})
+	if err != nil || sum.Status != runtime.StatusSucceeded {
+		t.Fatalf("run: %v %s (%s)", err, sum.Status, sum.Reason)
+	}
+	events, _ := rcv.Events()
+	if len(events) != 1 || events[0].Kind != "foreign_push" || events[0].Node != "again" || events[0].Fields["repository"] != foreign {
+		t.Errorf("alerts %+v, want one foreign_push by again to %s", events, foreign)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/sandgate/sandgate/nodes/internal/alert"
 	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/github"
 	"github.com/sandgate/sandgate/nodes/internal/promote"
@@ -32,6 +33,7 @@ func (r *Review) gitHub(ctx context.Context, in *runtime.Input) (*github.Client,
 	if r.queue != "github" {
 		return nil, nil, nil
 	}
+	alert.Elsewhere(in, alert.KindForeignReview, r.repo, "review is opening a pull request on "+r.repo+", a repository other than the run's")
 	if r.app == nil {
 		return github.FromEnv(r.baseURL, r.tokenEnv, r.allowed), nil, nil
 	}

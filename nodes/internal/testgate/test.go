@@ -165,6 +165,7 @@ func (t *Test) runOnce(ctx context.Context, w *workspace.Workspace, in *runtime.
 	var err error
 	if plan != nil {
 		res, forged, err = t.runCanaried(ctx, w, plan, cmd, in.Spec.Timeout)
+		canaryAlert(in, forged)
 	} else {
 		res, err = t.exec(ctx, w, in, cmd)
 	}

@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/internal/gocanary"
+	"github.com/sandgate/sandgate/internal/lines"
+	"github.com/sandgate/sandgate/nodes/internal/alert"
 	"github.com/sandgate/sandgate/nodes/internal/command"
 	"github.com/sandgate/sandgate/nodes/workspace"
+	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -153,4 +156,16 @@ func (t viewTree) Dirs() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// canaryAlert pages the operator's alert sinks when a seal or canary
+// caught the test report being forged: something in the change is lying
+// to the gate, which a person should hear about before a retry.
+func canaryAlert(in *runtime.Input, forged []string) {
+	if len(forged) == 0 {
+		return
+	}
+	alert.Raise(in, alert.Event{Kind: alert.KindCanary, Key: in.NodeID,
+		Text:   fmt.Sprintf("the test gate caught a forged report: %s", lines.First(forged[0])),
+		Fields: map[string]string{"problems": fmt.Sprint(len(forged))}})
 }
