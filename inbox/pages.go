@@ -76,9 +76,11 @@ type runPageData struct {
 	Review  string
 	// Running are the ends of the running attempts' transcripts.
 	Running []transcript
-	// Change is the current candidate's diff, change.patch (full page
-	// only).
-	Change *diffView
+	// Change is the current candidate's diff: change.patch, else the
+	// last candidate a gate judged (full page only); Candidates the
+	// candidates each gate attempt judged, oldest first.
+	Change     *diffView
+	Candidates []candidateView
 }
 
 // loadRun builds everything the run page and its live fragment show.
@@ -131,6 +133,10 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	p.Alerts, _ = d.jsonLines("alerts.jsonl", 500)
 	p.Transcripts = transcripts(d, v)
 	p.Change = d.readDiff("change.patch")
+	p.Candidates = d.candidates(v)
+	if p.Change == nil && len(p.Candidates) > 0 {
+		p.Change = p.Candidates[len(p.Candidates)-1].Diff
+	}
 
 	return p
 }
