@@ -81,6 +81,10 @@ type runPageData struct {
 	// candidates each gate attempt judged, oldest first.
 	Change     *diffView
 	Candidates []candidateView
+	// DurationMS is the run's working time: for a running run the
+	// journal's time so far plus the time since its latest event, so the
+	// header agrees with the running attempt's time in the timeline.
+	DurationMS int64
 }
 
 // loadRun builds everything the run page and its live fragment show.
@@ -107,6 +111,10 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 		p.Waterfall = draw.Build(attemptSpans(v), "journal", time.Now())
 	}
 	now := time.Now()
+	p.DurationMS = v.DurationMS()
+	if p.Live && !v.Last.IsZero() && now.After(v.Last) {
+		p.DurationMS += now.Sub(v.Last).Milliseconds()
+	}
 	for _, a := range v.Attempts {
 		if a.End.IsZero() && !a.Start.IsZero() {
 			a.DurationMS = now.Sub(a.Start).Milliseconds() // running: so far
