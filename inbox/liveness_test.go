@@ -2,6 +2,7 @@ package inbox_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandgate/sandgate/inbox"
 	"github.com/sandgate/sandgate/internal/wait"
@@ -223,5 +225,30 @@ func TestLiveStreamSurvivesLongLines(t *testing.T) {
 	}
 	if len(s) > 64<<10 {
 		t.Errorf("the stream sent %d bytes: long lines went out whole", len(s))
+	}
+}
+
+// TestRunningDurationsAgree: while a run is running its header counts
+// time up to now, not to its latest event, so it is never shorter than
+// the running attempt's time beside it (the issue saw 6.1 s against
+// 2 m 7 s).
+func TestRunningDurationsAgree(t *testing.T) {
+	w := newWorld(t, "")
+	dir := filepath.Join(w.runs, "run-slow")
+	now := time.Now().UTC()
+	journal := fmt.Sprintf(`{"seq":1,"type":"run_started","time":%q,"run_id":"run-slow","blueprint":"loop"}
+{"seq":2,"type":"node_started","time":%q,"node":"implement","attempt":1}
+`, now.Add(-2*time.Minute-time.Second).Format(time.RFC3339Nano), now.Add(-time.Minute-time.Second).Format(time.RFC3339Nano))
+	writeFile(t, filepath.Join(dir, "events.jsonl"), journal)
+	writeFile(t, filepath.Join(dir, "pid"), "1") // a live process carries it on
+	_, page := get(t, w.ts.Client(), w.ts.URL+"/run/0/run-slow")
+	if !strings.Contains(page, `id="run-status">running<`) {
+		t.Fatalf("run-slow is not running:\n%s", page)
+	}
+	if !strings.Contains(page, "node runs · 0 tokens · 2m") {
+		t.Errorf("the header does not count the running run's 2 minutes:\n%s", page)
+	}
+	if !strings.Contains(page, "implement #1 <span class=\"muted\">1m") {
+		t.Errorf("the running attempt does not show its minute so far:\n%s", page)
 	}
 }

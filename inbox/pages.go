@@ -76,9 +76,15 @@ type runPageData struct {
 	Review  string
 	// Running are the ends of the running attempts' transcripts.
 	Running []transcript
-	// Change is the current candidate's diff, change.patch (full page
-	// only).
-	Change *diffView
+	// Change is the current candidate's diff: change.patch, else the
+	// last candidate a gate judged (full page only); Candidates the
+	// candidates each gate attempt judged, oldest first.
+	Change     *diffView
+	Candidates []candidateView
+	// DurationMS is the run's working time: for a running run the
+	// journal's time so far plus the time since its latest event, so the
+	// header agrees with the running attempt's time in the timeline.
+	DurationMS int64
 }
 
 // loadRun builds everything the run page and its live fragment show.
@@ -105,6 +111,10 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 		p.Waterfall = draw.Build(attemptSpans(v), "journal", time.Now())
 	}
 	now := time.Now()
+	p.DurationMS = v.DurationMS()
+	if p.Live && !v.Last.IsZero() && now.After(v.Last) {
+		p.DurationMS += now.Sub(v.Last).Milliseconds()
+	}
 	for _, a := range v.Attempts {
 		if a.End.IsZero() && !a.Start.IsZero() {
 			a.DurationMS = now.Sub(a.Start).Milliseconds() // running: so far
@@ -131,6 +141,10 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 	p.Alerts, _ = d.jsonLines("alerts.jsonl", 500)
 	p.Transcripts = transcripts(d, v)
 	p.Change = d.readDiff("change.patch")
+	p.Candidates = d.candidates(v)
+	if p.Change == nil && len(p.Candidates) > 0 {
+		p.Change = p.Candidates[len(p.Candidates)-1].Diff
+	}
 
 	return p
 }

@@ -74,3 +74,18 @@ func ParseLabel(s string) (name, value string, err error) {
 }
 
 func badInValue(c rune) bool { return unicode.IsControl(c) || unicode.IsSpace(c) }
+
+// String and Set make Labels a flag.Value for a repeated `--label
+// NAME=VALUE`, each label checked as given (sandgate run,
+// sandgate-temporal run).
+func (l Labels) String() string { return fmt.Sprint(map[string]string(l)) }
+
+// Set adds one NAME=VALUE label (ParseLabel).
+func (l Labels) Set(s string) error {
+	k, v, err := ParseLabel(s)
+	if err != nil {
+		return err
+	}
+	l[k] = v
+	return nil
+}

@@ -31,13 +31,26 @@ type Remote struct {
 	closed  bool
 }
 
+// RemoteOptions are what a remote run's record keeps from its start, as
+// RunOptions for a local run: the engine carries the inputs as events.
+type RemoteOptions struct {
+	// Workspace is the repository the run works on (default ".").
+	Workspace string
+	// Labels are the starter's names for the run (CheckLabels), kept in
+	// meta.json and run.json as a local run's.
+	Labels Labels
+}
+
 // OpenRemote opens a run directory under rt.RunsDir for an engine: a new
 // run is created (blueprint.yaml, meta.json, an empty journal) and its
 // environment prepared; an existing one is reopened with its journal
 // replayed and its environment prepared with resume set, as Answer does.
 // Information the run's record should carry (the isolation layers) is
 // returned as events for the engine to number and send back.
-func (rt *Runtime) OpenRemote(ctx context.Context, bp *blueprint.Blueprint, runID, workspace string) (*Remote, []Event, error) {
+func (rt *Runtime) OpenRemote(ctx context.Context, bp *blueprint.Blueprint, runID string, opts RemoteOptions) (*Remote, []Event, error) {
+	if err := CheckLabels(opts.Labels); err != nil {
+		return nil, nil, err
+	}
 	dir := filepath.Join(rt.runsDir(), runID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("create run directory: %w", err)
@@ -69,8 +82,8 @@ func (rt *Runtime) OpenRemote(ctx context.Context, bp *blueprint.Blueprint, runI
 		lock.Close()
 		return nil, nil, err
 	}
-	ws, _ := filepath.Abs(orDefault(workspace, "."))
-	m := meta{RunID: runID, Blueprint: bp.File, Workspace: ws}
+	ws, _ := filepath.Abs(orDefault(opts.Workspace, "."))
+	m := meta{RunID: runID, Blueprint: bp.File, Workspace: ws, Labels: opts.Labels}
 	if err := writeFiles(rt.redactor(bp), dir, map[string][]byte{"blueprint.yaml": bp.Source, "meta.json": mustJSON(m)}); err != nil {
 		lock.Close()
 		return nil, nil, err

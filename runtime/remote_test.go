@@ -74,11 +74,14 @@ func (e *engine) drive(ctx context.Context, starts []runtime.Event) {
 // TestRemoteRunsAsLocal runs the retry loop through a Remote driven by an
 // engine of the test's own and checks the run directory reads as a local
 // run's: the summary, the templates' state, and a journal the scheduler
-// replays exactly.
+// replays exactly, with the starter's labels.
 func TestRemoteRunsAsLocal(t *testing.T) {
 	f := newFixture(t, retryLoop("[fail, pass]", ""))
 	ctx := context.Background()
-	r, info, err := f.rt.OpenRemote(ctx, f.bp, "r1", f.ws)
+	if _, _, err := f.rt.OpenRemote(ctx, f.bp, "r0", runtime.RemoteOptions{Workspace: f.ws, Labels: runtime.Labels{"team": "a b"}}); err == nil {
+		t.Fatal("a label with a space opened a run")
+	}
+	r, info, err := f.rt.OpenRemote(ctx, f.bp, "r1", runtime.RemoteOptions{Workspace: f.ws, Labels: runtime.Labels{"team": "infra"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +95,9 @@ func TestRemoteRunsAsLocal(t *testing.T) {
 	}
 	if sum.Status != runtime.StatusSucceeded || sum.NodeRuns != 4 || last != e.seq+1 {
 		t.Fatalf("summary %s, %d node runs, last seq %d (engine %d)", sum.Status, sum.NodeRuns, last, e.seq)
+	}
+	if sum.Labels["team"] != "infra" {
+		t.Fatalf("labels %v", sum.Labels)
 	}
 	// The second implement attempt rendered the gate's feedback.
 	if p := sum.Attempts[2].Outputs["prompt"]; p != "fix x: lint failed on attempt 1" {
@@ -112,7 +118,7 @@ func TestRemoteRunsAsLocal(t *testing.T) {
 func TestRemoteWorkspaceLostHandsOff(t *testing.T) {
 	f := newFixture(t, retryLoop("[pass]", ""))
 	ctx := context.Background()
-	r, _, err := f.rt.OpenRemote(ctx, f.bp, "r2", f.ws)
+	r, _, err := f.rt.OpenRemote(ctx, f.bp, "r2", runtime.RemoteOptions{Workspace: f.ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +138,7 @@ func TestRemoteWorkspaceLostHandsOff(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(r.Dir(), "handoff.md")); err != nil {
 		t.Fatalf("no hand-off report: %v", err)
 	}
-	r2, _, err := f.rt.OpenRemote(ctx, f.bp, "r2", f.ws)
+	r2, _, err := f.rt.OpenRemote(ctx, f.bp, "r2", runtime.RemoteOptions{Workspace: f.ws})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,10 +37,14 @@ func ExitCode(s runtime.Status) int {
 
 // Start starts a run's workflow on queue with id as the workflow (and run)
 // id. The blueprint's name and the repository go to the memo, and to
-// search attributes when in.SearchAttributes is set.
+// search attributes when in.SearchAttributes is set; the labels go to the
+// memo.
 func Start(ctx context.Context, c client.Client, queue, id, blueprintName string, in RunInput) (client.WorkflowRun, error) {
 	opts := client.StartWorkflowOptions{ID: id, TaskQueue: queue,
 		Memo: map[string]any{"blueprint": blueprintName, "repository": in.Repo, "status": string(runtime.StatusRunning)}}
+	if len(in.Labels) > 0 {
+		opts.Memo["labels"] = map[string]string(in.Labels)
+	}
 	if in.SearchAttributes {
 		opts.TypedSearchAttributes = temporal.NewSearchAttributes(
 			temporal.NewSearchAttributeKeyKeyword(AttrStatus).ValueSet(string(runtime.StatusRunning)),

@@ -87,7 +87,7 @@ func (h *Host) Open(ctx context.Context, in openInput) (openResult, error) {
 	if err != nil {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), "BlueprintInvalid", nil)
 	}
-	r, info, err := h.runtimeFor(in.Run.Repo, in.Run.Rev).OpenRemote(ctx, bp, in.RunID, in.Run.Repo)
+	r, info, err := h.runtimeFor(in.Run.Repo, in.Run.Rev).OpenRemote(ctx, bp, in.RunID, runtime.RemoteOptions{Workspace: in.Run.Repo, Labels: in.Run.Labels})
 	if err != nil {
 		// A workspace that cannot be made (no such repository, no such
 		// commit) will not be made by trying again on another host.
@@ -118,7 +118,7 @@ func (h *Host) remote(ctx context.Context, runID, repo, rev string) (*runtime.Re
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("host %s does not hold run %s: %v", h.Name, runID, err), "RunClosed", nil)
 	}
-	r, _, err = h.runtimeFor(repo, rev).OpenRemote(ctx, bp, runID, repo)
+	r, _, err = h.runtimeFor(repo, rev).OpenRemote(ctx, bp, runID, runtime.RemoteOptions{Workspace: repo})
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,10 @@ type RunInput struct {
 	// commit the run's workspace is made from; Rev empty means HEAD.
 	Repo string
 	Rev  string
+	// Labels are the starter's names for the run (runtime.CheckLabels),
+	// kept in the run's meta.json and run.json as a local run's and in
+	// the workflow's memo, so the inbox shows and filters on them.
+	Labels runtime.Labels
 	// HandoffWait bounds how long a handed-off run waits for an answer
 	// (default DefaultHandoffWait).
 	HandoffWait time.Duration
@@ -67,6 +71,7 @@ type Answer struct {
 type Status struct {
 	RunID     string         `json:"run_id"`
 	Blueprint string         `json:"blueprint"`
+	Labels    runtime.Labels `json:"labels,omitempty"`
 	Status    runtime.Status `json:"status"`
 	Kind      string         `json:"kind,omitempty"`
 	Reason    string         `json:"reason,omitempty"`

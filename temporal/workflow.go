@@ -90,10 +90,13 @@ func (w *Workflows) newRun(ctx workflow.Context, in RunInput) (*run, error) {
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("blueprint %s: %v", in.File, err), "BlueprintInvalid", nil)
 	}
+	if err := runtime.CheckLabels(in.Labels); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "LabelsInvalid", nil)
+	}
 	id := workflow.GetInfo(ctx).WorkflowExecution.ID
 	r := &run{in: in, id: id, bp: bp, sched: runtime.NewScheduler(bp), running: map[string]*attempt{},
 		results: workflow.NewBufferedChannel(ctx, 1024)}
-	r.status = Status{RunID: id, Blueprint: bp.Name, Status: runtime.StatusRunning}
+	r.status = Status{RunID: id, Blueprint: bp.Name, Labels: in.Labels, Status: runtime.StatusRunning}
 	return r, nil
 }
 

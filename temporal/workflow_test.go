@@ -293,3 +293,32 @@ func TestWorkflowPrepareFails(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// TestWorkflowKeepsLabels: the starter's labels reach the run's record
+// (meta.json, run.json: what the inbox shows and filters on) and the
+// status; labels that break the rules fail the workflow before any host
+// opens a workspace.
+func TestWorkflowKeepsLabels(t *testing.T) {
+	f := newFixture(t)
+	f.env.ExecuteWorkflow(WorkflowName, RunInput{File: "bp.yaml", Source: []byte(loopBP("[pass]")), Repo: f.ws, Labels: runtime.Labels{"team": "infra", "ticket": "T-7"}})
+	var st Status
+	if err := f.env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Labels["team"] != "infra" || st.Labels["ticket"] != "T-7" {
+		t.Fatalf("status labels %v", st.Labels)
+	}
+	sum, err := runtime.Summarize(st.Dir)
+	if err != nil || sum.Labels["team"] != "infra" || sum.Labels["ticket"] != "T-7" {
+		t.Fatalf("record labels %v, %v", sum.Labels, err)
+	}
+
+	bad := newFixture(t)
+	bad.env.ExecuteWorkflow(WorkflowName, RunInput{File: "bp.yaml", Source: []byte(loopBP("[pass]")), Repo: bad.ws, Labels: runtime.Labels{"team": "a\x1b[31mb"}})
+	if err := bad.env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "label team") {
+		t.Fatalf("workflow error %v", err)
+	}
+	if entries, _ := os.ReadDir(bad.host.Runtime.RunsDir); len(entries) != 0 {
+		t.Fatalf("a run with bad labels left %d run directories", len(entries))
+	}
+}

@@ -38,20 +38,6 @@ func (f inputFlags) Set(s string) error {
 	return nil
 }
 
-// labelFlags collect repeated --label k=v flags, each checked as given.
-type labelFlags runtime.Labels
-
-func (f labelFlags) String() string { return fmt.Sprint(map[string]string(f)) }
-
-func (f labelFlags) Set(s string) error {
-	k, v, err := runtime.ParseLabel(s)
-	if err != nil {
-		return err
-	}
-	f[k] = v
-	return nil
-}
-
 // labelText is labels as NAME=VALUE words in name order.
 func labelText(l runtime.Labels) string {
 	words := make([]string, 0, len(l))
@@ -185,7 +171,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	runID := fs.String("run-id", "", "name of the run directory (default: a time-stamped random id; sandgate mcp names its runs)")
 	inputs := inputFlags{}
 	fs.Var(inputs, "input", "blueprint input NAME=VALUE (repeatable)")
-	labels := labelFlags{}
+	labels := runtime.Labels{}
 	fs.Var(labels, "label", "label NAME=VALUE to find the run by later, kept with it and shown in the inbox (repeatable; search label:NAME=VALUE)")
 	files, code, ok := fs.parseN(args, 1, 1)
 	if !ok {
@@ -222,7 +208,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: root, RunID: *runID, Settings: rf.settings(bp.File), Labels: runtime.Labels(labels)})
+	sum, err := rt.Run(ctx, bp, runtime.RunOptions{Inputs: inputs, Workspace: root, RunID: *runID, Settings: rf.settings(bp.File), Labels: labels})
 	return finishRun(sum, err, &rf, stdout, stderr)
 }
 

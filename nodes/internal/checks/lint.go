@@ -110,7 +110,11 @@ func (l *Lint) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 		if err != nil {
 			return nil, err
 		}
-		res, err := w.Command(ctx, sandbox.Command{Args: args, Timeout: in.Spec.Timeout})
+		// The output streams to the attempt's output.log as the judge box
+		// prints it, so the run page shows a running lint.
+		live, closeLive := command.Live(in)
+		res, err := w.Command(ctx, sandbox.Command{Args: args, Timeout: in.Spec.Timeout, Live: live})
+		closeLive()
 		if err != nil {
 			return nil, err
 		}

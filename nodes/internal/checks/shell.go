@@ -3,9 +3,6 @@ package checks
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/nodes/internal/command"
@@ -40,13 +37,13 @@ func (s *Shell) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 	if err != nil {
 		return nil, err
 	}
-	live, closeLive := liveLog(in, "output.log")
+	live, closeLive := command.Live(in)
 	res, err := w.Command(ctx, sandbox.Command{Args: args, Timeout: in.Spec.Timeout, Live: live})
 	closeLive() // a canceled command keeps what it wrote there
 	if err != nil {
 		return nil, err
 	}
-	saveOutput(in, "output.log", res)
+	saveOutput(in, command.LiveOutput, res)
 	out := &runtime.Result{Outcome: runtime.OutcomePass,
 		Outputs: map[string]any{"exit_code": res.ExitCode, "output": feedback.Tail(string(res.Output), 4096)}}
 	if res.ExitCode != 0 {
@@ -54,23 +51,6 @@ func (s *Shell) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, er
 		out.Feedback = fmt.Sprintf("`%s` exited with %d%s:\n%s", s.run.Display(args), res.ExitCode, feedback.TimedOut(res.TimedOut), feedback.Tail(string(res.Output), 8192)) + feedback.DiskNote(res.DiskFull, res.DiskNote)
 	}
 	return out, nil
-}
-
-// liveLog opens name in the attempt directory for a command's output as
-// it runs (sandbox.Command.Live), credentials redacted however the output
-// is cut; done closes it. saveOutput later writes the whole output over
-// it; a command that is canceled or whose harness dies keeps what it wrote.
-func liveLog(in *runtime.Input, name string) (w io.Writer, done func()) {
-	dir, err := in.MkDir()
-	if err != nil {
-		return nil, func() {}
-	}
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, func() {}
-	}
-	s := in.Redactor.Stream(f)
-	return s, func() { _ = s.Close(); _ = f.Close() }
 }
 
 // saveOutput keeps a command's full captured output in the attempt dir.

@@ -126,6 +126,7 @@ func (q *quietNode) judge(ctx context.Context, w *workspace.Workspace, in *runti
 	if j.cand, j.err = capture(w, before.changes); j.err == nil {
 		l.judge(in.NodeID, j.cand.Tree)
 		ctx = context.WithValue(ctx, candidateKey{}, j.cand)
+		recordCandidate(ctx, w, in, j.cand)
 	} else {
 		j.err = errUnjudgeable{j.err}
 	}

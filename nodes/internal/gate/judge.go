@@ -17,6 +17,7 @@ import (
 
 	"github.com/sandgate/sandgate/nodes/internal/gitstore"
 	"github.com/sandgate/sandgate/nodes/workspace"
+	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 )
 
@@ -351,4 +352,27 @@ func copyOf(ctx context.Context, snapshot string, cand *Candidate, dir string) e
 		return err
 	}
 	return cand.repo.ApplyTree(cand.tree, dir)
+}
+
+// CandidateDiff is the file in a gate attempt's directory holding the
+// diff of the candidate it judged (against the base), so a person sees
+// the change as it stood at each turn of a retry loop, not only the last.
+const CandidateDiff = "candidate.diff"
+
+// maxCandidateDiff bounds what one attempt keeps of it.
+const maxCandidateDiff = 2 << 20
+
+// recordCandidate writes the candidate's diff to the gate's attempt
+// directory (credentials redacted, as everything the harness writes). It
+// is a record for people, not evidence: a failure to render or write it
+// leaves the verdict alone. An empty change writes nothing.
+func recordCandidate(ctx context.Context, w *workspace.Workspace, in *runtime.Input, c *Candidate) {
+	text, err := w.PatchText(ctx, c.repo, c.tree)
+	if err != nil || text == "" {
+		return
+	}
+	if len(text) > maxCandidateDiff {
+		text = text[:maxCandidateDiff] + "\n[sandgate: the diff is longer; cut here]\n"
+	}
+	_ = in.WriteFile(CandidateDiff, []byte(text))
 }

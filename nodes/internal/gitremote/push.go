@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
@@ -38,8 +37,7 @@ const credentialHelper = `!f() { test "$1" = get || exit 0; h=; p=; while IFS= r
 func Push(ctx context.Context, s Spec) (bool, error) {
 	cmd := exec.CommandContext(ctx, "git", "--git-dir="+s.GitDir, "push", "--porcelain", "--", s.Remote, s.Commit+":"+s.Ref)
 	cmd.Env = pushEnv(s)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	inGroup(cmd)
 	// A killed group's grandchildren may hold the pipes a moment longer.
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr feedback.Capped

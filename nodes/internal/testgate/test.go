@@ -148,9 +148,13 @@ func (t *Test) harnessChecks(v *changeView, changes []sandbox.Change, rep *testr
 }
 
 // exec runs a test command with the test node's larger output cap; the
-// cap travels in the request to the box, out of reach of the tests.
+// cap travels in the request to the box, out of reach of the tests. The
+// output streams to the attempt's output.log as the judge box prints it,
+// so the run page shows a running test gate.
 func (t *Test) exec(ctx context.Context, w *workspace.Workspace, in *runtime.Input, cmd []string) (*sandbox.Result, error) {
-	return w.Command(ctx, sandbox.Command{Args: cmd, Timeout: in.Spec.Timeout, OutputBytes: OutputBytes})
+	live, closeLive := command.Live(in)
+	defer closeLive()
+	return w.Command(ctx, sandbox.Command{Args: cmd, Timeout: in.Spec.Timeout, OutputBytes: OutputBytes, Live: live})
 }
 
 // runOnce runs cmd and reads its report. first marks the gate's own run,

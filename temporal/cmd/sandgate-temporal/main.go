@@ -199,7 +199,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	attrs := fs.Bool("search-attributes", false, "keep SandgateStatus/SandgateBlueprint/SandgateRepository search attributes (registered in the namespace) instead of the memo")
 	inputs := inputFlags{}
 	fs.Var(inputs, "input", "blueprint input NAME=VALUE (repeatable)")
-	const line = "usage: sandgate-temporal run BLUEPRINT --temporal HOST:PORT [--repo DIR] [--input NAME=VALUE]..."
+	labels := runtime.Labels{}
+	fs.Var(labels, "label", "label NAME=VALUE to find the run by later, as sandgate run's (repeatable)")
+	const line = "usage: sandgate-temporal run BLUEPRINT --temporal HOST:PORT [--repo DIR] [--input NAME=VALUE]... [--label NAME=VALUE]..."
 	if help(fs, line, args, stdout) {
 		return 0
 	}
@@ -214,6 +216,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return temporal.ExitUsage
 	}
 	in.HandoffWait, in.SearchAttributes = *wait, *attrs
+	if len(labels) > 0 {
+		in.Labels = labels
+	}
 	cl, err := c.dial()
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate-temporal:", err)
