@@ -154,7 +154,7 @@ func (h *Handler) check(name string, inputs map[string]string) error {
 	}
 	bp, err := blueprint.Parse(name+".yaml", src, blueprint.WithTypes(h.opts.Types))
 	if err != nil {
-		return fmt.Errorf("blueprint %s does not load", name)
+		return fmt.Errorf("blueprint %s does not load: %w", name, err)
 	}
 	asAny := map[string]any{}
 	for k, v := range inputs {
