@@ -215,3 +215,25 @@ func TestTriggerSlackE2E(t *testing.T) {
 		t.Fatalf("response_url got %+v", m)
 	}
 }
+
+// TestTriggerFileRefusedAtStart: serve does not start with a trigger file
+// that names a blueprint it cannot start, whose secret's variable is
+// empty, or whose base_url a token may not go to; each says why.
+func TestTriggerFileRefusedAtStart(t *testing.T) {
+	t.Setenv("TEST_GH_HOOK_SECRET", "hook-secret")
+	t.Setenv("TEST_EMPTY_SECRET", "")
+	good := "version: 1\npublic_url: http://inbox.test\ngithub:\n  secret_env: TEST_GH_HOOK_SECRET\n  token_env: T\n  BASE\n  repositories:\n    - {name: acme/api, users: [ana], blueprints: [BP]}\n"
+	for _, tc := range []struct{ name, src, want string }{
+		{"unknown blueprint", strings.NewReplacer("BASE", "base_url: https://api.github.com", "BP", "nope").Replace(good), `triggers.yaml:8:51: github.repositories[0].blueprints[0]: no blueprint "nope" to start`},
+		{"empty secret", strings.NewReplacer("BASE", "base_url: https://api.github.com", "BP", "fix-ci", "TEST_GH_HOOK_SECRET", "TEST_EMPTY_SECRET").Replace(good), "github.secret_env TEST_EMPTY_SECRET is not set"},
+		{"base_url not allowed", strings.NewReplacer("BASE", "base_url: https://evil.example.com", "BP", "fix-ci").Replace(good), "github.base_url"},
+	} {
+		file := filepath.Join(t.TempDir(), "triggers.yaml")
+		os.WriteFile(file, []byte(tc.src), 0o644)
+		cfg := serveConfig{runs: []string{t.TempDir()}, reviews: []string{t.TempDir()}, acts: &serveActions{}, triggerFile: file}
+		_, err := cfg.server()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
