@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -243,6 +244,10 @@ func (h *Handler) watch(dir string) (runtime.Status, bool) {
 	tick := time.NewTicker(cmp.Or(h.opts.Poll, 2*time.Second))
 	defer tick.Stop()
 	for {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			// A run that could not start removes its directory.
+			return runtime.StatusFailed, true
+		}
 		if sum, err := runtime.Summarize(dir); err == nil {
 			if sum.Status != runtime.StatusRunning {
 				return sum.Status, true
