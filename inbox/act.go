@@ -155,6 +155,17 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
+// RecordStart journals in run id of runsDir who started it and how, as
+// the inbox's start form does: the run page shows it.
+func RecordStart(runsDir, id, by, action string) error {
+	d, err := openRun(runsDir, id)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return journalAction(d, actionRecord{Time: time.Now().UTC(), By: by, Action: action})
+}
+
 // journalAction appends one record to the run's ActionsFile.
 func journalAction(d *runDir, rec actionRecord) error {
 	b, err := json.Marshal(rec)

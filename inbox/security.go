@@ -42,6 +42,26 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// hooks serves the Options.Hooks at their exact paths, POST only, with
+// the inbox's headers; everything else goes to the signed-in inbox. The
+// path is compared as sent, before any cleaning, so "/hooks/github/../x"
+// or "/hooks//github" is the inbox's to refuse.
+func (s *Server) hooks(next http.Handler) http.Handler {
+	if len(s.opts.Hooks) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, ok := s.opts.Hooks[r.URL.Path]
+		if !ok || r.URL.RawPath != "" || r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-store")
+		h.ServeHTTP(w, r)
+	})
+}
+
 // secure wraps every request: headers, authentication, then CSRF checks on
 // anything that is not a safe method.
 func (s *Server) secure(next http.Handler) http.Handler {

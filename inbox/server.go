@@ -57,6 +57,10 @@ type Options struct {
 	// Poll is how often a live page's stream looks for new events
 	// (default 250ms).
 	Poll time.Duration
+	// Hooks are served at exactly their paths ("/hooks/github") for POST,
+	// without the inbox's sign-in and CSRF checks: each carries its own
+	// signature (inbox/trigger). No other path skips them.
+	Hooks map[string]http.Handler
 	// MaxStreams caps the live streams served at once (default 64): each
 	// holds a connection and polls a journal, so an unbounded number is a
 	// way to exhaust the server.
@@ -104,7 +108,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("inbox: templates: %w", err)
 	}
 	s.tmpl = t
-	s.handler = s.secure(s.routes())
+	s.handler = s.hooks(s.secure(s.routes()))
 	return s, nil
 }
 

@@ -79,6 +79,7 @@ func TestImportDirection(t *testing.T) {
 		"inbox/find":                nil,
 		"inbox/draw":                nil,
 		"inbox/index":               {"blueprint", "inbox/find", "runtime", "secrets"},
+		"inbox/trigger":             {"blueprint", "runtime", "secrets"},
 		"inbox":                     {"blueprint", "inbox/draw", "inbox/find", "inbox/index", "nodes/internal/atomicfile", "nodes/internal/credential", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
 	}
 	for _, goos := range []string{"linux", "darwin"} {

@@ -15,10 +15,11 @@ import (
 
 	"github.com/sandgate/sandgate/blueprints"
 	"github.com/sandgate/sandgate/inbox"
+	"github.com/sandgate/sandgate/inbox/trigger"
 	"github.com/sandgate/sandgate/nodes"
 )
 
-const serveHelp = `[--addr HOST:PORT] [--runs-dir DIR]... [--reviews-dir DIR]...
+const serveHelp = `[--addr HOST:PORT] [--runs-dir DIR]... [--reviews-dir DIR]... [--triggers FILE]
 
 Serves the web inbox: runs (live while they run), hand-offs to answer and
 the review queue to approve or reject. Approvals land changes in this
@@ -36,6 +37,12 @@ type serveConfig struct {
 	token, by     string
 	people        *inbox.People
 	acts          *serveActions
+	// triggerFile is --triggers; triggers serves it (servetriggers.go),
+	// reading started runs' journals every triggerPoll (default 2s).
+	triggerFile string
+	triggers    *trigger.Handler
+	starter     *triggerStarter
+	triggerPoll time.Duration
 }
 
 func cmdServe(args []string, stdout, stderr io.Writer) int {
@@ -52,6 +59,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&reviews, "reviews-dir", "review queue directory to show (repeatable; default: the current repository's)")
 	var bpDirs listFlag
 	fs.Var(&bpDirs, "blueprints-dir", "directory of blueprint files (NAME.yaml) the inbox can start runs of, beside the shipped ones; a name there hides the shipped blueprint of that name (repeatable)")
+	triggers := fs.String("triggers", "", "trigger file: who may start which blueprint from GitHub webhooks (POST /hooks/github) and Slack slash commands (POST /hooks/slack); see the README")
 	fs.alias("runs", "runs-dir")
 	fs.alias("reviews", "reviews-dir")
 	var rf runFlags
@@ -91,11 +99,14 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	cfg := serveConfig{runs: runs, reviews: reviews, token: *token, by: decider(*by), people: people,
-		acts: &serveActions{exe: exe, answerArgs: rf.answerArgs(), allow: rf.allowEndpoints, blueprints: blueprintSet{dirs: absAll(bpDirs), shipped: blueprints.FS}}}
+		acts: &serveActions{exe: exe, answerArgs: rf.answerArgs(), allow: rf.allowEndpoints, blueprints: blueprintSet{dirs: absAll(bpDirs), shipped: blueprints.FS}}, triggerFile: *triggers}
 	srv, err := cfg.server()
 	if err != nil {
 		fmt.Fprintln(stderr, "sandgate serve:", err)
 		return exitUsage
+	}
+	if cfg.triggers != nil {
+		defer cfg.triggers.Close()
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -125,8 +136,16 @@ func (c *serveConfig) server() (*inbox.Server, error) {
 		c.reviews = []string{filepath.Join(filepath.Dir(c.runs[0]), "reviews")}
 	}
 	c.runs, c.reviews = absAll(c.runs), absAll(c.reviews)
-	return inbox.New(inbox.Options{RunsDirs: c.runs, ReviewDirs: c.reviews, Token: c.token,
-		Actions: c.acts, Types: nodes.Types(), By: c.by, People: c.people, Blueprints: c.acts.startable()})
+	hooks, err := c.triggerHooks()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := inbox.New(inbox.Options{RunsDirs: c.runs, ReviewDirs: c.reviews, Token: c.token,
+		Actions: c.acts, Types: nodes.Types(), By: c.by, People: c.people, Blueprints: c.acts.startable(), Hooks: hooks})
+	if c.starter != nil {
+		c.starter.inbox = srv
+	}
+	return srv, err
 }
 
 // servePeople builds the inbox's People from the flags, or nil when none

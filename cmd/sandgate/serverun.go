@@ -66,6 +66,13 @@ func (a *serveActions) startable() fs.FS {
 // directory. The inputs were checked by the inbox and are checked again
 // here, as run's flags.
 func (a *serveActions) Start(ctx context.Context, name string, inputs, labels map[string]string, runsDir, by string) (string, error) {
+	return a.startNamed(ctx, startIn{Blueprint: name, Inputs: inputs, Labels: labels}, runsDir)
+}
+
+// startNamed starts in.Blueprint, a name from the set the inbox lists,
+// on in.Repo (empty: the server's) in runsDir.
+func (a *serveActions) startNamed(ctx context.Context, in startIn, runsDir string) (string, error) {
+	name := in.Blueprint
 	// Read from the set the inbox lists only: a file of that name in
 	// the server's directory is not what the person picked.
 	if name == "" || strings.ContainsAny(name, `/\.`) {
@@ -79,7 +86,7 @@ func (a *serveActions) Start(ctx context.Context, name string, inputs, labels ma
 	if err != nil {
 		return "", loadProblems(err)
 	}
-	args, _, err := startArgs(startIn{Blueprint: name, Inputs: inputs, Labels: labels}, bp, a.answerArgs)
+	args, _, err := startArgs(in, bp, a.answerArgs)
 	if err != nil {
 		return "", err
 	}

@@ -1,7 +1,8 @@
 // Package ghfake is a double of the GitHub REST endpoints the ci node
 // reads, answering in the shapes GitHub documents: check runs for a ref,
 // the combined status, a branch's required status checks, and job logs
-// served through a redirect to another host. It is also a GitHub App's
+// served through a redirect to another host; issue comments posted
+// (hooks.go, which also builds signed webhook deliveries). It is also a GitHub App's
 // side of GitHub (app.go): installation tokens minted for a JWT signed
 // with the app's key, scoped to repositories and permissions, revoked and
 // expired as GitHub does them, and pull requests opened with them. Tests script what CI reports
@@ -93,6 +94,8 @@ type Server struct {
 	tokens map[string]*Minted
 	pulls  []Pull
 	acts   []Act
+	// comments are the issue comments posted (hooks.go).
+	comments []Comment
 }
 
 var (
@@ -164,6 +167,9 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
+	if s.commentRoute(w, r) {
+		return
+	}
 	if m := commitRE.FindStringSubmatch(p); m != nil && m[1] == s.Repo {
 		sha := m[2]
 		if m[3] == "check-runs" {
