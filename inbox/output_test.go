@@ -1,9 +1,12 @@
 package inbox_test
 
 import (
+	"bufio"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -106,4 +109,40 @@ func TestBrowserRunningOutputStreams(t *testing.T) {
 	if !eval[bool](t, ctx, `window.notReloaded === true`) {
 		t.Fatal("the page reloaded")
 	}
+}
+
+// TestLiveStreamAnnouncesOutputWrittenBeforeItOpened: a node's output
+// written after its page was drawn but before the page's stream opened
+// (a command that prints once, then sleeps) is announced by the stream
+// first, before any journal line: the page fetches it instead of
+// showing no output until the node ends. It once was taken as already
+// shown, and a loaded machine's page stayed blank for the whole sleep.
+func TestLiveStreamAnnouncesOutputWrittenBeforeItOpened(t *testing.T) {
+	w := newWorld(t, "")
+	startLive(t, w)
+	_, page := get(t, w.ts.Client(), w.ts.URL+"/run/0/run-live")
+	m := regexp.MustCompile(`data-events="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil || strings.Contains(page, `id="log-implement-1"`) {
+		t.Fatalf("the page before any output: events %v, output shown %v", m, strings.Contains(page, `id="log-implement-1"`))
+	}
+	writeFile(t, filepath.Join(w.runs, "run-live", "nodes", "implement", "1", "output.log"), "go test ./...\n")
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", w.ts.URL+m[1], nil)
+	resp, err := w.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The node goes on: its journal lines follow, so a stream that does
+	// not announce the output sends them first instead of hanging.
+	close(w.seed.gate)
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if ev, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			if ev != "output" {
+				t.Fatalf("the stream's first event is %q, not the output written before it opened", ev)
+			}
+			return
+		}
+	}
+	t.Fatalf("the stream ended without an event: %v", sc.Err())
 }

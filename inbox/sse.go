@@ -33,6 +33,14 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(s.opts.Poll)
 	defer tick.Stop()
 	_, _ = io.WriteString(w, ": stream of "+d.id+"\n\n")
+	// The page was drawn before this stream opened, and runningOf took
+	// the output's size as it is now: what a node wrote in between would
+	// never be announced (a command that prints once and then sleeps
+	// stayed blank on its page). So a running node that has output has
+	// the page fetch it once, first.
+	if rn.hasOutput() {
+		_, _ = io.WriteString(w, "event: output\ndata: {}\n\n")
+	}
 	fl.Flush()
 	for {
 		lines, next, closed := newLines(d, offset)
@@ -102,6 +110,17 @@ func (rn running) see(line []byte) {
 	case string(runtime.EvNodeFinished), string(runtime.EvNodeCanceled):
 		delete(rn, k)
 	}
+}
+
+// hasOutput reports whether a running attempt has written to its
+// transcript or output.
+func (rn running) hasOutput() bool {
+	for _, size := range rn {
+		if size > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // grew reports whether a running attempt's transcript or output changed

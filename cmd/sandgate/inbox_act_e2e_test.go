@@ -115,9 +115,7 @@ func TestInboxActE2E(t *testing.T) {
 		// The node's output streams onto the page while it runs: the box
 		// sends it on while the command sleeps.
 		b.Do(t, chromedp.WaitReady(chromedp.CSS(`g.node[data-node="work"][data-state="running"]`)))
-		wait.Until(t, "the running node's output shows", func() bool {
-			return strings.Contains(browsertest.Eval[string](t, b, `(document.getElementById("log-work-1") || {textContent: ""}).textContent`), "working on wait")
-		})
+		untilOutputShows(t, b, dir)
 		b.Do(t, chromedp.Click(chromedp.CSS(`a.act-cancel`)), chromedp.WaitReady(chromedp.CSS(`button.confirm.act-cancel`)))
 		clicked := time.Now()
 		b.Do(t, chromedp.Click(chromedp.CSS(`button.confirm.act-cancel`)), chromedp.WaitReady(chromedp.CSS(`#run-status.s-canceled, #error`)))
@@ -213,5 +211,29 @@ func retryInBrowser(t *testing.T, w *inboxWorld, b *browsertest.Browser, nav fun
 	})
 	if sum, _ := runtime.Summarize(filepath.Join(w.runs, again)); sum.Status != runtime.StatusSucceeded {
 		t.Fatalf("the retry ended %s (log: %s)", sum.Status, readLogs(filepath.Join(w.runs, again)))
+	}
+}
+
+// untilOutputShows waits until the running work node's output is on the
+// open page. Its bound is the node's own life, not the test's deadline:
+// once the node has ended (its sleep is over) the output of a running node
+// can never show, so the test fails at once with what the run wrote and
+// what the page holds.
+func untilOutputShows(t *testing.T, b *browsertest.Browser, dir string) {
+	t.Helper()
+	var ended bool
+	wait.Until(t, "the running node's output shows, or the node ends", func() bool {
+		if strings.Contains(browsertest.Eval[string](t, b, `(document.getElementById("log-work-1") || {textContent: ""}).textContent`), "working on wait") {
+			return true
+		}
+		ev, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+		ended = strings.Contains(string(ev), `"node_finished"`) || strings.Contains(string(ev), `"run_closed"`)
+		return ended
+	})
+	if ended {
+		out, _ := os.ReadFile(filepath.Join(dir, "nodes", "work", "1", "output.log"))
+		ev, _ := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+		t.Fatalf("the work node ended before its output showed on its page\noutput.log: %q\nevents.jsonl:\n%s\npage's #live:\n%s",
+			out, ev, browsertest.Eval[string](t, b, `document.getElementById("live").outerHTML`))
 	}
 }

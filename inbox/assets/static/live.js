@@ -60,9 +60,15 @@
 
   var live = document.getElementById("live");
   if (live && live.dataset.events) {
+    // Fragments can come back out of order on a loaded machine: one
+    // asked for before the last output was written must not replace one
+    // asked for after it, or that output stays hidden until more comes.
+    var asked = 0, shown = 0;
     var refreshRun = debounce(function () {
+      var n = ++asked;
       get(live.dataset.src).then(function (html) {
-        if (html !== null) {
+        if (html !== null && n > shown) {
+          shown = n;
           live.innerHTML = html;
           settleLogs(live);
         }
