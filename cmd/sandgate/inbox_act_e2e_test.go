@@ -53,8 +53,10 @@ func TestInboxActE2E(t *testing.T) {
 		id := strings.TrimSuffix(strings.Fields(out)[1], ":")
 		nav("/run/0/" + id)
 		t.Logf("run page actions: %s", browsertest.Eval[string](t, b, `document.getElementById("actions").innerText`))
-		b.Do(t, chromedp.Click(chromedp.CSS(`a.act-rerun`)), chromedp.WaitReady(chromedp.CSS(`button.confirm.act-rerun`)),
-			chromedp.Click(chromedp.CSS(`button.confirm.act-rerun`)), chromedp.WaitReady(chromedp.CSS(`#done, #error`)))
+		b.Click(t, `a.act-rerun`)
+		b.Do(t, chromedp.WaitReady(chromedp.CSS(`button.confirm.act-rerun`)))
+		b.Click(t, `button.confirm.act-rerun`)
+		b.Do(t, chromedp.WaitReady(chromedp.CSS(`#done, #error`)))
 		if msg := browsertest.Eval[string](t, b, `(document.getElementById("error") || {innerText: ""}).innerText`); msg != "" {
 			t.Fatalf("re-run refused: %s", msg)
 		}
@@ -116,9 +118,11 @@ func TestInboxActE2E(t *testing.T) {
 		// sends it on while the command sleeps.
 		b.Do(t, chromedp.WaitReady(chromedp.CSS(`g.node[data-node="work"][data-state="running"]`)))
 		untilOutputShows(t, b, dir)
-		b.Do(t, chromedp.Click(chromedp.CSS(`a.act-cancel`)), chromedp.WaitReady(chromedp.CSS(`button.confirm.act-cancel`)))
+		b.Click(t, `a.act-cancel`)
+		b.Do(t, chromedp.WaitReady(chromedp.CSS(`button.confirm.act-cancel`)))
 		clicked := time.Now()
-		b.Do(t, chromedp.Click(chromedp.CSS(`button.confirm.act-cancel`)), chromedp.WaitReady(chromedp.CSS(`#run-status.s-canceled, #error`)))
+		b.Click(t, `button.confirm.act-cancel`)
+		b.Do(t, chromedp.WaitReady(chromedp.CSS(`#run-status.s-canceled, #error`)))
 		if msg := browsertest.Eval[string](t, b, `(document.getElementById("error") || {innerText: ""}).innerText`); msg != "" {
 			t.Fatalf("cancel refused: %s", msg)
 		}
@@ -149,9 +153,11 @@ func startInBrowser(t *testing.T, w *inboxWorld, b *browsertest.Browser, nav fun
 	t.Chdir(w.repo) // the server starts runs on its own repository
 	nav("/start/act-e2e")
 	b.Do(t, chromedp.SendKeys(chromedp.CSS(`textarea[name="in.task"]`), "Fix TestAdd from the form"),
-		chromedp.SendKeys(chromedp.CSS(`textarea[name="labels"]`), "team=infra"),
-		chromedp.Click(chromedp.CSS(`form.start button`)), chromedp.WaitReady(chromedp.CSS(`button.confirm.act-start`)),
-		chromedp.Click(chromedp.CSS(`button.confirm.act-start`)), chromedp.WaitReady(chromedp.CSS(`#run-status, #error`)))
+		chromedp.SendKeys(chromedp.CSS(`textarea[name="labels"]`), "team=infra"))
+	b.Click(t, `form.start button`)
+	b.Do(t, chromedp.WaitReady(chromedp.CSS(`button.confirm.act-start`)))
+	b.Click(t, `button.confirm.act-start`)
+	b.Do(t, chromedp.WaitReady(chromedp.CSS(`#run-status, #error`)))
 	if msg := browsertest.Eval[string](t, b, `(document.getElementById("error") || {innerText: ""}).innerText`); msg != "" {
 		t.Fatalf("start refused: %s", msg)
 	}
@@ -199,8 +205,10 @@ func retryInBrowser(t *testing.T, w *inboxWorld, b *browsertest.Browser, nav fun
 	if why := browsertest.Eval[string](t, b, `document.querySelector("a.act-rerun").title`); !strings.Contains(why, "a failed run keeps no workspace, so a retry is a new run") {
 		t.Errorf("the failed run's retry does not say what it does: %q", why)
 	}
-	b.Do(t, chromedp.Click(chromedp.CSS(`a.act-rerun`)), chromedp.WaitReady(chromedp.CSS(`button.confirm.act-rerun`)),
-		chromedp.Click(chromedp.CSS(`button.confirm.act-rerun`)), chromedp.WaitReady(chromedp.CSS(`#done, #error`)))
+	b.Click(t, `a.act-rerun`)
+	b.Do(t, chromedp.WaitReady(chromedp.CSS(`button.confirm.act-rerun`)))
+	b.Click(t, `button.confirm.act-rerun`)
+	b.Do(t, chromedp.WaitReady(chromedp.CSS(`#done, #error`)))
 	again := strings.TrimPrefix(browsertest.Eval[string](t, b, `location.pathname`), "/run/0/")
 	if again == id {
 		t.Fatalf("retry stayed on the failed run: %s", browsertest.Eval[string](t, b, `document.body.innerText`))

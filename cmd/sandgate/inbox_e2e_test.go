@@ -121,8 +121,8 @@ func answerInBrowser(t *testing.T, w *inboxWorld, b *browsertest.Browser, nav fu
 	// The node is left as preselected: handoff.json's recommendation.
 	b.Do(t, chromedp.SendKeys(chromedp.CSS(`form.answer textarea[name="note"]`), "Add must add: use a + b"))
 	b.Screenshot(t, "inbox-handoff.png")
-	b.Do(t, chromedp.Click(chromedp.CSS(`form.answer button[type="submit"]`)),
-		chromedp.WaitReady(chromedp.CSS(`#run-status`)))
+	b.Click(t, `form.answer button[type="submit"]`)
+	b.Do(t, chromedp.WaitReady(chromedp.CSS(`#run-status`)))
 	if u := browsertest.Eval[string](t, b, `location.pathname`); u != "/run/0/"+filepath.Base(dir) {
 		t.Fatalf("after answering the browser is on %s (%s)", u, browsertest.Eval[string](t, b, `document.body.innerText`))
 	}
@@ -226,10 +226,11 @@ func gitRev(remote, ref string) string {
 }
 
 func decideInBrowser(t *testing.T, b *browsertest.Browser, verdict, note string) string {
-	b.Do(t, chromedp.SendKeys(chromedp.CSS(`form.decide textarea[name="note"]`), note),
-		chromedp.Click(chromedp.CSS(`form.decide button.`+verdict)))
+	b.Do(t, chromedp.SendKeys(chromedp.CSS(`form.decide textarea[name="note"]`), note))
+	b.Click(t, `form.decide button.`+verdict)
 	if verdict == "approve" { // approving asks once more
-		b.Do(t, chromedp.WaitReady(chromedp.CSS(`button.confirm.approve`)), chromedp.Click(chromedp.CSS(`button.confirm.approve`)))
+		b.Do(t, chromedp.WaitReady(chromedp.CSS(`button.confirm.approve`)))
+		b.Click(t, `button.confirm.approve`)
 	}
 	b.Do(t, chromedp.WaitReady(chromedp.CSS(`#decided`)))
 	return browsertest.Eval[string](t, b, `document.getElementById("decided").innerText`)

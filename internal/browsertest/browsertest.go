@@ -6,10 +6,13 @@ package browsertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -66,6 +69,21 @@ func (b *Browser) Do(t testing.TB, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	if err := chromedp.Do(b.Ctx, actions...); err != nil {
 		t.Fatalf("browser: %v", err)
+	}
+}
+
+// Click clicks the first element css selects, once the page has it. One
+// evaluation of the page's own script finds the element and clicks it:
+// chromedp.Click finds a node and then clicks it in a second step, and a
+// page that redraws a part of itself in between (the run page's live
+// fragments) leaves it holding a node that is gone ("Could not find node
+// with given id"), which a loaded machine makes likely. go test's
+// -timeout bounds a page that never shows the element.
+func (b *Browser) Click(t testing.TB, css string) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%s); if (!e) return false; e.click(); return true })()`, strconv.Quote(css))
+	for !Eval[bool](t, b, js) {
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
