@@ -19,7 +19,7 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 )
 
-const serveHelp = `[--addr HOST:PORT] [--runs-dir DIR]... [--reviews-dir DIR]...
+const serveHelp = `[--addr HOST:PORT] [--runs-dir DIR]... [--reviews-dir DIR]... [--triggers FILE]
 
 Serves the web inbox: runs (live while they run), hand-offs to answer and
 the review queue to approve or reject. Approvals land changes in this
@@ -41,6 +41,7 @@ type serveConfig struct {
 	// reading started runs' journals every triggerPoll (default 2s).
 	triggerFile string
 	triggers    *trigger.Handler
+	starter     *triggerStarter
 	triggerPoll time.Duration
 }
 
@@ -132,8 +133,12 @@ func (c *serveConfig) server() (*inbox.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return inbox.New(inbox.Options{RunsDirs: c.runs, ReviewDirs: c.reviews, Token: c.token,
+	srv, err := inbox.New(inbox.Options{RunsDirs: c.runs, ReviewDirs: c.reviews, Token: c.token,
 		Actions: c.acts, Types: nodes.Types(), By: c.by, People: c.people, Blueprints: c.acts.startable(), Hooks: hooks})
+	if c.starter != nil {
+		c.starter.inbox = srv
+	}
+	return srv, err
 }
 
 // servePeople builds the inbox's People from the flags, or nil when none

@@ -30,7 +30,8 @@ func (c *serveConfig) triggerHooks() (map[string]http.Handler, error) {
 	if cfg.StateDir == "" {
 		cfg.StateDir = filepath.Join(filepath.Dir(c.runs[0]), "triggers")
 	}
-	opts := trigger.Options{Config: cfg, Starter: triggerStarter{acts: c.acts, runs: c.runs[0]},
+	c.starter = &triggerStarter{acts: c.acts, runs: c.runs[0]}
+	opts := trigger.Options{Config: cfg, Starter: c.starter,
 		Blueprints: fsys, Types: nodes.Types(), Poll: c.triggerPoll}
 	if g := cfg.GitHub; g != nil {
 		opts.GitHubSecret = []byte(os.Getenv(g.SecretEnv))
@@ -53,16 +54,22 @@ func (c *serveConfig) triggerHooks() (map[string]http.Handler, error) {
 }
 
 // triggerStarter starts a trigger's run as the inbox's form does, in the
-// first runs directory, and records who asked in the run's actions.
+// first runs directory, records who asked in the run's actions and has
+// the inbox read the run, so the link posted shows it at once.
 type triggerStarter struct {
-	acts *serveActions
-	runs string
+	acts  *serveActions
+	runs  string
+	inbox *inbox.Server
 }
 
-func (t triggerStarter) StartTriggered(ctx context.Context, req trigger.Request) (string, error) {
+func (t *triggerStarter) StartTriggered(ctx context.Context, req trigger.Request) (string, error) {
 	dir, err := t.acts.startNamed(ctx, startIn{Blueprint: req.Blueprint, Repo: req.Repo, Inputs: req.Inputs, Labels: req.Labels}, t.runs)
 	if err != nil {
 		return "", err
 	}
-	return dir, inbox.RecordStart(t.runs, filepath.Base(dir), req.By, "started "+req.Blueprint+" from "+req.Labels["trigger"])
+	err = inbox.RecordStart(t.runs, filepath.Base(dir), req.By, "started "+req.Blueprint+" from "+req.Labels["trigger"])
+	if t.inbox != nil {
+		t.inbox.Index().Refresh()
+	}
+	return dir, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -48,7 +49,8 @@ func (r *recorder) StartTriggered(_ context.Context, req Request) (string, error
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reqs = append(r.reqs, req)
-	return filepath.Join(r.dir, fmt.Sprintf("run-%d", len(r.reqs))), nil
+	dir := filepath.Join(r.dir, fmt.Sprintf("run-%d", len(r.reqs)))
+	return dir, os.Mkdir(dir, 0o755)
 }
 
 func (r *recorder) started() []Request {

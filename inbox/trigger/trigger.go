@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -158,7 +159,7 @@ func (h *Handler) check(name string, inputs map[string]string) error {
 	}
 	bp, err := blueprint.Parse(name+".yaml", src, blueprint.WithTypes(h.opts.Types))
 	if err != nil {
-		return fmt.Errorf("blueprint %s does not load", name)
+		return fmt.Errorf("blueprint %s does not load: %w", name, err)
 	}
 	asAny := map[string]any{}
 	for k, v := range inputs {
@@ -266,6 +267,10 @@ func (h *Handler) watch(dir string) (runtime.Status, bool) {
 	tick := time.NewTicker(cmp.Or(h.opts.Poll, 2*time.Second))
 	defer tick.Stop()
 	for {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			// A run that could not start removes its directory.
+			return runtime.StatusFailed, true
+		}
 		if sum, err := runtime.Summarize(dir); err == nil {
 			if sum.Status != runtime.StatusRunning {
 				return sum.Status, true
