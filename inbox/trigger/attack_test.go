@@ -229,3 +229,18 @@ func TestAttackSlackHeaderTricks(t *testing.T) {
 		t.Fatalf("BREACH: %d runs started", n)
 	}
 }
+
+// TestAttackGitHubRefusalMentions: a refusal that quotes a value (an
+// input against its pattern) must not mention a person or team in the
+// bot's comment.
+func TestAttackGitHubRefusalMentions(t *testing.T) {
+	w := newWorld(t, 4)
+	code, msg := w.deliver(t, ghfake.Commented(ghSecret, issue, "ana", "/sandgate chore ticket=@acme/everyone"))
+	if code != http.StatusUnprocessableEntity {
+		t.Fatalf("%d %s", code, msg)
+	}
+	c := w.comments(t, 1)
+	if strings.Contains(c[0].Body, "@acme") {
+		t.Fatalf("BREACH: the reply mentions a team: %q", c[0].Body)
+	}
+}

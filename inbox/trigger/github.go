@@ -165,7 +165,7 @@ func (h *Handler) onComment(ev *ghEvent) (int, string) {
 		err = fmt.Errorf("blueprint %q may not be started from %s (the trigger file allows: %s)", name, rule.Name, strings.Join(rule.Startables(), ", "))
 	}
 	if err != nil {
-		h.comment(rule, ev.Issue.Number, "sandgate refused: "+oneLine(err.Error()))
+		h.comment(rule, ev.Issue.Number, "sandgate refused: "+unmention(oneLine(err.Error())))
 		return http.StatusUnprocessableEntity, "refused: " + err.Error()
 	}
 	if _, given := inputs[rule.IssueInput]; !given && h.takes(name, rule.IssueInput) {
@@ -182,7 +182,7 @@ func (h *Handler) startFromIssue(rule *RepoRule, ev *ghEvent, login, name string
 		return h.refuseAuthor(rule, n, login)
 	}
 	if err := h.check(name, inputs); err != nil {
-		h.comment(rule, n, "sandgate refused: "+oneLine(err.Error()))
+		h.comment(rule, n, "sandgate refused: "+unmention(oneLine(err.Error())))
 		return http.StatusUnprocessableEntity, "refused: " + err.Error()
 	}
 	ok, tell := h.reserve(fmt.Sprintf("github:%s#%d", rule.Name, n))
@@ -209,6 +209,12 @@ func (h *Handler) refuseAuthor(rule *RepoRule, n int, login string) (int, string
 	h.comment(rule, n, fmt.Sprintf("sandgate refused: %s may not start runs in %s (not among the trigger file's users)", login, rule.Name))
 	return http.StatusForbidden, "refused: the author may not start runs here"
 }
+
+// unmention keeps a refusal that quotes a value (an input against its
+// pattern) from mentioning anyone: "@org/team" in a bot's comment pings
+// the whole team. A word joiner after each @ breaks the mention, not the
+// text.
+func unmention(s string) string { return strings.ReplaceAll(s, "@", "@\u2060") }
 
 // issueText is the input an issue gives a run: its title, a blank line
 // and its body, as written (data, never parsed here).
