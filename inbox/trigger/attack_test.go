@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -242,5 +244,58 @@ func TestAttackGitHubRefusalMentions(t *testing.T) {
 	c := w.comments(t, 1)
 	if strings.Contains(c[0].Body, "@acme") {
 		t.Fatalf("BREACH: the reply mentions a team: %q", c[0].Body)
+	}
+}
+
+// TestAttackGitHubPayloadURLsIgnored: replies go to the trigger file's
+// base_url and repository, whatever URLs the payload names (an Enterprise
+// payload, or one for a look-alike name in another case).
+func TestAttackGitHubPayloadURLsIgnored(t *testing.T) {
+	w := newWorld(t, 4)
+	d := resign(t, ghfake.Commented(ghSecret, issue, "ana", "/sandgate chore"), func(m map[string]any) {
+		repo := m["repository"].(map[string]any)
+		repo["full_name"] = "ACME/API"
+		repo["url"] = "http://127.0.0.1:1/api/v3/repos/acme/api"
+		m["issue"].(map[string]any)["comments_url"] = "http://127.0.0.1:1/steal"
+		m["issue"].(map[string]any)["html_url"] = "javascript:alert(1)"
+	})
+	if code, msg := w.deliver(t, d); code != http.StatusAccepted {
+		t.Fatalf("%d %s", code, msg)
+	}
+	c := w.comments(t, 1)
+	if c[0].Repo != "acme/api" || c[0].Number != 7 {
+		t.Fatalf("the reply went to %+v", c[0])
+	}
+	if src := w.start.started()[0].Labels["source"]; strings.HasPrefix(src, "javascript:") {
+		t.Fatalf("BREACH: the run's source label is %q", src)
+	}
+}
+
+// TestAttackSlackStorm: 100 distinct signed commands at once start at most
+// max_runs runs.
+func TestAttackSlackStorm(t *testing.T) {
+	const max = 3
+	w := newWorld(t, max)
+	var wg sync.WaitGroup
+	started := make([]bool, 100)
+	for i := range started {
+		r := okCommand(w, fmt.Sprintf("chore task=go-%d", i)).Sign(slackSecret)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, msg := w.command(t, r)
+			started[i] = strings.Contains(msg, "Starting chore")
+		}()
+	}
+	wg.Wait()
+	n := 0
+	for _, s := range started {
+		if s {
+			n++
+		}
+	}
+	wait.Until(t, "the links", func() bool { return len(w.slack.Messages()) >= n })
+	if n != max || len(w.start.started()) != max {
+		t.Fatalf("BREACH: 100 commands started %d runs (%d answered starting), cap %d", len(w.start.started()), n, max)
 	}
 }

@@ -193,7 +193,8 @@ func (h *Handler) startFromIssue(rule *RepoRule, ev *ghEvent, login, name string
 		return http.StatusTooManyRequests, "refused: " + h.busyReason()
 	}
 	source := ev.Issue.HTMLURL
-	if runtime.CheckLabels(map[string]string{"source": source}) != nil || source == "" {
+	// The inbox shows the source; only an https link is kept as one.
+	if runtime.CheckLabels(map[string]string{"source": source}) != nil || !strings.HasPrefix(source, "https://") {
 		source = fmt.Sprintf("%s#%d", rule.Name, n)
 	}
 	req := Request{Blueprint: name, Repo: rule.Path, Inputs: inputs, By: "github:" + login,
