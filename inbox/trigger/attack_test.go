@@ -47,6 +47,13 @@ func TestAttackGitHubReplayUnderNewDeliveryID(t *testing.T) {
 		}
 	}
 	w.comments(t, 1)
+	// The body is remembered across a restart as the id is.
+	w.h.Close()
+	w.open(t, 50)
+	d.ID = "after-restart"
+	if code, msg := w.deliver(t, d); code == http.StatusAccepted {
+		t.Errorf("BREACH: the delivery after a restart under a new id: %d %s", code, msg)
+	}
 	if n := len(w.start.started()); n != 1 {
 		t.Fatalf("BREACH: one signed delivery sent under new ids started %d runs", n)
 	}
