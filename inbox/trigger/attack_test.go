@@ -89,10 +89,7 @@ func TestAttackGitHubReplayAfterEviction(t *testing.T) {
 			t.Errorf("BREACH: a month-old delivery replayed under a new id: %d %s", code, msg)
 		}
 	}
-	w.h.out.Wait()
-	if n := len(w.start.started()); n != 0 {
-		t.Fatalf("BREACH: month-old deliveries started %d runs", n)
-	}
+	w.noneStarted(t)
 }
 
 // TestAttackGitHubEditedAndForeignEvents: only a new comment by an allowed
@@ -200,10 +197,7 @@ func TestAttackSlackResponseURLLookalike(t *testing.T) {
 			t.Errorf("BREACH: response_url %s: %d %s", to, code, msg)
 		}
 	}
-	w.h.out.Wait()
-	if n := len(w.start.started()); n != 0 {
-		t.Fatalf("BREACH: %d runs started with a foreign response_url", n)
-	}
+	w.noneStarted(t)
 }
 
 // TestAttackSlackHeaderTricks: a repeated signature header, a timestamp
@@ -233,10 +227,7 @@ func TestAttackSlackHeaderTricks(t *testing.T) {
 			t.Errorf("BREACH: %s: %d, want 401", name, code)
 		}
 	}
-	w.h.out.Wait()
-	if n := len(w.start.started()); n != 0 {
-		t.Fatalf("BREACH: %d runs started", n)
-	}
+	w.noneStarted(t)
 }
 
 // TestAttackGitHubRefusalMentions: a refusal that quotes a value (an
@@ -304,5 +295,15 @@ func TestAttackSlackStorm(t *testing.T) {
 	wait.Until(t, "the links", func() bool { return len(w.slack.Messages()) >= n })
 	if n != max || len(w.start.started()) != max {
 		t.Fatalf("BREACH: 100 commands started %d runs (%d answered starting), cap %d", len(w.start.started()), n, max)
+	}
+}
+
+// noneStarted fails the test when any run was started, once the replies in
+// flight are posted.
+func (w *world) noneStarted(t *testing.T) {
+	t.Helper()
+	w.h.out.Wait()
+	if r := w.start.started(); len(r) != 0 {
+		t.Fatalf("BREACH: %d runs started: %+v", len(r), r)
 	}
 }
