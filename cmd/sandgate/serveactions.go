@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,10 @@ type serveActions struct {
 	// accepted is how long Answer waits for the child to journal the
 	// answer before it lets the page show the run (default 30s).
 	accepted time.Duration
+	// hideEnv are variables the children do not get: the trigger file's
+	// webhook and signing secrets, which only the server checks (a run
+	// holding them could forge the deliveries that start runs).
+	hideEnv []string
 
 	mu       sync.Mutex
 	busy     map[string]bool
@@ -118,6 +123,12 @@ func (a *serveActions) carryOn(ctx context.Context, runDir string, args []string
 func (a *serveActions) spawn(args []string, logf *os.File, exited func()) (<-chan error, error) {
 	cmd := exec.Command(a.exe, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if len(a.hideEnv) > 0 {
+		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+			k, _, _ := strings.Cut(kv, "=")
+			return slices.Contains(a.hideEnv, k)
+		})
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		exited()

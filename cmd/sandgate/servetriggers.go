@@ -35,6 +35,7 @@ func (c *serveConfig) triggerHooks() (map[string]http.Handler, error) {
 		Blueprints: fsys, Types: nodes.Types(), Poll: c.triggerPoll}
 	if g := cfg.GitHub; g != nil {
 		opts.GitHubSecret = []byte(os.Getenv(g.SecretEnv))
+		c.acts.hideEnv = append(c.acts.hideEnv, g.SecretEnv)
 		if err := nodes.CheckGitHubURL(g.BaseURL, c.acts.allow); err != nil {
 			return nil, fmt.Errorf("--triggers: github.base_url: %w", err)
 		}
@@ -42,6 +43,7 @@ func (c *serveConfig) triggerHooks() (map[string]http.Handler, error) {
 	}
 	if s := cfg.Slack; s != nil {
 		opts.SlackSecret = []byte(os.Getenv(s.SigningSecretEnv))
+		c.acts.hideEnv = append(c.acts.hideEnv, s.SigningSecretEnv)
 	}
 	h, err := trigger.New(opts)
 	if err != nil {

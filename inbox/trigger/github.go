@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -45,15 +46,32 @@ type ghEvent struct {
 		Title   string `json:"title"`
 		Body    string `json:"body"`
 		HTMLURL string `json:"html_url"`
+		// UpdatedAt is when a label was added, for a labeled event.
+		UpdatedAt time.Time `json:"updated_at"`
 	} `json:"issue"`
 	Comment *struct {
-		Body string `json:"body"`
-		User ghUser `json:"user"`
+		Body      string    `json:"body"`
+		User      ghUser    `json:"user"`
+		CreatedAt time.Time `json:"created_at"`
 	} `json:"comment"`
 	Repository struct {
 		FullName string `json:"full_name"`
 	} `json:"repository"`
 	Sender ghUser `json:"sender"`
+}
+
+// maxDeliveryAge is how old an event may be and still start a run: a
+// redelivery from GitHub's page inside it works; a delivery captured and
+// replayed after its id left the store of those seen does not.
+const maxDeliveryAge = 6 * time.Hour
+
+// at is when the event happened: the comment's creation, or the issue's
+// last update (a label added updates it); zero when the payload has none.
+func (ev *ghEvent) at() time.Time {
+	if ev.Comment != nil && !ev.Comment.CreatedAt.IsZero() {
+		return ev.Comment.CreatedAt
+	}
+	return ev.Issue.UpdatedAt
 }
 
 // github serves POST /hooks/github. Nothing of the body is read before
@@ -73,7 +91,9 @@ func (h *Handler) github(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no X-GitHub-Delivery id", http.StatusBadRequest)
 		return
 	}
-	if fresh, err := h.seen.add("github:" + id); err != nil {
+	// The id header is not signed: a captured delivery sent again under
+	// a new id is caught by its body, which is (its signature names it).
+	if fresh, err := h.seen.addAll("github:"+id, "github-body:"+strings.TrimPrefix(got, "sha256=")); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	} else if !fresh {
@@ -83,6 +103,12 @@ func (h *Handler) github(w http.ResponseWriter, r *http.Request) {
 	var ev ghEvent
 	if err := json.Unmarshal(body, &ev); err != nil {
 		http.Error(w, "not a JSON payload", http.StatusBadRequest)
+		return
+	}
+	// The store of deliveries seen is bounded: one old enough to have
+	// left it is refused by its own time, which the signature covers.
+	if at := ev.at(); !at.IsZero() && time.Since(at) > maxDeliveryAge {
+		fmt.Fprintf(w, "ignored: the event is from %s, too old to act on (at most %s)\n", at.Format(time.RFC3339), maxDeliveryAge)
 		return
 	}
 	code, msg := http.StatusOK, "ignored: not an event that starts runs"
@@ -139,7 +165,7 @@ func (h *Handler) onComment(ev *ghEvent) (int, string) {
 		err = fmt.Errorf("blueprint %q may not be started from %s (the trigger file allows: %s)", name, rule.Name, strings.Join(rule.Startables(), ", "))
 	}
 	if err != nil {
-		h.comment(rule, ev.Issue.Number, "sandgate refused: "+oneLine(err.Error()))
+		h.comment(rule, ev.Issue.Number, "sandgate refused: "+unmention(oneLine(err.Error())))
 		return http.StatusUnprocessableEntity, "refused: " + err.Error()
 	}
 	if _, given := inputs[rule.IssueInput]; !given && h.takes(name, rule.IssueInput) {
@@ -156,7 +182,7 @@ func (h *Handler) startFromIssue(rule *RepoRule, ev *ghEvent, login, name string
 		return h.refuseAuthor(rule, n, login)
 	}
 	if err := h.check(name, inputs); err != nil {
-		h.comment(rule, n, "sandgate refused: "+oneLine(err.Error()))
+		h.comment(rule, n, "sandgate refused: "+unmention(oneLine(err.Error())))
 		return http.StatusUnprocessableEntity, "refused: " + err.Error()
 	}
 	ok, tell := h.reserve(fmt.Sprintf("github:%s#%d", rule.Name, n))
@@ -167,7 +193,8 @@ func (h *Handler) startFromIssue(rule *RepoRule, ev *ghEvent, login, name string
 		return http.StatusTooManyRequests, "refused: " + h.busyReason()
 	}
 	source := ev.Issue.HTMLURL
-	if runtime.CheckLabels(map[string]string{"source": source}) != nil || source == "" {
+	// The inbox shows the source; only an https link is kept as one.
+	if runtime.CheckLabels(map[string]string{"source": source}) != nil || !strings.HasPrefix(source, "https://") {
 		source = fmt.Sprintf("%s#%d", rule.Name, n)
 	}
 	req := Request{Blueprint: name, Repo: rule.Path, Inputs: inputs, By: "github:" + login,
@@ -177,9 +204,18 @@ func (h *Handler) startFromIssue(rule *RepoRule, ev *ghEvent, login, name string
 }
 
 func (h *Handler) refuseAuthor(rule *RepoRule, n int, login string) (int, string) {
+	if !h.firstRefusal(rule.Name, n, login) {
+		return http.StatusForbidden, "refused: the author may not start runs here (told on the issue before)"
+	}
 	h.comment(rule, n, fmt.Sprintf("sandgate refused: %s may not start runs in %s (not among the trigger file's users)", login, rule.Name))
 	return http.StatusForbidden, "refused: the author may not start runs here"
 }
+
+// unmention keeps a refusal that quotes a value (an input against its
+// pattern) from mentioning anyone: "@org/team" in a bot's comment pings
+// the whole team. A word joiner after each @ breaks the mention, not the
+// text.
+func unmention(s string) string { return strings.ReplaceAll(s, "@", "@\u2060") }
 
 // issueText is the input an issue gives a run: its title, a blank line
 // and its body, as written (data, never parsed here).

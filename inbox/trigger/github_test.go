@@ -2,6 +2,7 @@ package trigger
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -173,7 +174,8 @@ func TestHookGitHubStorm(t *testing.T) {
 	var wg sync.WaitGroup
 	codes := make([]int, 100)
 	for i := range codes {
-		d := ghfake.Labeled(ghSecret, issue, "sandgate", "ana")
+		// Distinct events: the same body again is a replay, whatever its id.
+		d := ghfake.Commented(ghSecret, issue, "ana", fmt.Sprintf("/sandgate chore ticket=OPS-%d", i))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

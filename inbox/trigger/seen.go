@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -66,23 +67,41 @@ func (s *seenStore) remember(id string) {
 
 // add records id and reports whether it is new. It is on disk (synced)
 // before add returns true, so a crash cannot run a delivery twice.
-func (s *seenStore) add(id string) (bool, error) {
+func (s *seenStore) add(id string) (bool, error) { return s.addAll(id) }
+
+// addAll records ids and reports whether none of them was seen before
+// (all are recorded either way, at once).
+func (s *seenStore) addAll(ids ...string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ids[id] {
+	fresh := true
+	var lines strings.Builder
+	for _, id := range ids {
+		if s.ids[id] {
+			fresh = false
+			continue
+		}
+		lines.WriteString(id + "\n")
+	}
+	if lines.Len() == 0 {
 		return false, nil
 	}
-	if _, err := s.f.WriteString(id + "\n"); err != nil {
+	if _, err := s.f.WriteString(lines.String()); err != nil {
 		return false, fmt.Errorf("trigger state: %w", err)
 	}
 	if err := s.f.Sync(); err != nil {
 		return false, fmt.Errorf("trigger state: %w", err)
 	}
-	s.remember(id)
-	if s.lines++; s.lines > 2*s.max {
+	for _, id := range ids {
+		if !s.ids[id] {
+			s.remember(id)
+			s.lines++
+		}
+	}
+	if s.lines > 2*s.max {
 		s.compact()
 	}
-	return true, nil
+	return fresh, nil
 }
 
 // compact rewrites the file with the ids kept; a failure leaves the

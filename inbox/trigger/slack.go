@@ -85,7 +85,7 @@ func (h *Handler) slackCommand(form url.Values) (string, *Request) {
 		return "runs may not be started from this channel (not among the trigger file's channels)", nil
 	case !slices.Contains(c.Users, user):
 		return "you may not start runs (not among the trigger file's users)", nil
-	case !strings.HasPrefix(form.Get("response_url"), c.ResponseURLPrefix):
+	case !underPrefix(form.Get("response_url"), c.ResponseURLPrefix):
 		return "the command's response_url is not Slack's", nil
 	}
 	name, inputs, err := parseCommand(form.Get("text"))
@@ -103,6 +103,20 @@ func (h *Handler) slackCommand(form url.Values) (string, *Request) {
 	}
 	return fmt.Sprintf("Starting %s; its link follows here.", name), &Request{Blueprint: name, Inputs: inputs, By: "slack:" + user,
 		Labels: map[string]string{"trigger": "slack", "by": user, "source": "slack:" + team + "/" + channel}}
+}
+
+// underPrefix reports whether raw is under prefix by its parts, not its
+// spelling: the same scheme and host (port included), no user@, and the
+// path under prefix's. A prefix written without its trailing slash is no
+// way to reach "https://hooks.slack.com.evil.example/" or another port.
+func underPrefix(raw, prefix string) bool {
+	u, err := url.Parse(raw)
+	p, perr := url.Parse(prefix)
+	if err != nil || perr != nil || u.Opaque != "" || u.User != nil || u.Host == "" {
+		return false
+	}
+	return u.Scheme == p.Scheme && strings.EqualFold(u.Host, p.Host) &&
+		strings.HasPrefix(u.EscapedPath(), p.EscapedPath()) && !strings.Contains(u.Path, "/../")
 }
 
 // ephemeral answers the command where only its sender sees it.

@@ -81,6 +81,10 @@ type Handler struct {
 	// busyTold are the places told "busy" since a run last ended: a storm
 	// of refusals is answered once per place.
 	busyTold map[string]bool
+	// strangersTold are the (repository, issue, login) told they may not
+	// start runs: anyone can comment on a public issue, and is answered
+	// once, not once a comment (bounded: forgotten all at once when full).
+	strangersTold map[string]bool
 }
 
 // maxInput bounds one input value: an argument of a child process is at
@@ -106,7 +110,7 @@ func New(opts Options) (*Handler, error) {
 		opts.Client = &http.Client{Timeout: 10 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
-	h := &Handler{opts: opts, seen: seen, busyTold: map[string]bool{}}
+	h := &Handler{opts: opts, seen: seen, busyTold: map[string]bool{}, strangersTold: map[string]bool{}}
 	h.ctx, h.stop = context.WithCancel(context.Background())
 	return h, nil
 }
@@ -199,6 +203,22 @@ func (h *Handler) reserve(place string) (ok, tell bool) {
 	return false, tell
 }
 
+// firstRefusal reports whether login has not yet been told on issue n of
+// repo that they may not start runs, and remembers it.
+func (h *Handler) firstRefusal(repo string, n int, login string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	key := strings.ToLower(fmt.Sprintf("%s#%d@%s", repo, n, login))
+	if h.strangersTold[key] {
+		return false
+	}
+	if len(h.strangersTold) >= 10000 {
+		clear(h.strangersTold)
+	}
+	h.strangersTold[key] = true
+	return true
+}
+
 func (h *Handler) release() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -222,7 +242,10 @@ func (h *Handler) launch(req Request, say func(context.Context, string)) {
 		dir, err := h.opts.Starter.StartTriggered(ctx, req)
 		cancel()
 		if err != nil {
-			say(h.ctx, fmt.Sprintf("sandgate could not start %s: %s", req.Blueprint, oneLine(err.Error())))
+			// The error carries the child's log tail and local paths:
+			// the server's log gets it, not a public issue or channel.
+			h.logf("start %s for %s: %v", req.Blueprint, req.By, err)
+			say(h.ctx, fmt.Sprintf("sandgate could not start %s; the server's log says why", req.Blueprint))
 			return
 		}
 		link := h.runLink(dir)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // Comment is one issue comment posted through the double.
@@ -101,7 +102,7 @@ func Commented(secret string, is Issue, author, body string) Delivery {
 	return sign(secret, "issue_comment", map[string]any{"action": "created", "issue": issueJSON(is),
 		"comment": map[string]any{"id": 1362934389, "node_id": "IC_kwDOG", "html_url": fmt.Sprintf("https://github.com/%s/issues/%d#issuecomment-1362934389", is.Repo, is.Number),
 			"body": body, "user": userJSON(author, "User"), "author_association": "MEMBER",
-			"created_at": "2024-05-04T01:14:52Z", "updated_at": "2024-05-04T01:14:52Z"},
+			"created_at": now(), "updated_at": now()},
 		"repository": repoJSON(is.Repo), "sender": userJSON(author, "User")})
 }
 
@@ -118,8 +119,12 @@ func issueJSON(is Issue) map[string]any {
 		"url":      fmt.Sprintf("https://api.github.com/repos/%s/issues/%d", is.Repo, is.Number),
 		"html_url": fmt.Sprintf("https://github.com/%s/issues/%d", is.Repo, is.Number),
 		"state":    "open", "locked": false, "labels": []any{}, "user": userJSON("octocat", "User"), "author_association": "OWNER",
-		"comments": 0, "created_at": "2024-05-04T01:14:52Z", "updated_at": "2024-05-04T01:14:52Z"}
+		"comments": 0, "created_at": "2024-05-04T01:14:52Z", "updated_at": now()}
 }
+
+// now is a payload's time of the event: GitHub's deliveries are sent as
+// it happens, and a receiver may refuse an old one.
+func now() string { return time.Now().UTC().Format(time.RFC3339) }
 
 func repoJSON(full string) map[string]any {
 	owner, name, _ := cutRepo(full)
