@@ -1,0 +1,143 @@
+package image_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/sandbox/image"
+)
+
+// toolSrc is the program the test image holds: `--version` names the
+// image; `probe` tries what a command in the box must not be able to do
+// and prints one line per try.
+const toolSrc = `package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "--version" {
+		fmt.Println("uname (sandgate test image) 9.9.9")
+		return
+	}
+	for _, p := range os.Args[2:] {
+		if _, err := os.ReadFile(p); err == nil {
+			fmt.Println("read", p)
+		}
+		if _, err := os.Stat(p); err == nil {
+			fmt.Println("exists", p)
+		}
+	}
+	for _, p := range []string{"/usr/bin/planted", "/opt/imgbin/planted", "/planted"} {
+		if err := os.WriteFile(p, []byte("x"), 0o755); err == nil {
+			fmt.Println("wrote", p)
+		}
+	}
+	if err := os.WriteFile("/work/ok", []byte("x"), 0o644); err == nil {
+		fmt.Println("workspace writable")
+	}
+	fmt.Println("PATH=" + os.Getenv("PATH"))
+}
+`
+
+// buildTool compiles toolSrc as a static binary.
+func buildTool(t *testing.T) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(toolSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/imgtool\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "tool.bin"), ".")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the image's tool: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "tool.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestImageBoxRunsTheImagesTools: a box on an image runs the image's
+// uname (not the host's), finds its tools on the image's PATH, sees
+// none of the host's /usr, cannot write the image, and does not see a
+// host directory the image's /etc links to.
+func TestImageBoxRunsTheImagesTools(t *testing.T) {
+	tool := buildTool(t)
+	outside := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(outside, "certs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(outside, "certs", "host-secret")
+	if err := os.WriteFile(secret, []byte("s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := func(name string) ent { return ent{name: name, body: string(tool), typ: '0', mode: 0o755} }
+	l := layerOf(t, dir("usr"), dir("usr/bin"), exe("usr/bin/uname"), dir("opt"), dir("opt/imgbin"), exe("opt/imgbin/imgtool"),
+		symlink("bin", "usr/bin"), dir("etc"), symlink("etc/ssl", outside), file("etc/os-release", "ID=sandgate-test\n"))
+	p := layoutOf(t, imageOf(t, []string{"PATH=/opt/imgbin:/usr/bin:/bin"}, l), "t")
+	lease, err := image.Lease(context.Background(), t.TempDir(), "oci:"+p+":t", image.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lease.Release()
+	b, err := sandbox.Start(context.Background(), sandbox.Options{Workspace: t.TempDir(), StateDir: t.TempDir(),
+		Policy: sandbox.Policy{RootFS: lease.RootFS, RootEnv: lease.Env}})
+	if err != nil {
+		t.Fatalf("start a box on the image: %v", err)
+	}
+	defer b.Close()
+	run := func(args ...string) string {
+		res, err := b.Exec(context.Background(), sandbox.Command{Args: args, Timeout: 30 * time.Second})
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return string(res.Output)
+	}
+	host, _ := exec.Command("uname", "--version").Output()
+	got := run("uname", "--version")
+	if !strings.Contains(got, "sandgate test image") || got == string(host) {
+		t.Fatalf("uname in the box says %q; the host's says %q", got, host)
+	}
+	t.Logf("box: %q, host: %q", strings.TrimSpace(got), strings.SplitN(string(host), "\n", 2)[0])
+	out := run("imgtool", "probe", "/usr/bin/git", "/usr/bin/env", "/etc/ssl/certs/host-secret", secret, "/etc/os-release")
+	for _, bad := range []string{"wrote", "/usr/bin/git", "/usr/bin/env", "host-secret"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the box could do what it must not (%q):\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{"read /etc/os-release", "workspace writable", "PATH=/opt/imgbin:/usr/bin:/bin"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s", want, out)
+		}
+	}
+	t.Logf("layers: %v", b.Layers())
+}
+
+// TestImageBoxFailsClosed: a box asked for an image root that is not
+// there does not start (it never falls back to the host's root), and
+// an image with isolation none is refused.
+func TestImageBoxFailsClosed(t *testing.T) {
+	_, err := sandbox.Start(context.Background(), sandbox.Options{Workspace: t.TempDir(), StateDir: t.TempDir(),
+		Policy: sandbox.Policy{RootFS: filepath.Join(t.TempDir(), "gone")}})
+	if err == nil {
+		t.Fatal("a box started on a missing image root")
+	}
+	_, err = sandbox.Start(context.Background(), sandbox.Options{Workspace: t.TempDir(), StateDir: t.TempDir(), AllowUnconfined: true,
+		Policy: sandbox.Policy{RootFS: t.TempDir(), Isolation: "none"}})
+	if err == nil {
+		t.Fatal("isolation none ran with an image root")
+	}
+}
