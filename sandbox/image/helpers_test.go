@@ -31,6 +31,7 @@ type ent struct {
 	name, body, link string
 	typ              byte
 	mode             int64
+	xattr            map[string]string // as SCHILY.xattr PAX records
 }
 
 func file(name, body string) ent { return ent{name: name, body: body, typ: tar.TypeReg, mode: 0o644} }
@@ -52,6 +53,12 @@ func tarOf(t *testing.T, ents ...ent) []byte {
 			ModTime: time.Unix(1700000000, 0), Format: tar.FormatPAX}
 		if e.typ == tar.TypeChar || e.typ == tar.TypeBlock {
 			h.Devmajor, h.Devminor = 8, 0
+		}
+		if len(e.xattr) > 0 {
+			h.PAXRecords = map[string]string{}
+			for k, v := range e.xattr {
+				h.PAXRecords["SCHILY.xattr."+k] = v
+			}
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)

@@ -30,7 +30,10 @@ import (
 //   - Set-user-ID and set-group-ID bits are stripped; ownership is not
 //     kept: every file belongs to the unpacker (the harness), so no
 //     uid of the host owns what the image says; the box reads the tree
-//     by its "other" permission bits, read-only.
+//     by its "other" permission bits, read-only. Group and other write
+//     bits are dropped: the cache is shared, only the harness writes it.
+//   - A name over PATH_MAX or more than maxDepth directories deep is
+//     refused (a tree nobody could walk or remove).
 //   - The bytes of all files together, and the number of entries, are
 //     capped (Limits): a tar bomb stops there.
 
@@ -51,6 +54,13 @@ func (l Limits) withDefaults() Limits {
 	}
 	return l
 }
+
+// maxName and maxDepth bound an entry's name: PATH_MAX, and far deeper
+// than any real image's tree (node_modules included).
+const (
+	maxName  = 4096
+	maxDepth = 256
+)
 
 // unpacker applies layers to a tree.
 type unpacker struct {
@@ -107,6 +117,15 @@ func clean(n string) (string, error) {
 	if strings.ContainsRune(n, 0) {
 		return "", fmt.Errorf("%q: a NUL in a name", n)
 	}
+	// A name no program in the box could open, or so deep that the
+	// tree could not be walked or removed (one descriptor per level),
+	// is refused: one entry must not make thousands of directories.
+	if len(n) > maxName {
+		return "", fmt.Errorf("a name of %d bytes (at most %d)", len(n), maxName)
+	}
+	if d := strings.Count(n, "/"); d > maxDepth {
+		return "", fmt.Errorf("a name %d directories deep (at most %d)", d, maxDepth)
+	}
 	for _, c := range strings.Split(n, "/") {
 		if c == ".." {
 			return "", fmt.Errorf("%q: a name with .. is refused", n)
@@ -116,12 +135,14 @@ func clean(n string) (string, error) {
 }
 
 func (u *unpacker) entry(hdr *tar.Header, name string, tr *tar.Reader) error {
-	mode := fs.FileMode(hdr.Mode) & (fs.ModePerm | 0o1000)
+	// Nobody but the harness writes the shared cache: group and other
+	// write bits go (the box sees the tree read-only anyway).
+	mode := fs.FileMode(hdr.Mode) & (fs.ModePerm &^ 0o022)
 	if hdr.Mode&0o6000 != 0 {
 		u.Skipped = append(u.Skipped, name+": set-user/group-ID bit stripped")
 	}
 	if hdr.Mode&0o1000 != 0 {
-		mode = mode&fs.ModePerm | fs.ModeSticky
+		mode |= fs.ModeSticky
 	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:
@@ -159,10 +180,12 @@ func (u *unpacker) dir(name string, mode fs.FileMode) error {
 	if err := u.replace(name); err != nil {
 		return err
 	}
-	if err := u.r.Mkdir(name, mode); err != nil {
+	// os.Root's Mkdir takes permission bits only (a sticky /tmp is
+	// refused): the mode is set after, past the umask too.
+	if err := u.r.Mkdir(name, 0o700); err != nil {
 		return err
 	}
-	return u.chmod(name, mode) // past the umask
+	return u.chmod(name, mode)
 }
 
 // chmod changes a directory's mode through a descriptor of it (not
