@@ -1,0 +1,177 @@
+package image_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/sandbox/image"
+)
+
+// cachedKeys lists the unpacked images (directories) a cache holds, and
+// any unpack left behind.
+func cachedKeys(t *testing.T, cache string) (keys, leftovers []string) {
+	t.Helper()
+	entries, _ := os.ReadDir(filepath.Join(cache, "images"))
+	for _, e := range entries {
+		switch {
+		case e.IsDir() && strings.HasPrefix(e.Name(), "sha256-"):
+			keys = append(keys, e.Name())
+		case e.IsDir():
+			leftovers = append(leftovers, e.Name())
+		}
+	}
+	return keys, leftovers
+}
+
+// TestAttackImageCacheConcurrentUnpack: runs leasing one image at once
+// unpack it once and all get the whole tree.
+func TestAttackImageCacheConcurrentUnpack(t *testing.T) {
+	var ents []ent
+	for i := range 200 {
+		ents = append(ents, file("f/"+strings.Repeat("x", i%50+1)+string(rune('a'+i%26)), strings.Repeat("y", i)))
+	}
+	ents = append(ents, file("last", "complete"))
+	p := layoutOf(t, imageOf(t, nil, layerOf(t, ents...)), "t")
+	cache := t.TempDir()
+	var wg sync.WaitGroup
+	leases := make([]*sandbox.ImageLease, 6)
+	errs := make([]error, 6)
+	for i := range leases {
+		wg.Go(func() { leases[i], errs[i] = image.Lease(t.Context(), cache, "oci:"+p+":t", image.Limits{}) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("lease %d: %v", i, err)
+		}
+		defer leases[i].Release()
+		if leases[i].RootFS != leases[0].RootFS {
+			t.Fatalf("two trees for one image: %s %s", leases[i].RootFS, leases[0].RootFS)
+		}
+		if b, _ := os.ReadFile(filepath.Join(leases[i].RootFS, "last")); string(b) != "complete" {
+			t.Fatalf("lease %d got a partial tree", i)
+		}
+	}
+	if keys, left := cachedKeys(t, cache); len(keys) != 1 || len(left) != 0 {
+		t.Fatalf("cache holds %v and leftovers %v", keys, left)
+	}
+}
+
+// TestAttackImageCacheHalfUnpack: an unpack that fails midway (a later
+// layer over the limit, or its bytes not the digest's) leaves nothing a
+// later run takes as the image; the next lease unpacks it whole.
+func TestAttackImageCacheHalfUnpack(t *testing.T) {
+	p := layoutOf(t, imageOf(t, nil, layerOf(t, file("first", "1")), layerOf(t, file("big", strings.Repeat("z", 64<<10)))), "t")
+	cache := t.TempDir()
+	if _, err := image.Lease(t.Context(), cache, "oci:"+p+":t", image.Limits{Bytes: 32 << 10}); err == nil {
+		t.Fatal("a layer over the limit was unpacked")
+	}
+	if keys, left := cachedKeys(t, cache); len(keys) != 0 || len(left) != 0 {
+		t.Fatalf("a failed unpack left %v %v", keys, left)
+	}
+	l, err := image.Lease(t.Context(), cache, "oci:"+p+":t", image.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if b, _ := os.ReadFile(filepath.Join(l.RootFS, "big")); len(b) != 64<<10 {
+		t.Fatalf("the second lease got %d bytes of big", len(b))
+	}
+}
+
+// TestAttackImageRegistryLies: a registry that serves, for a pinned
+// digest, a manifest then other layer bytes than the manifest names (a
+// tag moved, or a blob swapped, between the check and the unpack): the
+// image is refused and nothing is cached.
+func TestAttackImageRegistryLies(t *testing.T) {
+	good := imageOf(t, nil, layerOf(t, file("tool", "the real tool")))
+	evilTar := tarOf(t, file("tool", "an evil tool"))
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	w.Write(evilTar)
+	w.Close()
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	var blobs atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/") && !strings.Contains(r.URL.Path, "/uploads/") {
+			if l, _ := good.Layers(); len(l) == 1 {
+				d, _ := l[0].Digest()
+				if strings.HasSuffix(r.URL.Path, d.String()) {
+					blobs.Add(1)
+					// Other bytes for the layer's digest, chunked (no
+					// Content-Length to give the swap away early).
+					rw.WriteHeader(http.StatusOK)
+					rw.(http.Flusher).Flush()
+					rw.Write(gz.Bytes())
+					return
+				}
+			}
+		}
+		reg.ServeHTTP(rw, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ref, _ := name.ParseReference(host + "/evil/img:1")
+	if err := remote.Write(ref, good); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := good.Digest()
+	cache := t.TempDir()
+	_, err := image.Lease(t.Context(), cache, "docker://"+host+"/evil/img@"+d.String(), image.Limits{})
+	if err == nil {
+		t.Fatal("a layer whose bytes are not its digest's was taken")
+	}
+	t.Logf("refused: %v (swapped blob served %d times)", err, blobs.Load())
+	if keys, left := cachedKeys(t, cache); len(keys) != 0 || len(left) != 0 {
+		t.Fatalf("the refused image is in the cache: %v %v", keys, left)
+	}
+}
+
+// TestAttackImageGzipBomb: a small layer that inflates far past the
+// limit (zeros after the tar's end, which the digest covers) stops at
+// the limit instead of being read to its end.
+func TestAttackImageGzipBomb(t *testing.T) {
+	var gz bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	w.Write(tarOf(t, file("a", "b")))
+	zeros := make([]byte, 1<<20)
+	for range 256 { // 256 MiB after the tar's end
+		w.Write(zeros)
+	}
+	w.Close()
+	t.Logf("a %d-byte layer inflating to 256 MiB", gz.Len())
+	bomb := gz.Bytes()
+	l := layerFromGzip(t, bomb)
+	p := layoutOf(t, imageOf(t, nil, l), "t")
+	_, err := image.Lease(t.Context(), t.TempDir(), "oci:"+p+":t", image.Limits{Bytes: 1 << 20, Entries: 64})
+	if err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("a gzip bomb under a 1 MiB limit: %v", err)
+	}
+}
+
+// layerFromGzip is a layer whose stored bytes are gz, as given.
+func layerFromGzip(t *testing.T, gz []byte) v1.Layer {
+	t.Helper()
+	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(gz)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
