@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The image cache (cacheDir/images) holds box roots unpacked from OCI
@@ -92,7 +95,8 @@ func digestHex(d string) string {
 
 // unpackImage fills root/<key> through a temporary directory.
 func unpackImage(root, key string, unpack func(string) ([]string, error)) error {
-	tmp, err := os.MkdirTemp(root, ".unpack-")
+	// The key in the name lets sweepUnpacks tell whose it is.
+	tmp, err := os.MkdirTemp(root, ".unpack-"+key+"-")
 	if err != nil {
 		return err
 	}
@@ -159,6 +163,7 @@ func ListImages(cacheDir string) ([]ImageInfo, error) {
 // until the images together take at most max bytes; it returns those
 // it removed.
 func EvictImages(cacheDir string, max int64) ([]ImageInfo, error) {
+	sweepUnpacks(filepath.Join(cacheDir, "images"))
 	list, err := ListImages(cacheDir)
 	if err != nil {
 		return nil, err
@@ -209,4 +214,27 @@ func RemoveImage(i ImageInfo) (bool, error) {
 	_ = os.Remove(filepath.Join(root, i.Key+".build"))
 	_ = os.Remove(filepath.Join(root, i.Key+".json"))
 	return true, os.Remove(lock)
+}
+
+// sweepUnpacks removes what an unpack killed midway left
+// (.unpack-<key>-*): no lease takes it and no eviction counts it, so it
+// would hold its bytes for ever. An unpack holds its key's build lock
+// throughout, so one whose lock is free is dead.
+func sweepUnpacks(root string) {
+	entries, _ := readCache(root)
+	for _, e := range entries {
+		name := e.Name()
+		rest, ok := strings.CutPrefix(name, ".unpack-")
+		if !ok || len(rest) < 71 || !imageKey.MatchString(rest[:71]) {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(root, rest[:71]+".build"), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			_ = os.RemoveAll(filepath.Join(root, name))
+		}
+		f.Close()
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -174,4 +175,46 @@ func layerFromGzip(t *testing.T, gz []byte) v1.Layer {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// TestAttackImageCacheKilledUnpack: what an unpack killed midway leaves
+// (its temporary tree) is never leased, and eviction frees it once no
+// unpack of that image runs; one still running is left alone.
+func TestAttackImageCacheKilledUnpack(t *testing.T) {
+	p := layoutOf(t, imageOf(t, nil, layerOf(t, file("whole", "yes"))), "t")
+	cache := t.TempDir()
+	l, err := image.Lease(t.Context(), cache, "oci:"+p+":t", image.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	root := filepath.Join(cache, "images")
+	dead, live := "sha256-"+strings.Repeat("a", 64), "sha256-"+strings.Repeat("b", 64)
+	for _, k := range []string{dead, live} {
+		half := filepath.Join(root, ".unpack-"+k+"-123", "rootfs", "usr")
+		if err := os.MkdirAll(half, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(half, "half"), make([]byte, 4096), 0o644)
+	}
+	lock, err := os.OpenFile(filepath.Join(root, live+".build"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sandbox.EvictImages(cache, 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".unpack-"+dead+"-123")); err == nil {
+		t.Error("a dead unpack's half tree was kept")
+	}
+	if _, err := os.Stat(filepath.Join(root, ".unpack-"+live+"-123")); err != nil {
+		t.Error("an unpack still running lost its tree")
+	}
+	if b, _ := os.ReadFile(filepath.Join(l.RootFS, "whole")); string(b) != "yes" {
+		t.Error("the leased image was touched")
+	}
 }
