@@ -16,6 +16,10 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
+// maxTrailing bounds what a layer may hold after its tar's end (tar pads
+// to 10 KiB records).
+const maxTrailing = 1 << 20
+
 // maxLayers bounds the layers an image may have (Docker's own limit is 127).
 const maxLayers = 128
 
@@ -131,9 +135,16 @@ func (c *checked) layer(i int, d v1.Descriptor, left *budgetReader, fn func(int,
 	if err := fn(i, tar.NewReader(left)); err != nil {
 		return err
 	}
-	// The digests cover every byte, also what follows the tar's end.
-	if _, err := io.Copy(io.Discard, left); err != nil {
+	// The digests cover every byte, also what follows the tar's end; a
+	// real layer holds at most the tar's padding there, a bomb (or a
+	// layout blob linked to /dev/zero) gigabytes that would be inflated
+	// and hashed up to the whole budget, on every run's retry.
+	n, err := io.Copy(io.Discard, io.LimitReader(left, maxTrailing+1))
+	if err != nil {
 		return err
+	}
+	if n > maxTrailing {
+		return fmt.Errorf("more than %d bytes after the tar's end", maxTrailing)
 	}
 	if _, err := io.Copy(io.Discard, br); err != nil {
 		return err
