@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -221,5 +222,55 @@ func TestAttackImageCacheKilledUnpack(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(l.RootFS, "whole")); string(b) != "yes" {
 		t.Error("the leased image was touched")
+	}
+}
+
+// TestAttackImageLayoutLinkedBlobs: an OCI layout (a directory someone
+// else may have written) whose layer blob is a FIFO or a link to
+// /dev/zero or a host file, or whose index.json is a FIFO, is refused
+// without hanging.
+func TestAttackImageLayoutLinkedBlobs(t *testing.T) {
+	m := newHostMarker(t)
+	for name, plant := range map[string]func(blob string) error{
+		"fifo":      func(b string) error { return syscall.Mkfifo(b, 0o644) },
+		"/dev/zero": func(b string) error { return os.Symlink("/dev/zero", b) },
+		"host file": func(b string) error { return os.Symlink(m.secret, b) },
+		"index.json a fifo": func(b string) error {
+			index := filepath.Join(b, "../../../index.json")
+			os.Remove(index)
+			return syscall.Mkfifo(index, 0o644)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			l := layerOf(t, file("tool", "x"))
+			p := layoutOf(t, imageOf(t, nil, l), "t")
+			d, _ := l.Digest()
+			blob := filepath.Join(p, "blobs", "sha256", d.Hex)
+			if !strings.HasPrefix(name, "index") {
+				os.Remove(blob)
+			}
+			if err := plant(blob); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := image.Lease(t.Context(), t.TempDir(), "oci:"+p+":t", image.Limits{})
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("a layout blob that is no regular file was taken")
+				}
+				t.Logf("refused: %v", err)
+			case <-time.After(time.Minute): // a hang guard, not a timing check
+				for _, f := range []string{blob, filepath.Join(p, "index.json")} {
+					if f, err := os.OpenFile(f, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+						f.Close()
+					}
+				}
+				t.Fatal("the lease hung on the layout's blob")
+			}
+		})
 	}
 }

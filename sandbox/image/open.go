@@ -3,6 +3,8 @@ package image
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	goruntime "runtime"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -39,6 +41,9 @@ func open(ctx context.Context, r Ref) (v1.Image, error) {
 // digest, by tag (its org.opencontainers.image.ref.name), or the only
 // image the layout's index lists.
 func openLayout(r Ref) (v1.Image, error) {
+	if err := regularFile(filepath.Join(r.Path, "index.json")); err != nil {
+		return nil, err
+	}
 	idx, err := layout.ImageIndexFromPath(r.Path)
 	if err != nil {
 		return nil, err
@@ -68,8 +73,14 @@ func openLayout(r Ref) (v1.Image, error) {
 	if !found[0].MediaType.IsImage() {
 		return nil, fmt.Errorf("%s is a %s, not an image manifest", found[0].Digest, found[0].MediaType)
 	}
+	if err := regularBlob(r.Path, found[0].Digest); err != nil {
+		return nil, err
+	}
 	img, err := idx.Image(found[0].Digest)
 	if err != nil {
+		return nil, err
+	}
+	if err := regularBlobs(r.Path, img); err != nil {
 		return nil, err
 	}
 	if r.Digest == "" {
@@ -84,4 +95,39 @@ func openLayout(r Ref) (v1.Image, error) {
 type pinned struct {
 	v1.Image
 	digest string
+}
+
+// regularBlobs refuses a layout whose blobs the image uses are not
+// regular files. The layout is untrusted: a blob linked to a FIFO would
+// block the run for ever, one linked to /dev/zero or a host file would
+// be read as the image.
+func regularBlobs(dir string, img v1.Image) error {
+	m, err := img.Manifest()
+	if err != nil {
+		return err
+	}
+	if err := regularBlob(dir, m.Config.Digest); err != nil {
+		return err
+	}
+	for _, l := range m.Layers {
+		if err := regularBlob(dir, l.Digest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func regularBlob(dir string, h v1.Hash) error {
+	return regularFile(filepath.Join(dir, "blobs", h.Algorithm, h.Hex))
+}
+
+func regularFile(p string) error {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%v): refused", p, st.Mode().Type())
+	}
+	return nil
 }
