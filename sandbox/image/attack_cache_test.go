@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
@@ -270,6 +271,44 @@ func TestAttackImageLayoutLinkedBlobs(t *testing.T) {
 					}
 				}
 				t.Fatal("the lease hung on the layout's blob")
+			}
+		})
+	}
+}
+
+// TestAttackImageConfigLies: a configuration whose diff_ids do not name
+// the layers' contents, or list another number of layers than the
+// manifest, is refused and nothing is cached (the manifest, config and
+// layer blobs all match their own digests: only the chain is a lie).
+func TestAttackImageConfigLies(t *testing.T) {
+	img := imageOf(t, nil, layerOf(t, file("tool", "x")))
+	cases := map[string]func(cf *v1.ConfigFile){
+		"wrong diff_id":  func(cf *v1.ConfigFile) { cf.RootFS.DiffIDs[0].Hex = strings.Repeat("0", 64) },
+		"extra diff_id":  func(cf *v1.ConfigFile) { cf.RootFS.DiffIDs = append(cf.RootFS.DiffIDs, cf.RootFS.DiffIDs[0]) },
+		"no diff_ids":    func(cf *v1.ConfigFile) { cf.RootFS.DiffIDs = nil },
+		"other platform": func(cf *v1.ConfigFile) { cf.Architecture = "s390x-evil" },
+	}
+	for name, lie := range cases {
+		t.Run(name, func(t *testing.T) {
+			cf, err := img.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cf = cf.DeepCopy()
+			lie(cf)
+			bad, err := mutate.ConfigFile(img, cf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := layoutOf(t, bad, "t")
+			cache := t.TempDir()
+			if _, err := image.Lease(t.Context(), cache, "oci:"+p+":t", image.Limits{}); err == nil {
+				t.Fatal("an image whose configuration lies was taken")
+			} else {
+				t.Logf("refused: %v", err)
+			}
+			if keys, left := cachedKeys(t, cache); len(keys) != 0 || len(left) != 0 {
+				t.Fatalf("the refused image is in the cache: %v %v", keys, left)
 			}
 		})
 	}
