@@ -313,3 +313,40 @@ func TestAttackImageConfigLies(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackImageCacheEvictionRace: eviction (to nothing) running over
+// and over while runs lease, read and release one image never removes
+// or empties a tree a run holds.
+func TestAttackImageCacheEvictionRace(t *testing.T) {
+	p := layoutOf(t, imageOf(t, nil, layerOf(t, dir("usr"), file("usr/whole", "yes"))), "t")
+	cache := t.TempDir()
+	stop := make(chan struct{})
+	var evictions atomic.Int32
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			gone, _ := sandbox.EvictImages(cache, 0)
+			evictions.Add(int32(len(gone)))
+		}
+	})
+	for range 40 {
+		l, err := image.Lease(t.Context(), cache, "oci:"+p+":t", image.Limits{})
+		if err != nil {
+			close(stop)
+			wg.Wait()
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(filepath.Join(l.RootFS, "usr/whole")); string(b) != "yes" {
+			t.Errorf("a leased tree lost its file: %q %v", b, err)
+		}
+		l.Release()
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d evictions between the leases", evictions.Load())
+}
