@@ -29,7 +29,7 @@ type imageRoot struct {
 // imageReserved are top-level names that are the box's own whatever the
 // image holds there.
 var imageReserved = map[string]bool{"etc": true, "work": true, "tmp": true, "dev": true, "proc": true,
-	"sys": true, "home": true, "run": true, ".oldroot": true}
+	"sys": true, "home": true, "run": true, ".oldroot": true, ".disk": true}
 
 // showImage shows each top-level directory of dir read-only (and
 // without set-user-ID or device files) at the same name under root.
