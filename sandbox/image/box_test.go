@@ -49,26 +49,7 @@ func main() {
 `
 
 // buildTool compiles toolSrc as a static binary.
-func buildTool(t *testing.T) []byte {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(toolSrc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/imgtool\n\ngo 1.22\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "tool.bin"), ".")
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the image's tool: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "tool.bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func buildTool(t *testing.T) []byte { return buildGo(t, toolSrc) }
 
 // TestImageBoxRunsTheImagesTools: a box on an image runs the image's
 // uname (not the host's), finds its tools on the image's PATH, sees
