@@ -3,7 +3,6 @@ package image_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/sandbox/image"
+	"github.com/sandgate/sandgate/sandbox/image/imagetest"
 )
 
 // probeSrc runs inside a box on an image and tries to reach the host's
@@ -85,28 +85,6 @@ func main() {
 }
 `
 
-// buildGo compiles a one-file main package as a static binary.
-func buildGo(t *testing.T, src string) []byte {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/imgtool\n\ngo 1.22\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "a.out"), ".")
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build a program for the image: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "a.out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestAttackImageBoxEscape: a hostile image (links to the host's
 // directories at the top and inside, world-writable directories, a
 // set-user-ID tool) and a hostile command in the box on it: the command
@@ -117,7 +95,7 @@ func TestAttackImageBoxEscape(t *testing.T) {
 	m := newHostMarker(t)
 	os.Chmod(m.secret, 0o644)
 	os.Chmod(m.dir, 0o755)
-	probe := buildGo(t, probeSrc)
+	probe := imagetest.BuildGo(t, probeSrc)
 	exe := func(name string) ent { return ent{name: name, body: string(probe), typ: '0', mode: 0o4777} }
 	ww := dir("var/tmp")
 	ww.mode = 0o1777

@@ -11,52 +11,15 @@ import (
 
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/sandbox/image"
+	"github.com/sandgate/sandgate/sandbox/image/imagetest"
 )
-
-// toolSrc is the program the test image holds: `--version` names the
-// image; `probe` tries what a command in the box must not be able to do
-// and prints one line per try.
-const toolSrc = `package main
-
-import (
-	"fmt"
-	"os"
-)
-
-func main() {
-	if len(os.Args) > 1 && os.Args[1] == "--version" {
-		fmt.Println("uname (sandgate test image) 9.9.9")
-		return
-	}
-	for _, p := range os.Args[2:] {
-		if _, err := os.ReadFile(p); err == nil {
-			fmt.Println("read", p)
-		}
-		if _, err := os.Stat(p); err == nil {
-			fmt.Println("exists", p)
-		}
-	}
-	for _, p := range []string{"/usr/bin/planted", "/opt/imgbin/planted", "/planted"} {
-		if err := os.WriteFile(p, []byte("x"), 0o755); err == nil {
-			fmt.Println("wrote", p)
-		}
-	}
-	if err := os.WriteFile("/work/ok", []byte("x"), 0o644); err == nil {
-		fmt.Println("workspace writable")
-	}
-	fmt.Println("PATH=" + os.Getenv("PATH"))
-}
-`
-
-// buildTool compiles toolSrc as a static binary.
-func buildTool(t *testing.T) []byte { return buildGo(t, toolSrc) }
 
 // TestImageBoxRunsTheImagesTools: a box on an image runs the image's
 // uname (not the host's), finds its tools on the image's PATH, sees
 // none of the host's /usr, cannot write the image, and does not see a
 // host directory the image's /etc links to.
 func TestImageBoxRunsTheImagesTools(t *testing.T) {
-	tool := buildTool(t)
+	tool := imagetest.BuildTool(t)
 	outside := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(outside, "certs"), 0o755); err != nil {
 		t.Fatal(err)
