@@ -350,3 +350,37 @@ func TestAttackImageCacheEvictionRace(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d evictions between the leases", evictions.Load())
 }
+
+// TestAttackImageTagMoves: a layout's tag moved to another image
+// between two runs gives the second run the new image's own tree (the
+// cache is keyed by the manifest digest, never by the tag), and the
+// first run's tree is untouched.
+func TestAttackImageTagMoves(t *testing.T) {
+	p := layoutOf(t, imageOf(t, nil, layerOf(t, file("tool", "first"))), "t")
+	cache := t.TempDir()
+	a, err := image.Lease(t.Context(), cache, "oci:"+p+":t", image.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	q := layoutOf(t, imageOf(t, nil, layerOf(t, file("tool", "moved"))), "t")
+	for _, f := range []string{"index.json", "blobs"} {
+		os.RemoveAll(filepath.Join(p, f))
+		if err := os.Rename(filepath.Join(q, f), filepath.Join(p, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := image.Lease(t.Context(), cache, "oci:"+p+":t", image.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Release()
+	if a.Key == b.Key || a.RootFS == b.RootFS {
+		t.Fatalf("the moved tag got the first image's tree %s", a.RootFS)
+	}
+	for l, want := range map[*sandbox.ImageLease]string{a: "first", b: "moved"} {
+		if got, _ := os.ReadFile(filepath.Join(l.RootFS, "tool")); string(got) != want {
+			t.Errorf("%s holds %q, want %q", l.RootFS, got, want)
+		}
+	}
+}
