@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -16,7 +17,7 @@ var (
 	topRequired = []string{"version", "name", "start", "nodes"}
 	inputKeys   = []string{"description", "required", "type", "default", "pattern"}
 	budgetKeys  = []string{"max_node_runs", "timeout", "tokens", "cost", "answers"}
-	sandboxKeys = []string{"network", "allow_hosts", "env", "isolation", "disk"}
+	sandboxKeys = []string{"network", "allow_hosts", "env", "isolation", "disk", "image"}
 	retryKeys   = []string{"max", "backoff"}
 	edgeKeys    = []string{"to", "when", "max", "on_exhausted"}
 	// plainEdgeKeys are edgeKeys without when, which only edges lists take.
@@ -249,6 +250,13 @@ func (d *decoder) sandbox(n *yaml.Node) {
 			s.Isolation = d.enum(p.value, path, []string{"full", "none"})
 		case "disk":
 			s.Disk, _ = d.size(p.value, path)
+		case "image":
+			if v, ok := d.str(p.value, path); ok {
+				s.Image, s.ImagePos = v, posOf(p.value)
+				if msg := imageProblem(v); msg != "" {
+					d.r.errorf(posOf(p.value), path, "%s", msg)
+				}
+			}
 		case "allow_hosts":
 			hostsNode = p.value
 			s.AllowHosts, _ = d.strList(p.value, path)
@@ -279,6 +287,25 @@ func (d *decoder) sandbox(n *yaml.Node) {
 	if s.Network == "allowlist" && len(s.AllowHosts) == 0 {
 		d.r.errorf(s.Pos, "sandbox.network", "network allowlist needs at least one entry in allow_hosts")
 	}
+	if s.Image != "" && s.Isolation == "none" {
+		d.r.errorf(s.ImagePos, "sandbox.image", "an image needs a box; isolation: none runs commands on the host, with its tools")
+	}
+}
+
+// imageRE is sandbox.image's syntax, as skopeo and podman spell images;
+// a registry image must pin its digest (a tag can move). The image
+// package reads the rest when the run starts.
+var imageRE = regexp.MustCompile(`^(oci:.+|docker-archive:.+|docker://[^@\s]+@sha256:[0-9a-f]{64})$`)
+
+// imageProblem says what is wrong with a sandbox.image value, or "".
+func imageProblem(v string) string {
+	switch {
+	case imageRE.MatchString(v):
+		return ""
+	case strings.HasPrefix(v, "docker://") && !strings.Contains(v, "@sha256:"):
+		return fmt.Sprintf("%q is not pinned: a registry image must name its digest (docker://REF@sha256:<64 hex digits>)", v)
+	}
+	return fmt.Sprintf("%q is not an image: write oci:DIR[:TAG], docker-archive:FILE or docker://REF@sha256:<64 hex digits>", v)
 }
 
 var (

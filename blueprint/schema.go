@@ -77,6 +77,8 @@ func JSONSchema(ts TypeSet) []byte {
 				"env":         obj{"type": "array", "items": obj{"type": "string", "pattern": envRE.String()}},
 				"isolation":   obj{"enum": []string{"full", "none"}},
 				"disk":        obj{"type": "string", "pattern": sizePattern},
+				"image": obj{"type": "string", "pattern": imageRE.String(),
+					"description": "the OCI image whose tree is the box's root: oci:DIR[:TAG], docker-archive:FILE or docker://REF@sha256:… (pinned)"},
 			})},
 			"nodes": obj{"type": "object", "minProperties": 1, "propertyNames": obj{"pattern": identRE.String()},
 				"additionalProperties": obj{"$ref": "#/$defs/node"}},

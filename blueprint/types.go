@@ -106,7 +106,12 @@ type Sandbox struct {
 	// Disk caps, in bytes, what the box may write across its workspace,
 	// home, /tmp and caches; zero means the sandbox's default (4 GiB).
 	Disk int64
-	Pos  Pos
+	// Image, when set, names the OCI image whose tree is the box's root
+	// instead of the host's (oci:DIR[:TAG], docker-archive:FILE,
+	// docker://REF@sha256:…).
+	Image    string
+	ImagePos Pos
+	Pos      Pos
 }
 
 // Node is one step of a blueprint.

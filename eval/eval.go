@@ -117,6 +117,11 @@ func newEngine(set *TaskSet, o Options) (*engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if bp.Sandbox.Image != "" {
+		// Grading boxes are the host's root; grading an image's run there
+		// would judge it with other tools.
+		return nil, fmt.Errorf("%s: eval does not grade in a sandbox.image yet", o.Blueprint)
+	}
 	policy := nodes.SandboxPolicy(bp.Sandbox)
 	// Grading needs no network: the module cache is shown read-only.
 	policy.Network, policy.AllowHosts, policy.Caches = sandbox.NetworkNone, nil, nodes.GoCaches()

@@ -106,7 +106,8 @@ func boxRoot() string { return filepath.Join(DefaultCacheDir(), "box-root") }
 func (b *Box) newSetup() (*setup, error) {
 	// Relative paths are on the box's disk (see attachDisk).
 	s := &setup{Root: boxRoot(), Workspace: b.opts.Workspace,
-		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: diskCaches, NestedUser: !rootHarness()}
+		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: diskCaches, NestedUser: !rootHarness(),
+		RootFS: b.opts.Policy.RootFS}
 	if b.copyDir != "" {
 		s.Workspace = diskCopy
 	}

@@ -85,6 +85,10 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 	b := boxFor(ctx, o)
 	b.opts, b.limits, b.env, b.audit = o, o.Policy.Limits.withDefaults(), BuildEnv(o.Policy, hostEnv), audit
 	if o.Policy.Isolation == "none" {
+		if o.Policy.RootFS != "" {
+			b.Close()
+			return nil, errors.New("sandbox: an image root (sandbox.image) needs a box: isolation: none runs commands on the host, with its tools")
+		}
 		if !o.AllowUnconfined {
 			b.Close()
 			return nil, errors.New("sandbox: the blueprint asks for isolation: none; pass --allow-unsandboxed (AllowUnconfined) to run commands unconfined")

@@ -44,8 +44,9 @@ var etcGenerated = map[string]string{
 	"resolv.conf": "# sandgate: the box has no DNS server\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n",
 }
 
-// buildEtc fills root/etc and returns what it holds, sorted.
-func buildEtc(root string) ([]string, error) {
+// buildEtc fills root/etc and returns what it holds, sorted. With an
+// image, the system entries come from the image's /etc, not the host's.
+func buildEtc(root string, img *imageRoot) ([]string, error) {
 	etc := filepath.Join(root, "etc")
 	if err := os.MkdirAll(etc, 0o755); err != nil {
 		return nil, err
@@ -58,14 +59,19 @@ func buildEtc(root string) ([]string, error) {
 		shown = append(shown, name)
 	}
 	names := append([]string(nil), etcFromHost...)
-	for _, g := range etcGlobs {
-		m, _ := filepath.Glob(filepath.Join("/etc", g))
-		for _, p := range m {
-			names = append(names, strings.TrimPrefix(p, "/etc/"))
+	show := showEtc
+	if img != nil {
+		names, show = img.etcNames(), img.showEtc
+	} else {
+		for _, g := range etcGlobs {
+			m, _ := filepath.Glob(filepath.Join("/etc", g))
+			for _, p := range m {
+				names = append(names, strings.TrimPrefix(p, "/etc/"))
+			}
 		}
 	}
 	for _, name := range names {
-		ok, err := showEtc(name, etc)
+		ok, err := show(name, etc)
 		if err != nil {
 			return nil, err
 		}

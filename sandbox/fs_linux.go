@@ -34,7 +34,15 @@ func buildBox(s *setup) ([]string, error) {
 	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m"); err != nil {
 		return nil, fmt.Errorf("mount new root: %w", err)
 	}
-	etc, err := buildEtc(root)
+	var img *imageRoot
+	if s.RootFS != "" {
+		var err error
+		if img, err = showImage(s.RootFS, root); err != nil {
+			return nil, fmt.Errorf("%w: the box's image: %w", ErrUnavailable, err)
+		}
+		layers = append(layers, "root from the image (read-only): "+strings.Join(img.shown, " "))
+	}
+	etc, err := buildEtc(root, img)
 	if err != nil {
 		return nil, err
 	}
@@ -43,24 +51,8 @@ func buildBox(s *setup) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range append(append([]string(nil), systemDirs...), s.ReadOnly...) {
-		if _, err := os.Stat(d); err != nil {
-			continue
-		}
-		if err := bindRO(d, filepath.Join(root, d)); err != nil {
-			return nil, err
-		}
-	}
-	for _, l := range topLinks {
-		if target, err := os.Readlink(l); err == nil {
-			if err := os.Symlink(target, filepath.Join(root, l)); err != nil {
-				return nil, fmt.Errorf("link %s: %w", l, err)
-			}
-		} else if st, err := os.Stat(l); err == nil && st.IsDir() {
-			if err := bindRO(l, filepath.Join(root, l)); err != nil {
-				return nil, err
-			}
-		}
+	if err := showHostDirs(root, s.ReadOnly, img); err != nil {
+		return nil, err
 	}
 	ws, err := mountWorkspace(s, root)
 	if err != nil {
@@ -92,6 +84,12 @@ func buildBox(s *setup) ([]string, error) {
 		}
 	}
 	if err := detachDisk(disk); err != nil {
+		return nil, err
+	}
+	// The image's top-level links (bin -> usr/bin) come last: nothing
+	// above resolves a path through them while the host is still the
+	// root they would resolve against.
+	if err := img.link(root); err != nil {
 		return nil, err
 	}
 	if err := pivot(root); err != nil {

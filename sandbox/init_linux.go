@@ -41,10 +41,13 @@ func (c *conn) send(r response) {
 // runInit is PID 1 of the box: it builds the filesystem view, locks itself
 // down and then runs commands until the harness goes away.
 func runInit() int {
-	// The harness passed these without close-on-exec; no command may
-	// inherit them.
-	for fd := 3; fd <= tasksFD+2; fd++ {
-		unix.CloseOnExec(fd)
+	// The harness passed fds 3 to tasksFD+2 without close-on-exec, and
+	// whatever it inherited itself without it (a shell's or CI runner's
+	// pipes and sockets) came along too: no command may inherit any.
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) != nil {
+		for fd := 3; fd < 1<<16; fd++ {
+			unix.CloseOnExec(fd)
+		}
 	}
 	f := os.NewFile(3, "sandgate-box")
 	cmdCgroup = os.NewFile(4, "sandgate-cmd-cgroup")

@@ -33,6 +33,17 @@ type Policy struct {
 	// so the box cannot poison the cache for later runs.
 	Caches []Cache
 	Limits Limits
+	// RootFS, when set, is a host directory holding an image's unpacked
+	// tree (see LeaseImage): the box shows its top-level directories
+	// read-only as its own instead of the host's /usr, /opt, /bin and
+	// /lib, and takes /etc's system entries (the dynamic linker's cache,
+	// certificates) from it. The workspace, /tmp, the home directory,
+	// /dev, /proc and the generated /etc files are the box's as always.
+	RootFS string
+	// RootEnv is the image configuration's environment: its PATH
+	// replaces the box's, its other variables are set unless the box
+	// sets them itself.
+	RootEnv []string
 }
 
 // Cache is a host directory shown copy-on-write at Box, with Env set to
@@ -145,6 +156,9 @@ func BuildEnv(p Policy, host func(string) (string, bool)) []string {
 		}
 		env["NO_PROXY"], env["no_proxy"] = "localhost,127.0.0.1", "localhost,127.0.0.1"
 	}
+	if p.RootFS != "" {
+		imageEnv(env, p.RootEnv)
+	}
 	for _, c := range p.Caches {
 		if c.Env != "" {
 			env[c.Env] = c.Box
@@ -164,6 +178,21 @@ func BuildEnv(p Policy, host func(string) (string, bool)) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// imageEnv adds an image's environment beneath the box's own: the
+// image's PATH names its toolchain, so it wins; the box's variables
+// (HOME, TMPDIR, the proxy, the Go settings) win over the rest.
+func imageEnv(env map[string]string, image []string) {
+	for _, kv := range image {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if _, set := env[k]; !set || k == "PATH" {
+			env[k] = v
+		}
+	}
 }
 
 // goFlags drops -mod and -modfile from a GOFLAGS the policy lets in:

@@ -53,6 +53,9 @@ type setup struct {
 	// CgroupV1: command threads join the commands' cgroup through tasksFD
 	// (its tasks file) before they fork.
 	CgroupV1 bool `json:"cgroup_v1,omitempty"`
+	// RootFS is Policy.RootFS: the image tree shown in place of the
+	// host's system directories.
+	RootFS string `json:"root_fs,omitempty"`
 }
 
 type execReq struct {

@@ -145,13 +145,33 @@ var (
 	legacyName = regexp.MustCompile(`^[0-9a-f]{12}$`)
 )
 
-// ListSnapshots lists the cache's snapshots, least recently used first.
-func ListSnapshots(cacheDir string) ([]SnapshotInfo, error) {
-	root := filepath.Join(cacheDir, "snapshots")
+// takeForRemoval locks a cache entry's lock file exclusively, or returns
+// nil when a lease holds it or someone else removed it meanwhile.
+func takeForRemoval(lock string) (*os.File, error) {
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !stillLinked(f, lock) {
+		f.Close()
+		return nil, nil
+	}
+	return f, nil
+}
+
+// readCache lists a cache directory; one not made yet is empty.
+func readCache(root string) ([]os.DirEntry, error) {
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	return entries, err
+}
+
+// ListSnapshots lists the cache's snapshots, least recently used first.
+func ListSnapshots(cacheDir string) ([]SnapshotInfo, error) {
+	root := filepath.Join(cacheDir, "snapshots")
+	entries, err := readCache(root)
 	if err != nil {
 		return nil, err
 	}
@@ -216,14 +236,11 @@ func removeSnapshot(s SnapshotInfo) (bool, int64, error) {
 	}
 	root := filepath.Dir(s.Dir)
 	lock := filepath.Join(root, s.Commit+".lock")
-	f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return false, 0, err
+	f, err := takeForRemoval(lock)
+	if f == nil {
+		return false, 0, err // leased, or someone else just removed it
 	}
 	defer f.Close()
-	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !stillLinked(f, lock) {
-		return false, 0, nil // leased, or someone else just removed it
-	}
 	if layerAbove(root, s.Commit) != "" {
 		return false, 0, nil // a cached layer stacks on it
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/sandbox/image"
 	"github.com/sandgate/sandgate/secrets"
 )
 
@@ -105,16 +106,40 @@ func Open(ctx context.Context, o Options, runDir string, bp *blueprint.Blueprint
 // blueprint allowlists hosts). The environment's services hold the
 // workspace (Service); the caller adds its own.
 func (w *Workspace) Boot(ctx context.Context, o Options, bp *blueprint.Blueprint, check func(snapshot string) error) (*runtime.Environment, error) {
+	img, err := w.leaseImage(ctx, bp)
+	if err != nil {
+		return nil, err
+	}
 	runtime.Notef(ctx, "snapshot of %s (taken once per commit, then shared)", w.rev)
 	lease, err := sandbox.LeaseSnapshot(ctx, o.Repo, w.rev, w.cacheDir)
 	if err != nil {
+		img.Release()
 		return nil, err
 	}
 	env, err := w.start(ctx, o, bp, lease, check)
 	if err != nil {
 		lease.Release()
+		img.Release()
+		w.image = nil
 	}
 	return env, err
+}
+
+// leaseImage leases the blueprint's sandbox.image, unpacked in the
+// cache, when it names one. It fails rather than leave the box on the
+// host's root.
+func (w *Workspace) leaseImage(ctx context.Context, bp *blueprint.Blueprint) (*sandbox.ImageLease, error) {
+	if bp.Sandbox.Image == "" {
+		return nil, nil
+	}
+	runtime.Notef(ctx, "image %s (verified and unpacked once, then shared)", bp.Sandbox.Image)
+	img, err := image.Lease(ctx, w.cacheDir, bp.Sandbox.Image, image.Limits{})
+	if err != nil {
+		pos := bp.Sandbox.ImagePos
+		return nil, fmt.Errorf("%s:%d:%d: %w (the box does not fall back to the host's root)", bp.File, pos.Line, pos.Col, err)
+	}
+	w.image = img
+	return img, nil
 }
 
 // start builds the run's box over a leased snapshot.
@@ -131,6 +156,9 @@ func (w *Workspace) start(ctx context.Context, o Options, bp *blueprint.Blueprin
 	disk := policy.Limits.DiskBytes // the blueprint's sandbox.disk
 	policy.Limits, policy.ReadOnly = o.Limits, o.ReadOnly
 	policy.Caches = w.warmCaches(ctx, o, bp, o.Caches)
+	if w.image != nil {
+		policy.RootFS, policy.RootEnv = w.image.RootFS, w.image.Env
+	}
 	if policy.Limits.DiskBytes == 0 {
 		policy.Limits.DiskBytes = disk
 	}
@@ -165,7 +193,7 @@ func (w *Workspace) start(ctx context.Context, o Options, bp *blueprint.Blueprin
 		Diff:      w.Diff,
 		Patch:     w.Patch,
 		Close: func() error {
-			return errors.Join(w.closePromotion(), box.Close(), audit.Close(), stopProxy(), lease.Release())
+			return errors.Join(w.closePromotion(), box.Close(), audit.Close(), stopProxy(), lease.Release(), w.image.Release())
 		},
 		// Close has stopped the box; the runtime discards it only when the
 		// run can neither resume nor be answered.

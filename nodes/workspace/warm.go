@@ -67,7 +67,9 @@ func warmDir(cacheDir string) string { return filepath.Join(cacheDir, "gowarm") 
 // want of a warm cache.
 func (w *Workspace) warmCaches(ctx context.Context, o Options, bp *blueprint.Blueprint, caches []sandbox.Cache) []sandbox.Cache {
 	i := buildCacheIndex(caches)
-	if i < 0 || o.ColdBuilds || bp.Sandbox.Isolation == "none" || !isGoRepo(w.Snapshot) {
+	// With an image the toolchain is the image's: a warm box on the
+	// host's root would fill the cache for another toolchain.
+	if i < 0 || o.ColdBuilds || bp.Sandbox.Isolation == "none" || bp.Sandbox.Image != "" || !isGoRepo(w.Snapshot) {
 		return caches
 	}
 	dir := warmDir(w.cacheDir)

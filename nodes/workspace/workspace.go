@@ -46,6 +46,9 @@ type Workspace struct {
 	// cacheDir holds the shared snapshots (Options.CacheDir), for
 	// boxes built from another commit (clean-checkout ci).
 	cacheDir string
+	// image is the leased sandbox.image the boxes take as their root,
+	// when the blueprint names one.
+	image *sandbox.ImageLease
 	// proxySocket is the egress proxy's socket, when the box has one.
 	proxySocket string
 	// lastPatch is the latest diff text and the tree it was taken to.
