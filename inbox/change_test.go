@@ -38,12 +38,7 @@ func TestRunPageShowsChangeAndAttemptDiffs(t *testing.T) {
 // same diff folded into one; their text stays inert.
 func TestRunPageShowsCandidatesByAttempt(t *testing.T) {
 	w := newWorld(t, "")
-	run := filepath.Join(w.runs, "run-ok")
-	first := "diff --git a/calc.go b/calc.go\n--- a/calc.go\n+++ b/calc.go\n@@ -1 +1 @@\n-return a - b\n+return a * b // <img src=x onerror=alert(1)>\x1b]0;pwn\x07\n"
-	second := strings.Replace(first, "a * b", "a + b", 1)
-	writeFile(t, filepath.Join(run, "nodes", "check", "1", "candidate.diff"), first)
-	writeFile(t, filepath.Join(run, "nodes", "implement", "2", "candidate.diff"), first)
-	writeFile(t, filepath.Join(run, "nodes", "check", "2", "candidate.diff"), second)
+	writeCandidates(t, filepath.Join(w.runs, "run-ok"))
 	_, body := get(t, w.ts.Client(), w.ts.URL+"/run/0/run-ok")
 	change, _, _ := strings.Cut(body[strings.Index(body, `<section id="change">`)+1:], "</section>")
 	for _, want := range []string{`the current candidate, candidate.diff`, `id="change-by-attempt"`,
@@ -67,4 +62,16 @@ func TestRunPageShowsCandidatesByAttempt(t *testing.T) {
 	if strings.Contains(body, "<h4>candidate.diff</h4>") {
 		t.Error("the attempts section repeats the candidates")
 	}
+}
+
+// writeCandidates leaves in run the candidate.diff files of two gate
+// attempts and of the implement attempt between them: check #1 and
+// implement #2 judged the same diff (a * b, with markup and terminal
+// escapes in it), check #2 the last one (a + b).
+func writeCandidates(t *testing.T, run string) {
+	first := "diff --git a/calc.go b/calc.go\n--- a/calc.go\n+++ b/calc.go\n@@ -1 +1 @@\n-return a - b\n+return a * b // <img src=x onerror=alert(1)>\x1b]0;pwn\x07\n"
+	second := strings.Replace(first, "a * b", "a + b", 1)
+	writeFile(t, filepath.Join(run, "nodes", "check", "1", "candidate.diff"), first)
+	writeFile(t, filepath.Join(run, "nodes", "implement", "2", "candidate.diff"), first)
+	writeFile(t, filepath.Join(run, "nodes", "check", "2", "candidate.diff"), second)
 }
