@@ -53,14 +53,6 @@ func EnvironmentAlerting(o EnvOptions, sinks []AlertSink) runtime.Prepare {
 		if err := CheckKeyFiles(bp, o, filepath.Dir(runDir)); err != nil {
 			return nil, err
 		}
-		if resume {
-			// The harness that minted them is gone: take its tokens back
-			// before anything else runs. What fails stays in the ledger
-			// for the run's end, and GitHub expires it within the hour.
-			if err := credential.Sweep(ctx, runDir, o.AllowEndpoints); err != nil {
-				runtime.Notef(ctx, "revoking the tokens the interrupted harness minted: %v", err)
-			}
-		}
 		w, err := workspace.Open(ctx, o, runDir, bp, resume)
 		if err != nil {
 			return nil, err
@@ -74,6 +66,20 @@ func EnvironmentAlerting(o EnvOptions, sinks []AlertSink) runtime.Prepare {
 				_ = alerts.Close()
 			}
 		}()
+		ledger := credential.NewLedger(runDir)
+		if alerts != nil {
+			// Every token minted, revoked or not revoked reaches the
+			// sinks, also through the sweeps below.
+			ledger.Notify = credentialNotify(alerts)
+		}
+		if resume {
+			// The harness that minted them is gone: take its tokens back
+			// before the box starts. What fails stays in the ledger for
+			// the run's end, and GitHub expires it within the hour.
+			if err := ledger.Sweep(ctx, o.AllowEndpoints); err != nil {
+				runtime.Notef(ctx, "revoking the tokens the interrupted harness minted: %v", err)
+			}
+		}
 		verdicts, err := gate.NewLedger(runDir, w.Redactor(), bp, resume)
 		if err != nil {
 			return nil, err
@@ -83,10 +89,6 @@ func EnvironmentAlerting(o EnvOptions, sinks []AlertSink) runtime.Prepare {
 			return nil, err
 		}
 		gate.ServiceLedger.Set(&env.Services, verdicts)
-		ledger := credential.NewLedger(runDir)
-		if alerts != nil {
-			ledger.Notify = credentialNotify(alerts)
-		}
 		credential.ServiceLedger.Set(&env.Services, ledger)
 		alert.Service.Set(&env.Services, alerts)
 		closeEnv := env.Close
@@ -94,7 +96,7 @@ func EnvironmentAlerting(o EnvOptions, sinks []AlertSink) runtime.Prepare {
 			// The kill switch: every token the run still holds dies
 			// with it, before the box is torn down. The alerts go last,
 			// after the proxy's, within their own bound.
-			revoked := credential.Sweep(context.WithoutCancel(ctx), runDir, o.AllowEndpoints)
+			revoked := ledger.Sweep(context.WithoutCancel(ctx), o.AllowEndpoints)
 			return errors.Join(revoked, closeEnv(), alerts.Close())
 		}
 		promote.ServicePushes.Set(&env.Services, promote.NewPushes(runDir))

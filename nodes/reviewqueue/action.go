@@ -23,6 +23,10 @@ type ApproveAction struct {
 	// TokenEnv is the git_push node's token variable when Remote is the
 	// remote it pushed to; the token itself is never written down.
 	TokenEnv string `json:"token_env,omitempty"`
+	// Credentials is the git_push node's github_app instead, when it
+	// minted its token (no secret): landing mints one of its own, for
+	// Remote's repository and contents: write alone.
+	Credentials *credential.AppConfig `json:"credentials,omitempty"`
 	// GitHub is ready, approve or merge, for a pull request; MergeMethod
 	// is GitHub's merge_method for merge.
 	GitHub      string `json:"github,omitempty"`

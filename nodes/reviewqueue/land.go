@@ -23,17 +23,20 @@ func (q *Queue) land(ctx context.Context, e *Entry, note, by string) (string, er
 	if a.Remote == "" || strings.HasPrefix(a.Remote, "-") || !gitremote.ValidBranch(a.MergeInto) || !objectID(e.Commit) {
 		return "", fmt.Errorf("on_approve: nothing to land: remote %q, merge_into %q, commit %q", gitremote.RedactURL(a.Remote), a.MergeInto, e.Commit)
 	}
-	var tok string
-	if a.TokenEnv != "" {
-		// Checked again here: the entry is a file anyone with the queue
-		// directory could edit.
-		if err := gitremote.CheckRemote(a.Remote, q.AllowEndpoints); err != nil {
-			return "", fmt.Errorf("on_approve remote (token_env %s): %w", a.TokenEnv, err)
-		}
-		if tok = os.Getenv(a.TokenEnv); tok == "" {
-			return "", fmt.Errorf("on_approve: %s (the push token) is not set in this environment", a.TokenEnv)
-		}
+	tok, lease, err := q.pushToken(ctx, e, a.Remote, a.TokenEnv, a.Credentials, "on_approve")
+	if err != nil {
+		return "", err
 	}
+	if lease != nil {
+		tip, err := q.landWith(ctx, e, note, by, tok)
+		return tip, lease.Err(errors.Join(err, lease.Close()))
+	}
+	return q.landWith(ctx, e, note, by, tok)
+}
+
+// landWith is land sending tok to the remote.
+func (q *Queue) landWith(ctx context.Context, e *Entry, note, by, tok string) (string, error) {
+	a := e.OnApprove
 	gitDir, err := os.MkdirTemp("", "sandgate-approve-")
 	if err != nil {
 		return "", err

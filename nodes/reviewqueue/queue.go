@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/nodes/internal/atomicfile"
-	"github.com/sandgate/sandgate/nodes/internal/gitremote"
 	"github.com/sandgate/sandgate/nodes/verdict"
 )
 
@@ -130,7 +129,7 @@ func (q *Queue) Reject(ctx context.Context, id, note, by string) (*Entry, error)
 			return nil
 		}
 		for _, br := range e.DeleteOnReject {
-			if err := gitremote.DeleteBranch(ctx, br); err != nil {
+			if err := q.deleteBranch(ctx, e, br); err != nil {
 				cleanup = append(cleanup, err)
 			}
 		}

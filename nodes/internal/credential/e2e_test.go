@@ -70,6 +70,7 @@ type appRun struct {
 	gh   *ghfake.Server
 	git  *nodetest.GitServer
 	root string
+	key  string // the app's private key file
 	h    *nodetest.Harness
 	src  string
 }
@@ -83,7 +84,7 @@ func newAppRun(t *testing.T, hold func(*http.Request), repl ...string) *appRun {
 func newAppRunVia(t *testing.T, hold func(*http.Request), front func(gh *ghfake.Server) string, repl ...string) *appRun {
 	repo := nodetest.SeedRepo(t)
 	gh, cfg, _ := newApp(t)
-	a := &appRun{gh: gh}
+	a := &appRun{gh: gh, key: cfg.KeyFile}
 	api := gh.API.URL
 	if front != nil {
 		api = front(gh)

@@ -121,11 +121,12 @@ func (l *Lease) Close() error {
 	defer cancel()
 	var errs []error
 	for _, h := range l.held {
+		m := entry{ID: h.id, Node: l.node, Purpose: l.req.Purpose, Repo: l.req.Repo}
 		err := l.iss.Revoke(ctx, h.tok)
 		if err == nil {
-			err = l.ledger.ended(h.id, "revoked", nil)
+			err = l.ledger.ended(m, "revoked", nil)
 		} else {
-			_ = l.ledger.ended(h.id, "", err)
+			_ = l.ledger.ended(m, "", err)
 		}
 		errs = append(errs, err)
 	}

@@ -76,9 +76,11 @@ func (l *Ledger) minted(iss Issuer, node string, r Request, t Token) (string, er
 	return e.ID, l.append(e)
 }
 
-// ended records the end of the token id: revoked, or err.
-func (l *Ledger) ended(id, event string, err error) error {
-	e := entry{ID: id, Event: event, At: time.Now().UTC()}
+// ended records the end of the token m minted: event (revoked,
+// expired), or err. It names what m names, so Notify can say which
+// token it was.
+func (l *Ledger) ended(m entry, event string, err error) error {
+	e := entry{ID: m.ID, Event: event, At: time.Now().UTC(), Node: m.Node, Purpose: m.Purpose, Repo: m.Repo}
 	if err != nil {
 		e.Event, e.Error = "revoke_failed", err.Error()
 	}
@@ -149,7 +151,12 @@ func (l *Ledger) outstanding() ([]entry, error) {
 // and before it is pruned. allowed are the operator's URL prefixes the
 // tokens may go to (--allow-endpoint). Expired tokens are only marked.
 func Sweep(ctx context.Context, runDir string, allowed []string) error {
-	l := NewLedger(runDir)
+	return NewLedger(runDir).Sweep(ctx, allowed)
+}
+
+// Sweep is the package's Sweep through l, so that l.Notify (the run's
+// alert sinks) hears of each revocation and of each that failed.
+func (l *Ledger) Sweep(ctx context.Context, allowed []string) error {
 	open, err := l.outstanding()
 	if err != nil {
 		return fmt.Errorf("credential ledger: %w", err)
@@ -164,10 +171,21 @@ func Sweep(ctx context.Context, runDir string, allowed []string) error {
 	return errors.Join(errs...)
 }
 
+// revoke takes back the outstanding token e and records the end, or the
+// failure (which leaves e outstanding), whatever failed: the issuer, the
+// key, the seal or the revocation itself.
 func (l *Ledger) revoke(ctx context.Context, e entry, allowed []string) error {
 	if !time.Now().Before(e.Expires) {
-		return l.ended(e.ID, "expired", nil)
+		return l.ended(e, "expired", nil)
 	}
+	err := l.revokeSealed(ctx, e, allowed)
+	if lerr := l.ended(e, "revoked", err); err == nil {
+		err = lerr
+	}
+	return err
+}
+
+func (l *Ledger) revokeSealed(ctx context.Context, e entry, allowed []string) error {
 	if e.Issuer == nil || e.Sealed == "" {
 		return fmt.Errorf("the ledger holds no way to revoke it; it expires at %s", e.Expires.Format(time.RFC3339))
 	}
@@ -183,11 +201,7 @@ func (l *Ledger) revoke(ctx context.Context, e entry, allowed []string) error {
 	if err != nil {
 		return err
 	}
-	err = iss.Revoke(ctx, Token{Value: tok, Expires: e.Expires})
-	if lerr := l.ended(e.ID, "revoked", err); err == nil {
-		err = lerr
-	}
-	return err
+	return iss.Revoke(ctx, Token{Value: tok, Expires: e.Expires})
 }
 
 func seal(key []byte, id, tok string) (string, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/nodes/internal/credential"
 )
 
 // PushedBranch is a branch git_push made on a remote: the run's latest
@@ -22,6 +23,10 @@ type PushedBranch struct {
 	// TokenEnv names the variable holding the push token; the token
 	// itself is never written down.
 	TokenEnv string `json:"token_env,omitempty"`
+	// Credentials is the git_push node's github_app when it minted the
+	// push token (no secret): landing or deleting the branch later mints
+	// one of its own.
+	Credentials *credential.AppConfig `json:"credentials,omitempty"`
 }
 
 // DeleteBranch deletes a pushed branch on its remote, from the harness
@@ -29,14 +34,20 @@ type PushedBranch struct {
 // the pushed commit: a branch someone moved since is left alone, and
 // that is an error the caller reports.
 func DeleteBranch(ctx context.Context, b PushedBranch) error {
-	if b.Remote == "" || strings.HasPrefix(b.Remote, "-") || !strings.HasPrefix(b.Ref, "refs/heads/") || len(b.Commit) < 40 {
-		return fmt.Errorf("delete %s on %s: not a pushed branch record", b.Ref, RedactURL(b.Remote))
-	}
 	var tok string
 	if b.TokenEnv != "" {
 		if tok = os.Getenv(b.TokenEnv); tok == "" {
 			return fmt.Errorf("delete %s on %s: %s is not set in this environment", b.Ref, RedactURL(b.Remote), b.TokenEnv)
 		}
+	}
+	return DeleteBranchWith(ctx, b, tok)
+}
+
+// DeleteBranchWith is DeleteBranch sending tok (which may be empty) to
+// the remote's host, whatever b names.
+func DeleteBranchWith(ctx context.Context, b PushedBranch, tok string) error {
+	if b.Remote == "" || strings.HasPrefix(b.Remote, "-") || !strings.HasPrefix(b.Ref, "refs/heads/") || len(b.Commit) < 40 {
+		return fmt.Errorf("delete %s on %s: not a pushed branch record", b.Ref, RedactURL(b.Remote))
 	}
 	// git push needs a repository; a deletion sends no objects, so an
 	// empty one will do.

@@ -87,7 +87,7 @@ func (g *GitPush) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, 
 		}
 		return nil, fmt.Errorf("%s", msg)
 	}
-	rec := gitremote.PushedBranch{Remote: remoteURL, Ref: ref, Commit: c.Commit, TokenEnv: g.tokenEnv}
+	rec := gitremote.PushedBranch{Remote: remoteURL, Ref: ref, Commit: c.Commit, TokenEnv: g.tokenEnv, Credentials: g.app}
 	// A ci node judges exactly this commit, also after a crash.
 	pushes, err := PushesOf(in)
 	if err != nil {

@@ -184,9 +184,9 @@ func (r *Review) approveAction(w *workspace.Workspace) (*reviewqueue.ApproveActi
 	case a.Remote == "" && !pushed:
 		return nil, errors.New("on_approve: no remote to merge into: name one (on_approve.remote) or push the branch with a git_push node before the review")
 	case a.Remote == "":
-		a.Remote, a.TokenEnv = last.Remote, last.TokenEnv
+		a.Remote, a.TokenEnv, a.Credentials = last.Remote, last.TokenEnv, last.Credentials
 	case pushed && a.Remote == last.Remote:
-		a.TokenEnv = last.TokenEnv
+		a.TokenEnv, a.Credentials = last.TokenEnv, last.Credentials
 	}
 	return &a, nil
 }
