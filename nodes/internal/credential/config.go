@@ -144,15 +144,6 @@ func Check(n *blueprint.Node) []blueprint.Diagnostic {
 	return append(ds, Exclusive(n)...)
 }
 
-// WithBase is c with the API base set to base when the blueprint named
-// none.
-func (c AppConfig) WithBase(base string) AppConfig {
-	if c.BaseURL == "" {
-		c.BaseURL = base
-	}
-	return c
-}
-
 // Exclusive refuses a node that names both an issuer and a token_env the
 // blueprint set.
 func Exclusive(n *blueprint.Node) []blueprint.Diagnostic {

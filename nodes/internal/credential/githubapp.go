@@ -20,19 +20,14 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/sandgate/sandgate/internal/ghapp"
 	"github.com/sandgate/sandgate/nodes/internal/github"
 )
 
-// AppConfig is a blueprint's github_app credential: where the app's id
-// and private key are, which installation mints, and the API base (for
-// GitHub Enterprise; default the node's own base_url, else
-// https://api.github.com).
-type AppConfig struct {
-	AppIDEnv       string `json:"app_id_env"`
-	KeyFile        string `json:"key_file"`
-	InstallationID int64  `json:"installation_id"`
-	BaseURL        string `json:"base_url,omitempty"`
-}
+// AppConfig is a blueprint's github_app credential (ghapp.Config: it
+// lives in a leaf package so the records that carry it need not import
+// this one).
+type AppConfig = ghapp.Config
 
 // GitHubApp mints installation tokens limited to one repository and the
 // purpose's permissions.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/sandgate/sandgate/blueprint"
-	"github.com/sandgate/sandgate/nodes/internal/credential"
+	"github.com/sandgate/sandgate/internal/ghapp"
 )
 
 // PushedBranch is a branch git_push made on a remote: the run's latest
@@ -26,7 +26,7 @@ type PushedBranch struct {
 	// Credentials is the git_push node's github_app when it minted the
 	// push token (no secret): landing or deleting the branch later mints
 	// one of its own.
-	Credentials *credential.AppConfig `json:"credentials,omitempty"`
+	Credentials *ghapp.Config `json:"credentials,omitempty"`
 }
 
 // DeleteBranch deletes a pushed branch on its remote, from the harness

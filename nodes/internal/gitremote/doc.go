@@ -9,5 +9,7 @@
 // commit's short form. It imports blueprint (for the endpoint rule) and
 // nodes/internal/feedback; it must never import the sandbox, the
 // workspace, the runtime or a node package, so that the review queue can
-// use it without them.
+// use it without them. A push record names the GitHub App that minted
+// its token through the leaf internal/ghapp, not the credential package
+// (which imports the runtime).
 package gitremote

@@ -1,0 +1,7 @@
+// Package ghapp holds a GitHub App's configuration as a blueprint names
+// it (no secret: where the id and the key are, which installation). It
+// imports nothing of this module, so the records that carry it — a push
+// record in nodes/internal/gitremote, a review queue entry — need not
+// import the credential package that mints with it (which brings the
+// runtime along). Minting stays in nodes/internal/credential.
+package ghapp
