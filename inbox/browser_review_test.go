@@ -12,9 +12,20 @@ import (
 	"github.com/sandgate/sandgate/internal/wait"
 )
 
+// The pages a decision leads to, by what only they show: the review
+// page again (after a decision, or refused), the error page, approve's
+// confirmation page.
+const (
+	reviewPage  = "#diff"
+	errorPage   = "#error"
+	confirmPage = "button.confirm.approve"
+)
+
 // decideIn opens the review page, types note and presses the verdict's
-// button (approve or reject) as a person would.
-func decideIn(t *testing.T, b *browsertest.Browser, w *world, note, verdict string) {
+// button (approve or reject) as a person would, and waits for the page it
+// leads to, the one that shows next: the next step must not cut that
+// navigation short.
+func decideIn(t *testing.T, b *browsertest.Browser, w *world, note, verdict, next string) {
 	t.Helper()
 	b.Do(t, chromedp.Navigate(w.ts.URL+"/review/0/rev-1"), chromedp.WaitReady(chromedp.CSS("body")))
 	if !browsertest.Eval[bool](t, b, `document.querySelector("form.decide textarea[name=note]") !== null`) {
@@ -23,7 +34,7 @@ func decideIn(t *testing.T, b *browsertest.Browser, w *world, note, verdict stri
 	if note != "" {
 		b.Do(t, chromedp.SendKeys(chromedp.CSS("form.decide textarea[name=note]"), note))
 	}
-	b.Click(t, "form.decide button."+verdict)
+	b.ClickThrough(t, "form.decide button."+verdict, next)
 }
 
 // untilDecisions waits for the n-th recorded decision and returns it.
@@ -45,8 +56,7 @@ func TestBrowserRejectNeedsANoteApproveConfirms(t *testing.T) {
 	w := newWorld(t, "")
 	b := browsertest.Start(t)
 	for _, note := range []string{"", "   "} {
-		decideIn(t, b, w, note, "reject")
-		b.Do(t, chromedp.WaitReady(chromedp.CSS("#error")))
+		decideIn(t, b, w, note, "reject", errorPage)
 		if h := browsertest.Eval[string](t, b, `document.querySelector("section.error h1").innerText`); !strings.Contains(h, "no note") {
 			t.Errorf("reject with note %q: the page says %q", note, h)
 		}
@@ -54,19 +64,18 @@ func TestBrowserRejectNeedsANoteApproveConfirms(t *testing.T) {
 			t.Fatalf("reject with note %q was recorded: %v", note, got)
 		}
 	}
-	decideIn(t, b, w, "the tests still fail", "reject")
+	decideIn(t, b, w, "the tests still fail", "reject", reviewPage)
 	if got := untilDecisions(t, w, 1); got != `decide reviews rev-1 false "the tests still fail" tester` {
 		t.Errorf("reject recorded as %s", got)
 	}
-	decideIn(t, b, w, "ship it", "approve")
-	b.Do(t, chromedp.WaitReady(chromedp.CSS("button.confirm.approve")))
+	decideIn(t, b, w, "ship it", "approve", confirmPage)
 	if got := browsertest.Eval[string](t, b, `document.querySelector("section.confirm").innerText`); !strings.Contains(got, "Approve") || !strings.Contains(got, "ship it") {
 		t.Errorf("the confirmation page reads %q", got)
 	}
 	if got := w.acts.list(); len(got) != 1 {
 		t.Fatalf("approve decided before it was confirmed: %v", got)
 	}
-	b.Click(t, "button.confirm.approve")
+	b.ClickThrough(t, confirmPage, reviewPage)
 	if got := untilDecisions(t, w, 2); got != `decide reviews rev-1 true "ship it" tester` {
 		t.Errorf("approve recorded as %s", got)
 	}
@@ -92,7 +101,7 @@ func TestBrowserProxyHeaderNamesThePerson(t *testing.T) {
 	w := newWorldWith(t, func(o *inbox.Options) {
 		o.People = &inbox.People{ProxyHeader: "X-Forwarded-User", TrustedProxies: loop}
 	})
-	decideIn(t, b, w, "not like this", "reject")
+	decideIn(t, b, w, "not like this", "reject", reviewPage)
 	if got := untilDecisions(t, w, 1); got != `decide reviews rev-1 false "not like this" Carol Danvers` {
 		t.Errorf("recorded as %s, want Carol Danvers", got)
 	}

@@ -189,8 +189,20 @@ func newWorldW(t *testing.T, opt func(*world, *inbox.Options)) *world {
 	t.Cleanup(srv.Index().Close) // its inotify instance
 	w.srv = srv
 	w.ts = httptest.NewServer(srv)
-	t.Cleanup(w.ts.Close)
+	t.Cleanup(func() { closeServer(w.ts) })
 	return w
+}
+
+// closeServer closes ts without waiting on its clients: a browser still
+// on one of its pages holds /events open (every page listens for
+// changes), and ts.Close alone waits for that stream to end, which it
+// does only when the browser goes. New connections are refused first, so
+// none opens after the others are cut (Close closes the listener again,
+// harmlessly).
+func closeServer(ts *httptest.Server) {
+	_ = ts.Listener.Close()
+	ts.CloseClientConnections()
+	ts.Close()
 }
 
 func writeFile(t testing.TB, path, data string) {

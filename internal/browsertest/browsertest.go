@@ -81,10 +81,45 @@ func (b *Browser) Do(t testing.TB, actions ...chromedp.Action[chromedp.Void]) {
 // -timeout bounds a page that never shows the element.
 func (b *Browser) Click(t testing.TB, css string) {
 	t.Helper()
-	js := fmt.Sprintf(`(() => { const e = document.querySelector(%s); if (!e) return false; e.click(); return true })()`, strconv.Quote(css))
-	for !Eval[bool](t, b, js) {
+	for !Eval[bool](t, b, clickJS(css, "")) {
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// leaving marks the document a ClickThrough clicked in; the page it leads
+// to is a new document, without the mark.
+const leaving = "__sandgateLeaving"
+
+// ClickThrough clicks css as Click does, on a link or a form's button,
+// and returns once the page it leads to has loaded and shows next. The
+// next action must wait for that: a chromedp.Navigate while the click's
+// navigation (a form's POST and its redirect) is still under way cuts one
+// of them short ("page load error net::ERR_ABORTED"), and a check made
+// before it lands reads the old page.
+func (b *Browser) ClickThrough(t testing.TB, css, next string) {
+	t.Helper()
+	for !Eval[bool](t, b, clickJS(css, "window."+leaving+" = true;")) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	loaded := fmt.Sprintf(`!window.%s && document.readyState === "complete" && document.querySelector(%s) !== null`, leaving, strconv.Quote(next))
+	for {
+		// An evaluation that meets the old document going away fails:
+		// look again, until the browser itself is gone.
+		ok, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](loaded))
+		if err == nil && ok {
+			return
+		}
+		if b.Ctx.Err() != nil {
+			t.Fatalf("after clicking %s, waiting for %s: %v (%v)", css, next, err, b.Ctx.Err())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// clickJS is the page script that clicks the first element css selects,
+// running before first; it reports whether there was one.
+func clickJS(css, before string) string {
+	return fmt.Sprintf(`(() => { const e = document.querySelector(%s); if (!e) return false; %s e.click(); return true })()`, strconv.Quote(css), before)
 }
 
 // Eval evaluates js in the tab's page.
