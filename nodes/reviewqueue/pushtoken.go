@@ -51,15 +51,19 @@ func (q *Queue) pushToken(ctx context.Context, e *Entry, remote, tokenEnv string
 	return tok, lease, nil
 }
 
-// deleteBranch deletes a branch the run pushed, with a token minted for
-// it when the push minted its own.
+// deleteBranch deletes a branch the run pushed, sending the token its
+// push used (token_env) or one minted for it (when the push minted its
+// own), and that only to a remote under the trusted prefix or one the
+// operator allowed: the entry is a file anyone with the queue directory
+// could edit, and its remote names where the token goes.
 func (q *Queue) deleteBranch(ctx context.Context, e *Entry, br PushedBranch) error {
-	if br.Credentials == nil {
-		return gitremote.DeleteBranch(ctx, br)
-	}
-	tok, lease, err := q.pushToken(ctx, e, br.Remote, "", br.Credentials, "delete "+br.Ref)
+	tok, lease, err := q.pushToken(ctx, e, br.Remote, br.TokenEnv, br.Credentials, "delete "+br.Ref)
 	if err != nil {
 		return err
 	}
-	return lease.Err(errors.Join(gitremote.DeleteBranchWith(ctx, br, tok), lease.Close()))
+	err = gitremote.DeleteBranchWith(ctx, br, tok)
+	if lease != nil {
+		return lease.Err(errors.Join(err, lease.Close()))
+	}
+	return err
 }
