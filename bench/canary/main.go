@@ -66,7 +66,7 @@ func main() {
 			// agent's edit.
 			edit := fmt.Sprintf("%s\nvar benchCanarySink int64\n\nfunc init() { benchCanarySink = %d }\n", orig, time.Now().UnixNano())
 			check(os.WriteFile(filepath.Join(*repo, *change), []byte(edit), 0o644))
-			t0, c0 := time.Now(), childCPU()
+			t0, c0 := time.Now(), cpuTime()
 			var out []byte
 			switch arm {
 			case "plain":
@@ -93,7 +93,7 @@ func main() {
 					canaried = p.Packages()
 				}
 			}
-			d, cpu := time.Since(t0), childCPU()-c0
+			d, cpu := time.Since(t0), cpuTime()-c0
 			fmt.Fprintf(os.Stderr, "round %d %-10s %s cpu %s (%d passes, %d cached)\n", round, arm, d.Round(time.Millisecond), cpu.Round(time.Millisecond), bytes.Count(out, []byte(`"Action":"pass","Package"`)), bytes.Count(out, []byte("(cached)")))
 			if round >= 0 {
 				times[arm] = append(times[arm], d)
@@ -117,15 +117,19 @@ func cell(m map[string][]time.Duration, arm string) string {
 	return fmt.Sprintf("%s (%s–%s) | %.2f×", r(median(m[arm])), r(slices.Min(m[arm])), r(slices.Max(m[arm])), float64(median(m[arm]))/float64(median(m["plain"])))
 }
 
-// childCPU is the user and system time of every finished child process
-// (and the children they waited for): on a shared machine it moves less
-// with the load than wall time does.
-func childCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil {
-		return 0
+// cpuTime is the user and system time of this process (building the
+// plan, decoding the report) and of every finished child process (and the
+// children they waited for): on a shared machine it moves less with the
+// load than wall time does.
+func cpuTime() time.Duration {
+	var sum time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if syscall.Getrusage(who, &ru) == nil {
+			sum += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return sum
 }
 
 // local runs a command in dir on the host, as the box would.
@@ -134,13 +138,13 @@ func local(dir string) gocanary.Exec { return gocanarytest.HostExec(dir) }
 // timed prints how long each box command took.
 func timed(ex gocanary.Exec) gocanary.Exec {
 	return func(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
-		t0, c0 := time.Now(), childCPU()
+		t0, c0 := time.Now(), cpuTime()
 		res, err := ex(ctx, c)
 		first, _, _ := strings.Cut(string(c.Stdin), "\n")
 		if i := strings.LastIndex(string(c.Stdin), "go test"); i >= 0 {
 			first, _, _ = strings.Cut(string(c.Stdin[i:]), "\n")
 		}
-		fmt.Fprintf(os.Stderr, "  box command %s cpu %s: %.80s\n", time.Since(t0).Round(time.Millisecond), (childCPU() - c0).Round(time.Millisecond), first)
+		fmt.Fprintf(os.Stderr, "  box command %s cpu %s: %.80s\n", time.Since(t0).Round(time.Millisecond), (cpuTime() - c0).Round(time.Millisecond), first)
 		return res, err
 	}
 }
