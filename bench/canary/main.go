@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sandgate/sandgate/internal/gocanary"
@@ -49,6 +50,7 @@ func main() {
 	defer os.WriteFile(filepath.Join(*repo, *change), orig, 0o644)
 	execPath := filepath.Join(os.TempDir(), "sandgate-bench-canary-exec")
 	times := map[string][]time.Duration{}
+	cpus := map[string][]time.Duration{}
 	var canaried []string
 	args := append([]string{"go", "test", "-json"}, pkgs...)
 	// A warm-up round fills the caches every arm then shares.
@@ -64,7 +66,7 @@ func main() {
 			// agent's edit.
 			edit := fmt.Sprintf("%s\nvar benchCanarySink int64\n\nfunc init() { benchCanarySink = %d }\n", orig, time.Now().UnixNano())
 			check(os.WriteFile(filepath.Join(*repo, *change), []byte(edit), 0o644))
-			t0 := time.Now()
+			t0, c0 := time.Now(), cpuTime()
 			var out []byte
 			switch arm {
 			case "plain":
@@ -91,10 +93,11 @@ func main() {
 					canaried = p.Packages()
 				}
 			}
-			d := time.Since(t0)
-			fmt.Fprintf(os.Stderr, "round %d %-10s %s (%d passes, %d cached)\n", round, arm, d.Round(time.Millisecond), bytes.Count(out, []byte(`"Action":"pass","Package"`)), bytes.Count(out, []byte("(cached)")))
+			d, cpu := time.Since(t0), cpuTime()-c0
+			fmt.Fprintf(os.Stderr, "round %d %-10s %s cpu %s (%d passes, %d cached)\n", round, arm, d.Round(time.Millisecond), cpu.Round(time.Millisecond), bytes.Count(out, []byte(`"Action":"pass","Package"`)), bytes.Count(out, []byte("(cached)")))
 			if round >= 0 {
 				times[arm] = append(times[arm], d)
+				cpus[arm] = append(cpus[arm], cpu)
 			}
 		}
 	}
@@ -102,12 +105,31 @@ func main() {
 		return // a warm-up alone
 	}
 	fmt.Printf("repository: %s (`%s`), change: a new init in %s for each arm and round; %d packages canaried (the command tests those of them it names)\n\n", *repo, strings.Join(args, " "), *change, len(canaried))
-	fmt.Println("| arm | time | ÷ plain |\n|---|---|---|")
-	base := median(times["plain"])
+	fmt.Println("| arm | wall time | ÷ plain | CPU time (user+sys) | ÷ plain |\n|---|---|---|---|---|")
 	for _, arm := range arms {
-		m := median(times[arm])
-		fmt.Printf("| %s | %s (%s–%s) | %.2f× |\n", arm, m.Round(time.Millisecond), slices.Min(times[arm]).Round(time.Millisecond), slices.Max(times[arm]).Round(time.Millisecond), float64(m)/float64(base))
+		fmt.Printf("| %s | %s | %s |\n", arm, cell(times, arm), cell(cpus, arm))
 	}
+}
+
+// cell is an arm's median with min–max, and the medians' ratio to plain.
+func cell(m map[string][]time.Duration, arm string) string {
+	r := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	return fmt.Sprintf("%s (%s–%s) | %.2f×", r(median(m[arm])), r(slices.Min(m[arm])), r(slices.Max(m[arm])), float64(median(m[arm]))/float64(median(m["plain"])))
+}
+
+// cpuTime is the user and system time of this process (building the
+// plan, decoding the report) and of every finished child process (and the
+// children they waited for): on a shared machine it moves less with the
+// load than wall time does.
+func cpuTime() time.Duration {
+	var sum time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if syscall.Getrusage(who, &ru) == nil {
+			sum += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+	return sum
 }
 
 // local runs a command in dir on the host, as the box would.
@@ -116,13 +138,13 @@ func local(dir string) gocanary.Exec { return gocanarytest.HostExec(dir) }
 // timed prints how long each box command took.
 func timed(ex gocanary.Exec) gocanary.Exec {
 	return func(ctx context.Context, c sandbox.Command) (*sandbox.Result, error) {
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuTime()
 		res, err := ex(ctx, c)
 		first, _, _ := strings.Cut(string(c.Stdin), "\n")
 		if i := strings.LastIndex(string(c.Stdin), "go test"); i >= 0 {
 			first, _, _ = strings.Cut(string(c.Stdin[i:]), "\n")
 		}
-		fmt.Fprintf(os.Stderr, "  box command %s: %.80s\n", time.Since(t0).Round(time.Millisecond), first)
+		fmt.Fprintf(os.Stderr, "  box command %s cpu %s: %.80s\n", time.Since(t0).Round(time.Millisecond), (cpuTime() - c0).Round(time.Millisecond), first)
 		return res, err
 	}
 }

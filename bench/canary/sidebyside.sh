@@ -25,7 +25,7 @@ while [ "$r" -le "$rounds" ]; do
 		bin=$before flags=
 		[ "$which" = after ] && bin=$after flags=$AFTER_FLAGS
 		"$bin" -runs 1 -warmup=false -arms plain,canary -phases $flags "$@" 2>&1 >/dev/null |
-			sed -n "s/^round 0 \([a-z-]*\) *\([0-9.ms]*\) .*/$which \1 \2/p; s/^  \(.*\)/$which   \1/p" | tee -a "$log"
+			sed -n "s/^round 0 \([a-z-]*\) *\([0-9.ms]*\) cpu \([0-9.ms]*\) .*/$which \1 \2 \3/p; s/^round 0 \([a-z-]*\) *\([0-9.ms]*\) .*/$which \1 \2/p; s/^  \(.*\)/$which   \1/p" | tee -a "$log"
 	done
 	echo "round $r done, $(uptime)"
 	r=$((r + 1))
@@ -49,14 +49,19 @@ func main() {
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		w := strings.Fields(s.Text())
-		if len(w) == 3 && (w[1] == "plain" || w[1] == "canary") {
+		if len(w) >= 3 && (w[1] == "plain" || w[1] == "canary") {
 			if d, err := time.ParseDuration(w[2]); err == nil {
 				t[w[0]+" "+w[1]] = append(t[w[0]+" "+w[1]], d)
 			}
+			if len(w) == 4 {
+				if d, err := time.ParseDuration(w[3]); err == nil {
+					t[w[0]+" cpu"+w[1]] = append(t[w[0]+" cpu"+w[1]], d)
+				}
+			}
 		}
 	}
-	med := func(k string) time.Duration {
-		d := slices.Clone(t[k])
+	med := func(v []time.Duration) time.Duration {
+		d := slices.Clone(v)
 		slices.Sort(d)
 		if len(d) == 0 {
 			return 0
@@ -65,16 +70,24 @@ func main() {
 	}
 	fmt.Println("| build | plain | canaried | canaried ÷ plain (of the medians) | ÷ plain, per round |")
 	fmt.Println("|---|---|---|---|---|")
-	for _, b := range []string{"before", "after"} {
-		p, c := t[b+" plain"], t[b+" canary"]
+	for _, b := range []string{"before", "after", "before cpu", "after cpu"} {
+		b, cpu, _ := strings.Cut(b, " ")
+		p, c := t[b+" "+cpu+"plain"], t[b+" "+cpu+"canary"]
+		if len(p) == 0 || len(c) == 0 {
+			continue
+		}
+		if cpu != "" {
+			b += " (CPU time)"
+		}
 		var per []string
 		for i := range min(len(p), len(c)) {
 			per = append(per, fmt.Sprintf("%.2f", float64(c[i])/float64(p[i])))
 		}
+		mp, mc := med(p), med(c)
 		fmt.Printf("| %s | %s (%s–%s) | %s (%s–%s) | %.2f× | %s |\n", b,
-			med(b+" plain").Round(time.Millisecond), slices.Min(p).Round(time.Millisecond), slices.Max(p).Round(time.Millisecond),
-			med(b+" canary").Round(time.Millisecond), slices.Min(c).Round(time.Millisecond), slices.Max(c).Round(time.Millisecond),
-			float64(med(b+" canary"))/float64(med(b+" plain")), strings.Join(per, " "))
+			mp.Round(time.Millisecond), slices.Min(p).Round(time.Millisecond), slices.Max(p).Round(time.Millisecond),
+			mc.Round(time.Millisecond), slices.Min(c).Round(time.Millisecond), slices.Max(c).Round(time.Millisecond),
+			float64(mc)/float64(mp), strings.Join(per, " "))
 	}
 }
 GO

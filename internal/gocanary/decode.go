@@ -79,6 +79,9 @@ func (p *Plan) Decode(res *sandbox.Result) (*sandbox.Result, []string) {
 	for _, pkg := range p.stray {
 		problems = append(problems, fmt.Sprintf("package %s holds the change's code and ran, but the harness read the command as not testing it and did not seal it; none of its results is believed", pkg))
 	}
+	for _, pkg := range p.changed {
+		problems = append(problems, fmt.Sprintf("the test binary of package %s, which the change cannot reach, or its arguments, changed between its build and its run, while the change's code ran; it was not run", pkg))
+	}
 	for _, pkg := range sortedKeys(states) {
 		if why := states[pkg].verdict(); why != "" {
 			problems = append(problems, fmt.Sprintf("the test binary's report for package %s is forged: %s; none of the package's results is believed", pkg, why))

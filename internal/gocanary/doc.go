@@ -21,8 +21,9 @@
 // no test binary runs: go test's -exec hands each to a collector script
 // that stashes it. The overlay sources and held-out test files are then
 // deleted, and a second phase runs the stashed binaries through go tool
-// test2json. The packages the change cannot reach run last, in a plain go
-// test of their own, when nothing of the plan is left in the box: their
+// test2json. The packages the change cannot reach run last, their binaries
+// kept from the first phase and run only if unchanged since, when nothing
+// of the plan is left in the box: their
 // tests may start a program the change rewrote, which must find no seal
 // source, and their reports are not sealed, so no code of the change may
 // run beside them with their report files in reach. [Plan.Decode]

@@ -63,10 +63,13 @@ type Plan struct {
 	// (see patterns.go); stray are the import paths of those that ran.
 	unsealed map[string]bool
 	stray    []string
-	overlay  map[string][]byte // path → sealed source
-	hide     []string
-	nonce    string
-	reserve  int64 // bytes the collector leaves free (diskReserve)
+	// changed are the import paths of unreached packages whose kept
+	// binary or its files changed before the last run (see last.go).
+	changed []string
+	overlay map[string][]byte // path → sealed source
+	hide    []string
+	nonce   string
+	reserve int64 // bytes the collector leaves free (diskReserve)
 	// listed are the tests each stashed binary holds, by import path
 	// and name; unlisted the packages whose list could not be read.
 	listed   map[string]map[string]bool

@@ -42,11 +42,14 @@ var ErrNotGoTest = errors.New("not one plain go test command")
 // the first phase's account of the stashed packages replaced by the
 // second's. When the box's disk runs low, the packages not yet stashed go
 // to another round (see args.go). The packages the change cannot reach
-// run last, in a plain go test of their own (see plain), once no secret
-// is left in the box and no code of the change runs beside them: in the
-// second phase, a sealed binary could rewrite their unsealed reports
-// (TestAttackNeighbourRewritesUnreachedReport). Every phase is a box command of its own, and the
-// box kills whatever a command leaves running when it ends.
+// run last, once no secret is left in the box and no code of the change
+// runs beside them: in the second phase, a sealed binary could rewrite
+// their unsealed reports (TestAttackNeighbourRewritesUnreachedReport).
+// The first phase keeps their binaries, with a digest of each, and a
+// command of their own runs those that did not change since (see last);
+// those it could not keep (the disk ran low) go to a plain go test (see
+// plain). Every phase is a box command of its own, and the box kills
+// whatever a command leaves running when it ends.
 func (p *Plan) Run(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
 	start := time.Now()
 	p.sel = selectionOf(args)
@@ -58,18 +61,27 @@ func (p *Plan) Run(ctx context.Context, exec Exec, args []string, timeout time.D
 	}
 	var out *sandbox.Result
 	var later []string
+	var keep []stash
 	cur := args
 	for {
-		res, deferred, unreached, err := p.round(ctx, exec, cur, left(), outputBytes)
+		res, deferred, unreached, kept, err := p.round(ctx, exec, cur, left(), outputBytes)
 		if err != nil {
 			return nil, err
 		}
 		out = merge(out, res)
 		later = append(later, unreached...)
+		keep = append(keep, kept...)
 		if len(deferred) == 0 {
 			break
 		}
 		cur, _ = forPackages(args, deferred)
+	}
+	if len(keep) > 0 {
+		res, err := p.last(ctx, exec, keep, left(), outputBytes)
+		if err != nil {
+			return nil, err
+		}
+		out = merge(out, res)
 	}
 	if len(later) == 0 {
 		return out, nil
@@ -100,42 +112,48 @@ func merge(a, b *sandbox.Result) *sandbox.Result {
 }
 
 // round runs both phases once and returns the packages deferred to the
-// next round and those left for the plain run (by import path).
-func (p *Plan) round(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, []string, []string, error) {
+// next round and those left for the plain run (by import path), and the
+// binaries of packages the change cannot reach that the first phase kept
+// for the last (their id a path in the box).
+func (p *Plan) round(ctx context.Context, exec Exec, args []string, timeout time.Duration, outputBytes int) (*sandbox.Result, []string, []string, []stash, error) {
 	start := time.Now()
 	dir := path.Join(p.tmpDir, "sandgate-canary-"+randomHex(8))
 	cmd, err := p.inject(args, "-count=1", "-exec="+p.execPath, "-overlay="+dir+"/overlay.json")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	_, canDefer := forPackages(args, nil)
 	one, err := exec(ctx, sandbox.Command{Args: []string{"sh", "-s"}, Stdin: []byte(p.phaseOne(dir, cmd, canDefer)), Timeout: timeout, OutputBytes: outputBytes})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if one.ExitCode == failedInternally {
-		return nil, nil, nil, fmt.Errorf("the test gate's canary set-up failed in the box: %s", tail(one.Output))
+		return nil, nil, nil, nil, fmt.Errorf("the test gate's canary set-up failed in the box: %s", tail(one.Output))
 	}
-	kept, stash, deferred, later := p.stashed(one.Output)
+	kept, stash, keep, deferred, later := p.stashed(one.Output)
+	for i := range keep {
+		keep[i].id = path.Join(dir, "l", keep[i].id)
+	}
 	if len(stash) == 0 {
 		one.Output = kept
-		return one, deferred, later, nil
+		return one, deferred, later, keep, nil
 	}
 	if timeout > 0 {
 		timeout = max(timeout-time.Since(start), time.Second)
 	}
 	two, err := exec(ctx, sandbox.Command{Args: []string{"sh", "-s"}, Stdin: []byte(phaseTwo(dir, stash)), Timeout: timeout, OutputBytes: outputBytes})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if two.ExitCode == failedInternally {
-		return nil, nil, nil, fmt.Errorf("the test gate's second phase failed in the box: %s", tail(two.Output))
+		return nil, nil, nil, nil, fmt.Errorf("the test gate's second phase failed in the box: %s", tail(two.Output))
 	}
 	one.Output = kept
-	return merge(one, two), deferred, later, nil
+	return merge(one, two), deferred, later, keep, nil
 }
 
-// plain runs the packages the change cannot reach (by import path) with
+// plain runs the packages the change cannot reach whose binaries the first
+// phase could not keep (by import path) with
 // go test as the command has it, through a collector that only adds the
 // test log go test needs to cache their results: the -exec flag is the
 // first phase's, so a result cached here is found there next time. It
@@ -208,7 +226,7 @@ func (p *Plan) phaseOne(dir, cmd string, canDefer bool) string {
 	// left mode 0600 where the cache outlives the script (isolation: none,
 	// the host's cache) is unreadable to every box that shows that cache
 	// to its commands' uid: go then calls std packages missing.
-	fmt.Fprintf(&b, "set -e\nD=%s\nrm -rf \"$D\"\n(umask 077 && mkdir -p \"$D/s\" \"$D/r\")\n", quote(dir))
+	fmt.Fprintf(&b, "set -e\nD=%s\nrm -rf \"$D\"\n(umask 077 && mkdir -p \"$D/s\" \"$D/r\" \"$D/l\")\n", quote(dir))
 	replace := map[string]string{}
 	paths := make([]string, 0, len(p.overlay))
 	for rel := range p.overlay {
@@ -229,7 +247,7 @@ func (p *Plan) phaseOne(dir, cmd string, canDefer bool) string {
 	for _, h := range p.hide {
 		b.WriteString(" " + quote(path.Join(p.root, h)))
 	}
-	b.WriteString("\nrm -f \"$D/one\"\nrmdir \"$D/r\" 2>/dev/null && rmdir \"$D\"\nexit $rc\n")
+	b.WriteString("\nrm -f \"$D/one\"\nrmdir \"$D/r\" \"$D/l\" 2>/dev/null\nrmdir \"$D\" 2>/dev/null\nexit $rc\n")
 	return b.String()
 }
 
@@ -240,29 +258,30 @@ func (p *Plan) phaseOne(dir, cmd string, canDefer bool) string {
 // With canDefer (the command's packages can be named anew), once one
 // binary is stashed the rest are deferred to another round while the
 // box's disk has less than diskReserve free beside them, and a package
-// the change cannot reach is left for the plain run. Otherwise such a
-// package is stashed like the others and runs in the
-// second phase, unjudged by the plan and uncached.
+// the change cannot reach is kept apart for the last run (see last), with
+// the digest of its binary and files, or left for the plain run when the
+// disk is low. Otherwise such a package is stashed like the others and
+// runs in the second phase, unjudged by the plan and uncached.
 func (p *Plan) collector(dir string, canDefer bool) string {
 	var b strings.Builder
-	b.WriteString("#!/bin/sh\n# sandgate: go test's -exec program for the test gate's canaries; rewritten on every run.\n")
+	b.WriteString("#!/bin/sh\n# sandgate: go test's -exec program for the test gate's canaries; rewritten on every run.\nR=r K= L=defer\n")
 	if len(p.unaffected) > 0 && canDefer {
 		pats := make([]string, len(p.unaffected))
 		for i, d := range p.unaffected {
 			pats[i] = quote(path.Join(p.root, d))
 		}
-		fmt.Fprintf(&b, "case \"$PWD\" in\n%s) echo \"%s later $PWD\"; exit 0;;\nesac\n", strings.Join(pats, "|"), p.nonce)
+		fmt.Fprintf(&b, "case \"$PWD\" in\n%s) R=l K=kept L=later;;\nesac\n", strings.Join(pats, "|"))
 	}
 	fmt.Fprintf(&b, "D=%s\n", quote(dir))
 	if canDefer {
 		fmt.Fprintf(&b, `if [ -e "$D/one" ]; then
 	avail=$(df -Pk "$D" 2>/dev/null | awk 'NR==2 {print $4}')
 	size=$(($(stat -c %%s "$1") / 1024))
-	if [ -n "$avail" ] && [ $((avail - size)) -lt %d ]; then echo "%s defer $PWD"; exit 0; fi
+	if [ -n "$avail" ] && [ $((avail - size)) -lt %d ]; then echo "%s $L $PWD"; exit 0; fi
 fi
 `, p.reserve>>10, p.nonce)
 	}
-	fmt.Fprintf(&b, `n=$(mktemp -d "$D/r/XXXXXXXX") || exit %d
+	fmt.Fprintf(&b, `n=$(mktemp -d "$D/$R/XXXXXXXX") || exit %d
 b=${1##*/}
 mkdir "$n/b" && { ln "$1" "$n/b/$b" 2>/dev/null || cp "$1" "$n/b/$b"; } || exit %d
 : > "$D/one"
@@ -283,8 +302,13 @@ for a; do
 	esac
 	printf "'%%s' " "$(printf '%%s' "$a" | sed "s/'/'\\\\''/g")" >> "$n/args"
 done
-echo "%s ${n##*/} $PWD"
-`, failedInternally, failedInternally, p.nonce, p.nonce, p.nonce, p.nonce)
+if [ -n "$K" ]; then
+	h=$(cd "$n" && sha256sum bin dir args "b/$b" | cut -c1-64 | tr -d '\n') || exit %d
+	echo "%s kept ${n##*/} $h $PWD"
+else
+	echo "%s ${n##*/} $PWD"
+fi
+`, failedInternally, failedInternally, p.nonce, p.nonce, p.nonce, failedInternally, p.nonce, p.nonce)
 	return b.String()
 }
 
@@ -292,14 +316,16 @@ echo "%s ${n##*/} $PWD"
 // tests themselves and the build cache.
 const diskReserve = 1 << 30
 
-// stash is one binary the first phase put aside.
-type stash struct{ id, pkg string }
+// stash is one binary the first phase put aside; hash is, for a binary
+// kept for the last, the collector's digest of it and its files.
+type stash struct{ id, pkg, hash string }
 
-// stashed reads the first phase's output: the binaries put aside (and
-// which package each is), the packages deferred to another round, those
-// left for the plain run, and the output without those packages' lines.
-func (p *Plan) stashed(out []byte) ([]byte, []stash, []string, []string) {
-	var st []stash
+// stashed reads the first phase's output: the binaries put aside for the
+// second phase and those kept for the last (and which package each is),
+// the packages deferred to another round, those left for the plain run,
+// and the output without those packages' lines.
+func (p *Plan) stashed(out []byte) ([]byte, []stash, []stash, []string, []string) {
+	var st, keep []stash
 	var deferred, later []string
 	drop := map[string]bool{}
 	for _, line := range strings.SplitAfter(string(out), "\n") {
@@ -323,6 +349,14 @@ func (p *Plan) stashed(out []byte) ([]byte, []stash, []string, []string) {
 		case "test", "notests":
 			p.list(e.Package, id, pwd)
 			continue
+		case "kept":
+			f := strings.SplitN(pwd, " ", 3)
+			if len(f) == 3 {
+				keep = append(keep, stash{id: f[0], pkg: e.Package, hash: f[1]})
+			} else {
+				later = append(later, e.Package)
+			}
+			continue
 		}
 		st = append(st, stash{id: id, pkg: e.Package})
 		rel := strings.TrimPrefix(strings.TrimPrefix(pwd, p.root), "/")
@@ -343,7 +377,7 @@ func (p *Plan) stashed(out []byte) ([]byte, []stash, []string, []string) {
 		}
 		kept = append(kept, line...)
 	}
-	return kept, st, deferred, later
+	return kept, st, keep, deferred, later
 }
 
 // list records one test the package's binary holds ("test" and its
@@ -379,7 +413,8 @@ func phaseTwo(dir string, st []stash) string {
 	b.WriteString(runScript)
 	fmt.Fprintf(&b, "printf '%%s\\n' %s | xargs -P \"$(nproc)\" -I@ sh \"$D/run\" \"$T\" \"$D/r/@\"\nrc=0\n", strings.Join(ids, " "))
 	fmt.Fprintf(&b, "for n in %s; do cat \"$D/r/$n/out\"; [ \"$(cat \"$D/r/$n/rc\" 2>/dev/null)\" = 0 ] || rc=1; done\n", strings.Join(ids, " "))
-	b.WriteString("rm -rf \"$D\"\nexit $rc\n")
+	// The binaries kept for the last stay (see last).
+	b.WriteString("rm -rf \"$D/r\" \"$D/run\" \"$D/bin\"\nrmdir \"$D/l\" \"$D\" 2>/dev/null\nexit $rc\n")
 	return b.String()
 }
 

@@ -1,0 +1,66 @@
+package gocanary
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/sandgate/sandgate/sandbox"
+)
+
+// last runs the binaries of the packages the change cannot reach that the
+// first phase kept (keep), once every round is over: no canary source,
+// hidden file or sealed binary is left in the box, and the command that
+// ran the sealed binaries has ended, with whatever it left running. They
+// ran there as a plain go test of their own, which linked every binary a
+// second time (go test caches none) and loaded the packages again: on
+// prometheus 0.5–1 s of a 6 s command, the largest part of the canary's
+// cost (bench/results/canary.md).
+//
+// The change's code in the sealed binaries could reach these files in the
+// second phase: a binary, its arguments or its directory rewritten there
+// would turn a failure into a pass in a report no seal guards. So each is
+// run only if the digest the collector printed in the first phase, when
+// no code of the change had run, still matches; one that does not is not
+// run, and its package is refused (see Decode). What runs beside them is
+// what ran beside them in the plain go test: their own tests, and programs
+// those start.
+func (p *Plan) last(ctx context.Context, exec Exec, keep []stash, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
+	x := path.Join(p.tmpDir, "sandgate-canary-"+randomHex(8))
+	var b strings.Builder
+	fmt.Fprintf(&b, "D=%s\nrm -rf \"$D\" && (umask 077 && mkdir -p \"$D\") || exit %d\nT=$(go tool -n test2json </dev/null) || exit %d\n: > \"$D/ok\"\n", quote(x), failedInternally, failedInternally)
+	b.WriteString("check() { [ \"$(cd \"$1\" 2>/dev/null && sha256sum bin dir args \"b/$(cat bin)\" 2>/dev/null | cut -c1-64 | tr -d '\\n')\" = \"$2\" ]; }\n")
+	dirs := map[string]bool{}
+	for _, k := range keep {
+		dirs[path.Dir(path.Dir(k.id))] = true
+		fmt.Fprintf(&b, "if check %[1]s %[2]s && printf '%%s' %[3]s > %[1]s/pkg; then echo %[1]s >> \"$D/ok\"; else echo %[4]s; fi\n",
+			quote(k.id), quote(k.hash), quote(k.pkg), quote(p.nonce+" changed "+k.pkg))
+	}
+	b.WriteString(runScript)
+	b.WriteString("[ -s \"$D/ok\" ] && xargs -P \"$(nproc)\" -I@ sh \"$D/run\" \"$T\" @ < \"$D/ok\"\nrc=0\n")
+	b.WriteString("while read -r n; do cat \"$n/out\"; [ \"$(cat \"$n/rc\" 2>/dev/null)\" = 0 ] || rc=1; done < \"$D/ok\"\nrm -rf \"$D\"")
+	for d := range dirs {
+		b.WriteString(" " + quote(d))
+	}
+	b.WriteString("\nexit $rc\n")
+	res, err := exec(ctx, sandbox.Command{Args: []string{"sh", "-s"}, Stdin: []byte(b.String()), Timeout: timeout, OutputBytes: outputBytes})
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode == failedInternally {
+		return nil, fmt.Errorf("the test gate's run of the packages the change cannot reach failed in the box: %s", tail(res.Output))
+	}
+	var out []byte
+	for _, line := range strings.SplitAfter(string(res.Output), "\n") {
+		if pkg, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), p.nonce+" changed "); ok {
+			p.changed = append(p.changed, pkg)
+			res.ExitCode = max(res.ExitCode, 1)
+			continue
+		}
+		out = append(out, line...)
+	}
+	res.Output = out
+	return res, nil
+}
