@@ -106,6 +106,9 @@ func TestDiskSharedAndWritable(t *testing.T) {
 		t.Fatalf("the harness does not see the change in the upper layer: %q", got)
 	}
 	b.Close()
+	if os.Geteuid() != 0 {
+		return // a rootless box's disk dies with it (TestRootlessAttacks/no_resume)
+	}
 	b2, err := sandbox.Start(context.Background(), sandbox.Options{Policy: sandbox.Policy{Limits: sandbox.Limits{DiskBytes: testDisk}},
 		Snapshot: t.TempDir(), StateDir: state})
 	if err != nil {
@@ -159,6 +162,9 @@ func TestDiskFailsClosed(t *testing.T) {
 	if !strings.Contains(err.Error(), "more than the host has free") {
 		t.Fatalf("the error does not say the host lacks room: %v", err)
 	}
+	if os.Geteuid() != 0 {
+		return // a rootless box's disk is a tmpfs: no mkfs.ext4 to miss
+	}
 	t.Setenv("PATH", t.TempDir())
 	b, err = sandbox.Start(context.Background(), sandbox.Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
 	if err == nil {
@@ -176,6 +182,9 @@ func TestDiskFailsClosed(t *testing.T) {
 // new box must wait for it (and see the change) rather than mount the
 // image a second time, and must fail closed if it is never let go.
 func TestDiskWaitsForThePreviousMount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("loop devices need root; a rootless box's disk is a tmpfs")
+	}
 	b, state := diskBox(t, false)
 	sh(t, b, "echo changed > main.go")
 	b.Close()

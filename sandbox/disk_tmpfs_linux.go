@@ -64,6 +64,9 @@ func claimTmpfsState(stateDir string) error {
 // newTmpfsDisk mounts a tmpfs of limit bytes through the helper and lays
 // it out.
 func newTmpfsDisk(limit int64) (*disk, error) {
+	if err := memoryHasRoom(limit); err != nil {
+		return nil, err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -145,4 +148,19 @@ func runTmpfs() int {
 		return fail(err)
 	}
 	return 0
+}
+
+// memoryHasRoom refuses a tmpfs disk larger than the host's memory and
+// swap: it could never be filled, and the box would run out of memory
+// where the limit promises it disk.
+func memoryHasRoom(limit int64) error {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return err
+	}
+	if room := int64(si.Totalram+si.Totalswap) * int64(si.Unit); limit > room {
+		return fmt.Errorf("%w: the disk limit of %s is more than the host has free in memory and swap (%s), where a rootless box keeps its disk (a tmpfs): lower sandbox.disk",
+			ErrUnavailable, FormatBytes(limit), FormatBytes(room))
+	}
+	return nil
 }
