@@ -155,9 +155,6 @@ func TestPooledInitSeesTheHostMountsOfNow(t *testing.T) {
 // first box wrote, even when its init and a new disk were made ahead;
 // and a new box never gets that disk.
 func TestPooledBoxKeepsAResumedRunsDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("a rootless box's disk is a tmpfs that dies with it; TestRootlessAttacks/no_resume checks that a resumed box is refused")
-	}
 	pooledBox(t, sandbox.Policy{}).Close() // fill the pool
 	state := t.TempDir()
 	start := func() *sandbox.Box {

@@ -5,7 +5,6 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,34 +30,64 @@ import (
 // helper's start and the mount take a few milliseconds; there is no mkfs
 // and no image to delete.
 
-// tmpfsMarker, in a state directory, says a rootless box's disk was made
-// for it: a later Start there finds an empty disk where the run's
-// workspace was, and is refused.
-const tmpfsMarker = "disk.tmpfs"
+// tmpfsMarker, in a state directory, says a rootless box's disk is in
+// use there; tmpfsSaved is the copy of it a closed box left. A marker
+// without a copy is a harness that died with its box's disk: a later
+// Start there would find an empty disk where the run's workspace was, and
+// is refused.
+const (
+	tmpfsMarker = "disk.tmpfs"
+	tmpfsSaved  = "disk.saved"
+)
 
-// openTmpfsDisk makes the disk of a rootless box with state in stateDir.
+// openTmpfsDisk makes the disk of a rootless box with state in stateDir,
+// holding what the last box there left (a resumed run).
 func openTmpfsDisk(stateDir string, limit int64) (*disk, error) {
-	if err := claimTmpfsState(stateDir); err != nil {
+	if _, err := os.Stat(filepath.Join(stateDir, "disk.img")); err == nil {
+		return nil, fmt.Errorf("%w: this run's disk is an ext4 image made by a root harness: resume it as root", ErrUnavailable)
+	}
+	saved := filepath.Join(stateDir, tmpfsSaved)
+	st, errSaved := os.Lstat(saved)
+	if errSaved == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is no regular file", ErrUnavailable, saved)
+	}
+	if _, err := os.Stat(filepath.Join(stateDir, tmpfsMarker)); err == nil && errSaved != nil {
+		return nil, fmt.Errorf("%w: rootless boxes keep their disk in memory (tmpfs), and this run's harness died with its box: its workspace cannot be resumed (start the run again, or run as root for a disk that survives a crash)", ErrUnavailable)
+	}
+	d, err := newTmpfsDisk(limit)
+	if err != nil {
 		return nil, err
 	}
-	return newTmpfsDisk(limit)
+	if errSaved == nil {
+		// The copy goes once it is back: were this harness to die, an
+		// older copy must not pass for the run's workspace.
+		out, err := d.tarAsOwner("-xpf", saved)
+		if err == nil {
+			err = os.Remove(saved)
+		}
+		if err != nil {
+			d.close()
+			return nil, fmt.Errorf("%w: restore this run's disk: %w %s", ErrUnavailable, err, out)
+		}
+	}
+	return d, markTmpfs(stateDir)
 }
 
-// claimTmpfsState refuses a state directory whose box had a disk before
-// (its workspace is gone with it, or it is an image only root can mount),
-// and marks it as having one now.
-func claimTmpfsState(stateDir string) error {
-	if _, err := os.Stat(filepath.Join(stateDir, "disk.img")); err == nil {
-		return fmt.Errorf("%w: this run's disk is an ext4 image made by a root harness: resume it as root", ErrUnavailable)
+// markTmpfs records that a box's disk is in use in stateDir.
+func markTmpfs(stateDir string) error {
+	return os.WriteFile(filepath.Join(stateDir, tmpfsMarker), nil, 0o600)
+}
+
+// save archives a rootless box's disk into its state directory, once the
+// box is dead (nothing writes to it, nothing can swap a file for a link
+// under the archiver), so a resumed run finds its workspace. The archive
+// keeps links as links and the overlay's whiteouts and xattrs.
+func (d *disk) save(stateDir string) error {
+	dst := filepath.Join(stateDir, tmpfsSaved)
+	if out, err := d.tarAsOwner("-cf", dst+".tmp"); err != nil {
+		return fmt.Errorf("save the box's disk: %w %s", err, out)
 	}
-	f, err := os.OpenFile(filepath.Join(stateDir, tmpfsMarker), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%w: rootless boxes keep their disk in memory (tmpfs), and this run's died with its box: its workspace cannot be resumed (start the run again, or run as root for a disk that survives)", ErrUnavailable)
-	}
-	if err != nil {
-		return err
-	}
-	return f.Close()
+	return os.Rename(dst+".tmp", dst)
 }
 
 // newTmpfsDisk mounts a tmpfs of limit bytes through the helper and lays
@@ -163,4 +192,25 @@ func memoryHasRoom(limit int64) error {
 			ErrUnavailable, FormatBytes(limit), FormatBytes(room))
 	}
 	return nil
+}
+
+// tarAsOwner runs tar on the disk (its fd 3: another user namespace's
+// process may not reach the harness's /proc/PID/fd) in a user namespace
+// whose root is this harness's uid. The box's files are all that uid's,
+// so tar reads the ones a command made unreadable (chmod 000, the
+// overlay's work directory) and writes whiteouts, as root reads and
+// writes the ext4 image, and can touch nothing of anyone else's.
+func (d *disk) tarAsOwner(args ...string) ([]byte, error) {
+	cmd := exec.Command("tar", append([]string{"--xattrs", "--xattrs-include=*", "--sparse", "-C", "/proc/self/fd/3"}, append(args, ".")...)...)
+	if args[0] == "-xpf" {
+		cmd.Args = cmd.Args[:len(cmd.Args)-1]
+	}
+	cmd.ExtraFiles = []*os.File{d.mnt}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  unix.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		Pdeathsig:   syscall.SIGKILL,
+	}
+	return cmd.CombinedOutput()
 }

@@ -82,7 +82,13 @@ func (d *disk) adopt(stateDir string, limit int64) error {
 		return fmt.Errorf("pooled disk of %d bytes, the box asks for %d", d.limit, limit)
 	}
 	if d.image == "" {
-		return claimTmpfsState(stateDir)
+		// A resumed run's disk is restored by openTmpfsDisk, or refused.
+		for _, f := range []string{"disk.img", tmpfsMarker, tmpfsSaved} {
+			if _, err := os.Lstat(filepath.Join(stateDir, f)); err == nil {
+				return fmt.Errorf("a resumed run's state (%s)", f)
+			}
+		}
+		return markTmpfs(stateDir)
 	}
 	// What a disk made now would need, the box needs (see makeImage).
 	if _, err := exec.LookPath("mkfs.ext4"); err != nil {

@@ -32,9 +32,10 @@ import (
 //     make (no mkfs, no loop device) but lives in memory: what a box
 //     writes is charged to its memory cgroup, so the memory limit is
 //     reached first when the disk limit is the larger, and the disk dies
-//     with the box. A run whose box is gone cannot be resumed with its
-//     workspace: a second Start on the same state directory is refused
-//     rather than handed an empty disk.
+//     with the box. A box that closes copies it into its state directory
+//     and the next box there (a resumed run) starts from that copy; a
+//     harness that dies copies nothing, and a box started on its state
+//     is refused rather than handed an empty disk.
 
 // DelegatedDir is the directory, under each cgroup hierarchy's root, that
 // holds the subtrees Delegate makes, one per uid.
@@ -234,5 +235,5 @@ func Mode() Layer {
 	if where == "" {
 		where = p.mem + " and " + p.pids
 	}
-	return Layer{"mode", true, "rootless: memory and pids limits in the delegated " + where + "; the disk limit a tmpfs in the box's user namespace (in memory, counted against the memory limit; a run cannot resume after its box is gone)"}
+	return Layer{"mode", true, "rootless: memory and pids limits in the delegated " + where + "; the disk limit a tmpfs in the box's user namespace (in memory, counted against the memory limit; a run resumes after its box closed, not after its harness died)"}
 }

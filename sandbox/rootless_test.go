@@ -45,7 +45,7 @@ func TestRootlessAttacks(t *testing.T) {
 	}
 	for name, attack := range map[string]func(*testing.T){
 		"memory": rootlessMemory, "pids": rootlessPids, "disk": rootlessDisk,
-		"outside the workspace": rootlessOutside, "cgroup escape": rootlessCgroupEscape, "no resume": rootlessNoResume,
+		"outside the workspace": rootlessOutside, "cgroup escape": rootlessCgroupEscape, "resume": rootlessResume,
 	} {
 		t.Run(name, attack)
 	}
@@ -285,23 +285,44 @@ grep -E '^[0-9]+:pids:' /proc/self/cgroup`)
 	}
 }
 
-// rootlessNoResume: the tmpfs disk dies with its box, so a second box on
-// the same state directory (a resumed run) is refused rather than shown
-// an empty workspace.
-func rootlessNoResume(t *testing.T) {
+// rootlessResume: a box that closed leaves a copy of its tmpfs disk, and
+// the next box on its state (a resumed run) sees the change; a harness
+// that died left no copy (its state is the marker alone: the copy is
+// removed here to make that state), and a box on it is refused rather
+// than shown the workspace without the change.
+func rootlessResume(t *testing.T) {
 	lower, state := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(lower, "f"), []byte("deleted in the box"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	o := sandbox.Options{Snapshot: lower, StateDir: state, Policy: sandbox.Policy{Limits: sandbox.Limits{DiskBytes: 64 << 20}}}
 	b, err := sandbox.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rootlessRun(t, b, "echo change > /work/changed")
+	res0 := rootlessRun(t, b, "echo change > /work/changed && mkdir -p /work/d && echo x > /work/f0 && rm /work/f && chmod 000 /work/d && stat -c %a /work/d")
+	if res0.ExitCode != 0 {
+		t.Fatalf("first box: %s", res0.Output)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err = sandbox.Start(context.Background(), o)
+	if err != nil {
+		t.Fatalf("a closed box's run does not resume: %v", err)
+	}
+	if res := rootlessRun(t, b, "cat /work/changed; ls /work; stat -c %a /work/d"); string(res.Output) != "change\nchanged\nd\nf0\n0\n" {
+		t.Fatalf("the resumed box lost its change (or a deleted file came back): %q", res.Output)
+	}
 	b.Close()
+	if err := os.RemoveAll(filepath.Join(state, "disk.saved")); err != nil {
+		t.Fatal(err)
+	}
 	b, err = sandbox.Start(context.Background(), o)
 	if err == nil {
 		res := rootlessRun(t, b, "cat /work/changed")
 		b.Close()
-		t.Fatalf("a resumed rootless box started without its disk: %s", res.Output)
+		t.Fatalf("a box started where its harness died, without its disk: %s", res.Output)
 	}
 	if !strings.Contains(err.Error(), "cannot be resumed") {
 		t.Fatalf("refusal does not say why: %v", err)
