@@ -62,6 +62,8 @@ type Box struct {
 	diskErr error
 	// caches are the caches mounted, in the order init mounts them.
 	caches []Cache
+	// discarding: Close need not save a rootless box's disk (Discard).
+	discarding bool
 }
 
 // Platform reports whether this OS can run boxes at all: nil on Linux
@@ -404,6 +406,9 @@ func (b *Box) Close() error {
 	b.mu.Unlock()
 	errs := []error{b.stop()}
 	_ = b.awaitDisk() // a box that failed to start may still be making it
+	if b.disk != nil && b.disk.image == "" && b.disk.mnt != nil && !b.discarding {
+		errs = append(errs, b.disk.save(b.opts.StateDir))
+	}
 	errs = append(errs, b.disk.close())
 	if b.audit != nil {
 		errs = append(errs, b.audit.close())

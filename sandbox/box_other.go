@@ -118,3 +118,12 @@ func handedOver(string) bool { return true }
 
 // handOverEntry: off Linux there is no commands' uid.
 func handOverEntry(string, *unix.Stat_t) error { return nil }
+
+// DelegatedDir is where Delegate makes users' cgroup subtrees (Linux only).
+const DelegatedDir = "sandgate-users"
+
+// Delegate fails off Linux: there are no cgroups to hand over.
+func Delegate(uid, gid int) ([]string, error) { return nil, errNotLinux }
+
+// Mode reports that no box can be made off Linux.
+func Mode() Layer { return Layer{"mode", false, errNotLinux.Error()} }

@@ -48,8 +48,11 @@ var cgroupSeq atomic.Int64
 
 // sweepStale removes empty cgroups left by harnesses that were killed
 // before they could clean up (their name carries the dead harness's pid).
-func sweepStale() {
-	for _, parent := range []string{cgroupRoot, filepath.Join(cgroupRoot, "memory"), filepath.Join(cgroupRoot, "pids")} {
+func sweepStale(p cgroupParents) {
+	for _, parent := range []string{p.v2, p.mem, p.pids} {
+		if parent == "" {
+			continue
+		}
 		dirs, _ := filepath.Glob(filepath.Join(parent, "sandgate-*"))
 		for _, d := range dirs {
 			owner, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(d), "sandgate-"), "-")
@@ -73,10 +76,14 @@ func sweepStale() {
 }
 
 func newCgroups(l Limits) (*cgroups, error) {
-	sweepStale()
+	parents, err := boxCgroupParents()
+	if err != nil {
+		return nil, err
+	}
+	sweepStale(parents)
 	name := fmt.Sprintf("sandgate-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	cg := &cgroups{}
-	err := cg.create(name, l)
+	err = cg.create(parents, name, l)
 	if err != nil {
 		cg.remove()
 		return nil, err
@@ -86,36 +93,50 @@ func newCgroups(l Limits) (*cgroups, error) {
 
 func (c *cgroups) mkdir(d string) error {
 	if err := os.Mkdir(d, 0o755); err != nil {
-		return fmt.Errorf("create cgroup %s: %w (memory and pids controllers are needed, as root)", d, err)
+		return fmt.Errorf("create cgroup %s: %w (memory and pids controllers are needed, as root or delegated: sandgate sandbox delegate)", d, err)
 	}
 	c.all = append(c.all, d)
 	return nil
 }
 
-func (c *cgroups) create(name string, l Limits) error {
-	total, cmds := strconv.Itoa(l.Pids+initHeadroom), strconv.Itoa(l.Pids)
-	if _, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
-		ctrl, _ := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.subtree_control"))
-		if strings.Contains(string(ctrl), "memory") && strings.Contains(string(ctrl), "pids") {
-			// v2 forbids processes in a cgroup whose children use
-			// controllers: init and commands are siblings.
-			c.v2 = true
-			d := filepath.Join(cgroupRoot, name)
-			for _, dir := range []string{d, filepath.Join(d, "init"), filepath.Join(d, "cmds")} {
-				if err := c.mkdir(dir); err != nil {
-					return err
-				}
-				if dir == d {
-					if err := c.write(map[string]string{"memory.max": itoa64(l.MemoryBytes + initMemoryHeadroom), "pids.max": total, "cgroup.subtree_control": "+pids +memory"}, d); err != nil {
-						return err
-					}
-				}
-			}
-			c.join, c.cmdProcs = []string{filepath.Join(d, "init")}, filepath.Join(d, "cmds", "cgroup.procs")
-			return c.write(map[string]string{"pids.max": cmds, "memory.max": itoa64(l.MemoryBytes)}, filepath.Join(d, "cmds"))
+func (c *cgroups) create(p cgroupParents, name string, l Limits) error {
+	if p.v2 != "" {
+		return c.createV2(p.v2, name, l)
+	}
+	return c.createV1(p, name, l)
+}
+
+// createV2 makes the box's cgroups in parent, a hierarchy's root or the
+// top of a subtree delegated to this harness.
+func (c *cgroups) createV2(parent, name string, l Limits) error {
+	if rootless() && !v2Controllers(filepath.Join(parent, "cgroup.subtree_control")) {
+		// The delegated subtree's top is the harness's to configure.
+		if err := c.write(map[string]string{"cgroup.subtree_control": "+pids +memory"}, parent); err != nil {
+			return err
 		}
 	}
-	mem, pids := filepath.Join(cgroupRoot, "memory", name), filepath.Join(cgroupRoot, "pids", name)
+	// v2 forbids processes in a cgroup whose children use controllers:
+	// init and commands are siblings.
+	c.v2 = true
+	d := filepath.Join(parent, name)
+	for _, dir := range []string{d, filepath.Join(d, "init"), filepath.Join(d, "cmds")} {
+		if err := c.mkdir(dir); err != nil {
+			return err
+		}
+		if dir == d {
+			if err := c.write(map[string]string{"memory.max": itoa64(l.MemoryBytes + initMemoryHeadroom), "pids.max": strconv.Itoa(l.Pids + initHeadroom), "cgroup.subtree_control": "+pids +memory"}, d); err != nil {
+				return err
+			}
+		}
+	}
+	c.join, c.cmdProcs = []string{filepath.Join(d, "init")}, filepath.Join(d, "cmds", "cgroup.procs")
+	return c.write(map[string]string{"pids.max": strconv.Itoa(l.Pids), "memory.max": itoa64(l.MemoryBytes)}, filepath.Join(d, "cmds"))
+}
+
+// createV1 makes the box's cgroups in the v1 memory and pids hierarchies.
+func (c *cgroups) createV1(p cgroupParents, name string, l Limits) error {
+	total, cmds := strconv.Itoa(l.Pids+initHeadroom), strconv.Itoa(l.Pids)
+	mem, pids := filepath.Join(p.mem, name), filepath.Join(p.pids, name)
 	for _, d := range []string{mem, filepath.Join(mem, "cmds"), pids, filepath.Join(pids, "cmds")} {
 		if err := c.mkdir(d); err != nil {
 			return err
@@ -159,10 +180,14 @@ func (c *cgroups) add(pid int) error {
 }
 
 func (c *cgroups) describe() string {
+	v, where := "v1", ""
 	if c.v2 {
-		return "cgroup v2 memory and pids limits"
+		v = "v2"
 	}
-	return "cgroup v1 memory and pids limits"
+	if rootless() {
+		where = " (in the subtree delegated to the harness's user)"
+	}
+	return "cgroup " + v + " memory and pids limits" + where
 }
 
 // remove deletes the cgroups once their processes are gone, killing any

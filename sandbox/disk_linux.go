@@ -74,6 +74,9 @@ const (
 // attaches and mounts it. It fails, naming what is missing, when the
 // limit cannot be enforced.
 func openDisk(stateDir string, limit int64) (*disk, error) {
+	if rootless() {
+		return openTmpfsDisk(stateDir, limit)
+	}
 	return openImage(filepath.Join(stateDir, "disk.img"), limit)
 }
 
@@ -365,6 +368,15 @@ func (d *disk) free() (int64, error) {
 // move into its namespace: the harness's own mount never leaves its hands,
 // so a second init (the overlay-to-copy fallback) can have one too.
 func (d *disk) forBox() (*os.File, error) {
+	if d.image == "" {
+		// A rootless harness may not clone a mount: init moves this one,
+		// so it serves one init (an overlay-to-copy retry fails closed).
+		fd, err := unix.FcntlInt(d.mnt.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%w: disk limit: %w", ErrUnavailable, err)
+		}
+		return os.NewFile(uintptr(fd), "sandgate-disk-box"), nil
+	}
 	fd, err := unix.OpenTree(int(d.mnt.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
 	if err != nil {
 		return nil, fmt.Errorf("%w: disk limit: clone the disk mount: %w", ErrUnavailable, err)
@@ -375,6 +387,9 @@ func (d *disk) forBox() (*os.File, error) {
 // describe names the limit for Layers. A workspace bound from the host
 // (Options.Workspace) is the caller's directory and not on the disk.
 func (d *disk) describe(workspaceOnDisk bool) string {
+	if d.image == "" {
+		return fmt.Sprintf("disk limit %s (rootless: a tmpfs in memory, counted against the memory limit, shared by /tmp, home, caches and an overlay workspace's changes; copied to the state directory when the box closes, lost if the harness dies)", FormatBytes(d.limit))
+	}
 	if !workspaceOnDisk {
 		return fmt.Sprintf("disk limit %s (ext4 image shared by /tmp, home and caches; the bound workspace is not limited)", FormatBytes(d.limit))
 	}
@@ -484,6 +499,9 @@ func (b *Box) noteDiskFull(res *Result) {
 // included. Call it when the run is over for good: a run that may resume
 // needs the image, which holds its change.
 func (b *Box) Discard() error {
+	b.mu.Lock()
+	b.discarding = true
+	b.mu.Unlock()
 	err := b.Close()
 	if b.opts.StateDir != "" {
 		err = errors.Join(err, os.RemoveAll(b.opts.StateDir))

@@ -35,6 +35,9 @@ var poolDiskSeq atomic.Int64
 
 // poolDisk makes a disk of limit bytes for the pool.
 func poolDisk(limit int64) (*disk, error) {
+	if rootless() {
+		return newTmpfsDisk(limit)
+	}
 	dir := imageTemplateDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -77,6 +80,15 @@ func sweepPoolDisks(dir string) {
 func (d *disk) adopt(stateDir string, limit int64) error {
 	if d.limit != limit {
 		return fmt.Errorf("pooled disk of %d bytes, the box asks for %d", d.limit, limit)
+	}
+	if d.image == "" {
+		// A resumed run's disk is restored by openTmpfsDisk, or refused.
+		for _, f := range []string{"disk.img", tmpfsMarker, tmpfsSaved} {
+			if _, err := os.Lstat(filepath.Join(stateDir, f)); err == nil {
+				return fmt.Errorf("a resumed run's state (%s)", f)
+			}
+		}
+		return markTmpfs(stateDir)
 	}
 	// What a disk made now would need, the box needs (see makeImage).
 	if _, err := exec.LookPath("mkfs.ext4"); err != nil {

@@ -20,6 +20,8 @@ func runRole(role string) int {
 		return runInit()
 	case "probe":
 		return runProbe()
+	case "tmpfs":
+		return runTmpfs()
 	}
 	fmt.Fprintf(os.Stderr, "sandbox: unknown helper role %q\n", role)
 	return 2

@@ -117,6 +117,9 @@ func diffLines(got, want string) string {
 // leaves a meta naming the layer's bases and store. No snapshot is
 // there, so it must pin neither: eviction still empties the cache.
 func TestKilledPublishPinsNothing(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("layered snapshots need root to mount the harness's view of them; without it every snapshot is whole")
+	}
 	repo, cache, _, second := baseAndStep(t)
 	ctx := context.Background()
 	if _, _, err := sandbox.Snapshot(ctx, repo, second, cache); err != nil {

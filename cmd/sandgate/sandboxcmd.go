@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os/user"
+	"strconv"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
 
 func cmdSandbox(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("sandbox", "check\n\nReports which isolation layers work on this machine (namespaces, Landlock,\nseccomp, cgroups, the disk limit) and where the snapshot cache is. Exit 1\nwhen one is missing: sandgate then refuses to run commands.\n\nflags:", stdout, stderr)
+	if len(args) > 0 && args[0] == "delegate" {
+		return cmdSandboxDelegate(args[1:], stdout, stderr)
+	}
+	fs := newFlags("sandbox", "check | delegate --user NAME\n\nReports which isolation layers work on this machine (namespaces, Landlock,\nseccomp, cgroups, the disk limit), whether boxes are made as root or\nrootless, and where the snapshot cache is. Exit 1 when one is missing:\nsandgate then refuses to run commands.\n\nflags:", stdout, stderr)
 	format := fs.format("text", "json")
 	pos, code, ok := fs.parseN(args, 1, 1)
 	if !ok {
@@ -58,4 +63,36 @@ func cacheLine() string {
 	n, _ := sandbox.CacheBytes(dir)
 	return fmt.Sprintf("\nsnapshot cache: %s (%d snapshots of %d repositories, %s of %s; SANDGATE_CACHE_MAX sets the cap, sandgate prune empties it)",
 		dir, len(list), len(stores), humanBytes(n), humanBytes(sandbox.CacheMax()))
+}
+
+// cmdSandboxDelegate is `sandgate sandbox delegate --user NAME`: the one
+// root step a machine without systemd needs before NAME can run boxes
+// rootless (systemd's Delegate=yes does the same for a user session).
+func cmdSandboxDelegate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("sandbox delegate", "--user NAME\n\nAs root, hands the user NAME cgroup subtrees for the memory and pids\ncontrollers (v1 hierarchies, and v2 where it has them), so NAME's sandgate\nruns boxes rootless with those limits. Running it again changes nothing.\n\nflags:", stdout, stderr)
+	name := fs.String("user", "", "the user (name or uid) to delegate to")
+	if _, code, ok := fs.parseN(args, 0, 0); !ok {
+		return code
+	}
+	if *name == "" {
+		return fs.usageError("--user is required")
+	}
+	u, err := user.Lookup(*name)
+	if err != nil {
+		if u, err = user.LookupId(*name); err != nil {
+			fmt.Fprintf(stderr, "sandgate sandbox delegate: no user %q\n", *name)
+			return exitFailed
+		}
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	dirs, err := sandbox.Delegate(uid, gid)
+	if err != nil {
+		fmt.Fprintln(stderr, "sandgate sandbox delegate:", err)
+		return exitFailed
+	}
+	for _, d := range dirs {
+		fmt.Fprintf(stdout, "delegated %s to %s\n", d, u.Username)
+	}
+	return exitOK
 }
