@@ -123,3 +123,40 @@ func TestAttackTokenFileOthersCanRead(t *testing.T) {
 		t.Fatalf("mode 0600: %v %v", toks, err)
 	}
 }
+
+// TestAttackLoginFromAnotherSite: a token holder (mallory) sends alice a
+// link, or has a page of hers navigate, to the inbox with ?token= of
+// mallory's own. Followed from another site it must not sign alice's
+// browser out of her own name and into mallory's, where every decision
+// alice then makes would be recorded as mallory's.
+func TestAttackLoginFromAnotherSite(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tokens")
+	writeFile(t, file, aliceTok+" alice\n"+bobTok+" mallory\n")
+	must(t, os.Chmod(file, 0o600))
+	toks, err := inbox.LoadTokens(file)
+	must(t, err)
+	w := newWorldWith(t, func(o *inbox.Options) { o.People = &inbox.People{Tokens: toks} })
+	alice := client(nil)
+	if code, _ := get(t, alice, w.ts.URL+"/?token="+aliceTok); code != http.StatusSeeOther {
+		t.Fatalf("alice's login: %d", code)
+	}
+	// What a browser sends following a link or a script from elsewhere.
+	req, _ := http.NewRequest("GET", w.ts.URL+"/reviews?token="+bobTok, nil)
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, err := alice.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if code, by := decideAs(t, w, alice), lastBy(w); code != http.StatusSeeOther || by != "alice" {
+		t.Fatalf("after a cross-site login link, alice's decision: %d by %q", code, by)
+	}
+	// Her own link, typed or pasted (no other site), still signs in.
+	fresh := client(nil)
+	req, _ = http.NewRequest("GET", w.ts.URL+"/reviews?token="+bobTok, nil)
+	req.Header.Set("Sec-Fetch-Site", "none")
+	resp, err = fresh.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if code, by := decideAs(t, w, fresh), lastBy(w); code != http.StatusSeeOther || by != "mallory" {
+		t.Fatalf("a login typed into a fresh browser: %d by %q", code, by)
+	}
+}
