@@ -124,6 +124,14 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer d.Close()
+	// One action on a run at a time: a confirm clicked twice posts
+	// twice, and two re-runs would start two runs.
+	key := r.PathValue("root") + "/" + id
+	if _, busy := s.acting.LoadOrStore(key, true); busy {
+		s.fail(w, http.StatusConflict, a.Label+" "+id, fmt.Errorf("an action on run %s is under way; its page shows it when done", id), back)
+		return
+	}
+	defer s.acting.Delete(key)
 	by := s.person(r)
 	var err error
 	rec := actionRecord{Time: time.Now().UTC(), By: by, Action: a.Name}

@@ -1,7 +1,7 @@
 package inbox
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"path"
 	"strings"
@@ -36,14 +36,18 @@ func (d *runDir) readDiff(name string) *diffView {
 }
 
 // attemptDiffs are the diffs an attempt left in its directory (*.patch,
-// *.diff: what it proposed or changed).
-func (d *runDir) attemptDiffs(files []string) []*diffView {
+// *.diff: what it proposed or changed), while budget lasts (each is
+// spent from it; the files stay linked either way).
+func (d *runDir) attemptDiffs(files []string, budget *int) []*diffView {
 	var out []*diffView
 	for _, f := range files {
 		if path.Base(f) == candidateDiff {
 			continue // in the change section, by attempt
 		}
-		if ext := path.Ext(f); ext == ".patch" || ext == ".diff" {
+		if ext := path.Ext(f); (ext == ".patch" || ext == ".diff") && *budget > 0 {
+			if st, err := d.Stat(f); err == nil {
+				*budget -= int(min(st.Size(), diffCap))
+			}
 			if v := d.readDiff(f); v != nil {
 				v.Name = strings.TrimPrefix(f, path.Dir(f)+"/")
 				out = append(out, v)
@@ -59,17 +63,27 @@ const candidateDiff = "candidate.diff"
 
 // candidateView is the change as it stood at one turn of the run: the
 // candidate the gate attempts in Judged (one after another on the same
-// tree, so one diff) were shown.
+// tree, so one diff) were shown. Diff is nil when the page's budget was
+// spent on newer candidates: then the page links File.
 type candidateView struct {
 	Judged []string
 	Diff   *diffView
+	File   string
 }
 
+// candidatesBudget is how many bytes of candidate diffs one run page
+// shows. The agent chooses each candidate's size: 16 attempts of 2 MiB
+// made a 92 MiB page (782 MiB allocated to build it at each view).
+const candidatesBudget = 3 << 20
+
 // candidates are the run's candidates in attempt order, consecutive gate
-// attempts that judged the same diff folded into one.
+// attempts that judged the same diff folded into one; the newest are
+// drawn until candidatesBudget is spent (the newest always), the older
+// ones are links.
 func (d *runDir) candidates(v *index.View) []candidateView {
 	var out []candidateView
-	var last []byte
+	var sizes []int
+	var last [sha256.Size]byte
 	for _, a := range v.Attempts {
 		name := fmt.Sprintf("nodes/%s/%d/%s", a.Node, a.N, candidateDiff)
 		if !index.ValidRel(name) {
@@ -79,14 +93,21 @@ func (d *runDir) candidates(v *index.View) []candidateView {
 		if err != nil || len(raw) == 0 {
 			continue
 		}
-		who := fmt.Sprintf("%s #%d", a.Node, a.N)
-		if len(out) > 0 && bytes.Equal(raw, last) {
+		who, sum := fmt.Sprintf("%s #%d", a.Node, a.N), sha256.Sum256(raw)
+		if len(out) > 0 && sum == last {
 			out[len(out)-1].Judged = append(out[len(out)-1].Judged, who)
 			continue
 		}
-		if dv := d.readDiff(name); dv != nil {
+		out, sizes, last = append(out, candidateView{Judged: []string{who}, File: name}), append(sizes, len(raw)), sum
+	}
+	budget := candidatesBudget
+	for i := len(out) - 1; i >= 0; i-- {
+		if budget -= sizes[i]; budget < 0 && i < len(out)-1 {
+			break
+		}
+		if dv := d.readDiff(out[i].File); dv != nil {
 			dv.Name = candidateDiff
-			out, last = append(out, candidateView{Judged: []string{who}, Diff: dv}), raw
+			out[i].Diff = dv
 		}
 	}
 	return out

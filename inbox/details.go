@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -56,6 +57,8 @@ type transcript struct {
 	N       int
 	Entries []turn
 	More    int
+	// Earlier says a running transcript has turns before those read.
+	Earlier bool
 	// Output is the end of a running attempt's output.log (a command's
 	// output as it comes), terminal escapes made visible; OutputBefore
 	// the bytes before that end.
@@ -101,8 +104,13 @@ const (
 )
 
 // runningTail is how much of a running attempt's transcript the live
-// part of the run page shows.
-const runningTail = 30
+// part of the run page shows, and runningTranscriptTail how much of the
+// file's end is read for it (a turn longer than that is not shown live;
+// the file has it).
+const (
+	runningTail           = 30
+	runningTranscriptTail = 1 << 20
+)
 
 // runningTranscripts are the ends of the transcripts of the attempts
 // still running: the output a person watches while a node works.
@@ -113,8 +121,16 @@ func runningTranscripts(d *runDir, v *index.View) []transcript {
 		if !a.End.IsZero() || !index.ValidRel(name) {
 			continue
 		}
-		lines, _ := d.jsonLines(name, 1<<20)
-		t := transcript{Node: a.Node, N: a.N, More: max(len(lines)-runningTail, 0)}
+		// Only the transcript's end is read: every open page fetches
+		// this at each change, and decoding a long transcript whole
+		// each time (40 MiB: 1.7 s and 180 MiB a refresh) let a chatty
+		// agent starve the server, and still showed its first turns.
+		b, before, _ := readTail(d.Root, name, runningTranscriptTail)
+		if before > 0 { // the first line is a piece of one
+			_, b, _ = bytes.Cut(b, []byte("\n"))
+		}
+		lines, _ := decodeLines(b, 1<<20)
+		t := transcript{Node: a.Node, N: a.N, More: max(len(lines)-runningTail, 0), Earlier: before > 0}
 		for _, l := range lines[t.More:] {
 			t.Entries = append(t.Entries, turnOf(l))
 		}

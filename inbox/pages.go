@@ -120,11 +120,16 @@ func (s *Server) loadRun(root int, id string, d *runDir, full bool) *runPageData
 			a.DurationMS = now.Sub(a.Start).Milliseconds() // running: so far
 		}
 		ad := attemptDetail{Attempt: a, Files: d.attemptFiles(a.Node, a.N)}
-		ad.Diffs = d.attemptDiffs(ad.Files)
 		if len(a.Outputs) > 0 {
 			ad.Outputs = prettyJSON(a.Outputs)
 		}
 		p.Attempts = append(p.Attempts, ad)
+	}
+	// Newest first, within one budget: an agent's proposals are
+	// drawn in the live part, refreshed at every change.
+	budget := candidatesBudget
+	for i := len(p.Attempts) - 1; i >= 0; i-- {
+		p.Attempts[i].Diffs = d.attemptDiffs(p.Attempts[i].Files, &budget)
 	}
 	// The hand-off is in the live part too: a run answered on this page
 	// may hand off again while it is open.

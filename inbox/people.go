@@ -34,13 +34,22 @@ type People struct {
 
 // LoadTokens reads a token file: one "TOKEN NAME" per line (the name is
 // the rest of the line), blank lines and # comments skipped. Every bad
-// line is reported as file:line: problem.
+// line is reported as file:line: problem. A file another account may
+// read or write is refused, as ssh refuses such a key: reading it signs
+// that account in as anyone in it, writing it adds a person.
 func LoadTokens(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("%s: mode %04o lets other accounts read or change the tokens: chmod 600 it", path, perm)
+	}
 	out := map[string]string{}
 	var errs []error
 	sc := bufio.NewScanner(f)
@@ -55,7 +64,7 @@ func LoadTokens(path string) (map[string]string, error) {
 		case len(tok) < 16:
 			errs = append(errs, fmt.Errorf("%s:%d: token: shorter than 16 characters (guessable)", path, n))
 		case !validPerson(name):
-			errs = append(errs, fmt.Errorf("%s:%d: name: missing, longer than 100 characters, or with control characters", path, n))
+			errs = append(errs, fmt.Errorf("%s:%d: name: missing, longer than 100 characters, or with control or bidirectional characters", path, n))
 		case out[tok] != "":
 			errs = append(errs, fmt.Errorf("%s:%d: token: given twice (also to %s)", path, n, out[tok]))
 		default:
@@ -87,8 +96,12 @@ func ParseProxies(vals []string) ([]netip.Prefix, error) {
 	return out, errors.Join(errs...)
 }
 
+// validPerson refuses a name a page or terminal would show other than it
+// reads: control characters, and bidirectional controls (an override
+// makes "eve\u202enimda" display as "eveadmin").
 func validPerson(name string) bool {
-	return name != "" && len(name) <= 100 && strings.IndexFunc(name, unicode.IsControl) < 0
+	odd := func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }
+	return name != "" && len(name) <= 100 && strings.IndexFunc(name, odd) < 0
 }
 
 type personKey struct{}
@@ -118,12 +131,16 @@ func (s *Server) fromProxy(r *http.Request) string {
 	}
 	addr := ap.Addr().Unmap()
 	for _, pre := range p.TrustedProxies {
-		if pre.Contains(addr) {
-			if name := strings.TrimSpace(r.Header.Get(p.ProxyHeader)); validPerson(name) {
-				return name
-			}
-			return ""
+		if !pre.Contains(addr) {
+			continue
 		}
+		// Exactly one value: a proxy that adds its header to the
+		// client's leaves the client's first, and Get would believe it.
+		vals := r.Header.Values(p.ProxyHeader)
+		if name := strings.TrimSpace(strings.Join(vals, "")); len(vals) == 1 && validPerson(name) {
+			return name
+		}
+		return ""
 	}
 	return ""
 }

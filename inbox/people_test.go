@@ -72,6 +72,7 @@ func lastBy(w *world) string {
 func TestNamedTokensRecordThePerson(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tokens")
 	writeFile(t, file, "# team\n"+aliceTok+" alice\n\n"+bobTok+" Bob Builder\n")
+	must(t, os.Chmod(file, 0o600))
 	toks, err := inbox.LoadTokens(file)
 	must(t, err)
 	w := newWorldWith(t, func(o *inbox.Options) { o.People = &inbox.People{Tokens: toks} })
@@ -128,6 +129,7 @@ func TestProxyHeaderOnlyFromTrustedProxies(t *testing.T) {
 func TestLoadTokensReportsEveryBadLine(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tokens")
 	writeFile(t, file, "short alice\n"+aliceTok+"\n"+bobTok+" bob\n"+bobTok+" eve\n")
+	must(t, os.Chmod(file, 0o600))
 	_, err := inbox.LoadTokens(file)
 	for _, want := range []string{file + ":1: token: shorter", file + ":2: name:", file + ":4: token: given twice"} {
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -74,6 +74,12 @@ func (d *runDir) jsonLines(name string, limit int) ([]map[string]any, int) {
 	if err != nil {
 		return nil, 0
 	}
+	return decodeLines(b, limit)
+}
+
+// decodeLines decodes up to limit JSON lines of b into maps and counts
+// the rest.
+func decodeLines(b []byte, limit int) ([]map[string]any, int) {
 	var out []map[string]any
 	more := 0
 	sc := bufio.NewScanner(bytes.NewReader(b))

@@ -118,11 +118,18 @@ func (s *Server) authenticated(w http.ResponseWriter, r *http.Request) (*http.Re
 		return r, true
 	}
 	if q := r.URL.Query().Get("token"); q != "" && r.Method == http.MethodGet {
-		if _, ok := s.tokenName(q); !ok {
+		name, ok := s.tokenName(q)
+		if !ok {
 			http.Error(w, "inbox: wrong token", http.StatusUnauthorized)
 			return r, false
 		}
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		// A link from another site must not sign a browser that is
+		// someone's out of their name (login CSRF: their decisions
+		// would be recorded as the link's maker's); the link still
+		// signs in a browser that is no one's yet.
+		if !s.replacesSignIn(r, name) {
+			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		}
 		u := *r.URL
 		v := u.Query()
 		v.Del("token")
@@ -145,6 +152,20 @@ func (s *Server) authenticated(w http.ResponseWriter, r *http.Request) (*http.Re
 	}
 	http.Error(w, "inbox: token required: open the URL sandgate serve printed, or send Authorization: Bearer", http.StatusUnauthorized)
 	return r, false
+}
+
+// replacesSignIn reports whether a ?token= login for name came from
+// another site into a browser signed in as someone else.
+func (s *Server) replacesSignIn(r *http.Request, name string) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "cross-site" && site != "same-site" {
+		return false
+	}
+	c, err := r.Cookie(tokenCookie)
+	if err != nil {
+		return false
+	}
+	had, ok := s.tokenName(c.Value)
+	return ok && had != name
 }
 
 // csrfToken returns the form token for this browser, setting the browser's

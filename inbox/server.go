@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
@@ -76,6 +77,8 @@ type Server struct {
 	handler http.Handler
 	// streams holds a token per live stream being served.
 	streams chan struct{}
+	// acting are the runs an action is being carried out on (act).
+	acting sync.Map
 }
 
 //go:embed assets

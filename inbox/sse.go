@@ -204,14 +204,29 @@ func newLines(d *runDir, offset int64) ([][]byte, int64, bool) {
 	closed := false
 	for _, l := range bytes.Split(buf[:end], []byte("\n")) {
 		if l = bytes.TrimSpace(l); len(l) > 0 {
-			closed = closed || bytes.Contains(l, []byte(`"type":"run_closed"`))
-			if len(l) > maxStreamLine {
-				l = oversized(int64(len(l)))
-			}
+			l, c := streamLine(l)
+			closed = closed || c
 			out = append(out, l)
 		}
 	}
 	return out, offset + int64(end) + 1, closed
+}
+
+// streamLine is what the stream sends for one journal line, and whether
+// it closes the run. The journal may hold lines no runtime wrote (it can
+// sit on shared storage): a carriage return would end the data line for
+// an EventSource and let the rest forge events, so a line that is not
+// JSON, or has one, goes as a note of its size; and only the line's own
+// type closes the stream, not a value spelling "type":"run_closed".
+func streamLine(l []byte) ([]byte, bool) {
+	if len(l) > maxStreamLine {
+		return oversized(int64(len(l))), false
+	}
+	var ev struct{ Type string }
+	if bytes.IndexByte(l, '\r') >= 0 || json.Unmarshal(l, &ev) != nil {
+		return []byte(`{"type":"unreadable_line","bytes":` + strconv.Itoa(len(l)) + `}`), false
+	}
+	return l, ev.Type == string(runtime.EvRunClosed)
 }
 
 // lineEnd finds the next newline at or after from.

@@ -155,6 +155,18 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	by := s.person(r)
+	// The same confirmed form posted again while the first is starting
+	// (a double click) would start the same run twice.
+	same := url.Values{}
+	for k, v := range inputs {
+		same.Set(k, v)
+	}
+	key := "start\x00" + by + "\x00" + name + "\x00" + same.Encode() + "\x00" + p.Labels
+	if _, busy := s.acting.LoadOrStore(key, true); busy {
+		s.fail(w, http.StatusConflict, "start "+name, errors.New("the same run is being started already; it appears in the runs list when it has"), "/")
+		return
+	}
+	defer s.acting.Delete(key)
 	dir, err := st.Start(r.Context(), name, inputs, labels, s.opts.RunsDirs[0], by)
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, "start "+name+" failed", err, "/start/"+url.PathEscape(name))

@@ -51,8 +51,9 @@ type Run struct {
 	// inputs is the run's inputs as JSON, part of search.
 	inputs string
 
-	size    int64
-	mtime   time.Time
+	size  int64
+	mtime time.Time
+	// runJSON: run.json was there when the run was read (parsed or not).
 	runJSON bool
 	// unfinished: the journal has no run_finished (after its last
 	// answer), so whether the run is running depends on its process.
@@ -295,8 +296,11 @@ func loadRun(r *os.Root, root int, dir, name string) *Run {
 		DurationMS int64    `json:"duration_ms"`
 	}
 	b, _, err := ReadCapped(r, name+"/run.json", 4<<20)
+	// Read once it is there, whether or not it parses: a run.json that
+	// does not parse was read again on every refresh that stats the runs
+	// (its whole journal with it).
+	run.runJSON = !errors.Is(err, fs.ErrNotExist)
 	if err == nil && json.Unmarshal(b, &sum) == nil {
-		run.runJSON = true
 		if sum.Cost != nil {
 			run.Cost = sum.Cost
 		}
