@@ -29,9 +29,10 @@ var server struct {
 	hostPort, namespace string
 }
 
-// TestMain builds and starts the dev server (its own module, so its
-// dependencies stay out of this one), and lets the test binary serve the
-// sandbox's re-executed helpers.
+// TestMain builds sandgate-temporal (the binary tests run it) and builds
+// and starts the dev server (its own module, so its dependencies stay out
+// of this one), and lets the test binary serve the sandbox's re-executed
+// helpers.
 func TestMain(m *testing.M) {
 	sandbox.Main()
 	stop, err := startServer()
@@ -48,6 +49,9 @@ func startServer() (func(), error) {
 	dir, err := os.MkdirTemp("", "sandgate-devserver-")
 	if err != nil {
 		return nil, err
+	}
+	if err := buildBinary(dir); err != nil {
+		return nil, fmt.Errorf("build sandgate-temporal: %w", err)
 	}
 	bin := filepath.Join(dir, "devserver")
 	build := exec.Command("go", "build", "-o", bin, ".")
