@@ -186,10 +186,17 @@ func (r *Remote) Attempt(ctx context.Context, node string, attempt int, feedback
 		r.mu.Unlock()
 		return Event{}, fmt.Errorf("run %s: no node %q to run (or the run is closed)", r.x.meta.RunID, node)
 	}
-	scope := &blueprint.Scope{Inputs: r.x.sched.inputs, Feedback: feedback}
+	scope := &blueprint.Scope{Inputs: r.x.sched.inputs, Feedback: feedback, Run: r.x.sched.runInfo(time.Now())}
 	if len(spec.Templates) > 0 {
 		scope = r.x.sched.Snapshot(time.Now(), feedback)
 	}
+	if r.x.meter == nil {
+		// The engine runs a run's attempts on this host only: one meter
+		// here counts parallel attempts' spending live, from the
+		// journaled cost when the first of them started (as launch does).
+		r.x.meter = &meter{total: r.x.sched.cost}
+	}
+	spend := &Spend{m: r.x.meter}
 	r.x.wg.Add(1)
 	r.mu.Unlock()
 	defer r.x.wg.Done()
@@ -199,6 +206,7 @@ func (r *Remote) Attempt(ctx context.Context, node string, attempt int, feedback
 	defer stop()
 	in := &Input{RunID: r.x.meta.RunID, NodeID: node, Attempt: attempt, Spec: spec, Feedback: feedback,
 		Scope: scope, Workspace: r.x.meta.Workspace, Dir: filepath.Join(r.x.dir, "nodes", node, strconv.Itoa(attempt)),
+		Budget: r.x.bp.Budget, Spend: spend,
 		Logger: r.x.rt.logger().With("run", r.x.meta.RunID, "node", node, "attempt", attempt), Services: r.x.services, Redactor: r.x.redact}
 	return r.x.runAttempt(ctx, impl, spec, in, 0), nil
 }

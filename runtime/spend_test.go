@@ -48,37 +48,11 @@ func TestSpendSeenByParallelSiblings(t *testing.T) {
 	sp := &spender{spent: make(chan struct{}), release: make(chan struct{})}
 	lk := &looker{wait: sp.spent, looked: make(chan struct{})}
 	var after float64
-	reg := runtime.NewRegistry()
-	for name, n := range map[string]runtime.Node{"spend": sp, "look": lk} {
-		if err := reg.Register(runtime.Type{Spec: blueprint.NodeType{Name: name},
-			New: func(*blueprint.Node) (runtime.Node, error) { return n, nil }}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var once sync.Once
 	last := nodeFunc(func(in *runtime.Input) {
 		once.Do(func() { after = in.Spend.Total() })
 	})
-	for name, n := range map[string]runtime.Node{"start": nodeFunc(func(*runtime.Input) {}), "last": last} {
-		if err := reg.Register(runtime.Type{Spec: blueprint.NodeType{Name: name},
-			New: func(*blueprint.Node) (runtime.Node, error) { return n, nil }}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	src := `version: 1
-name: spend
-start: fork
-nodes:
-  fork: {type: start, next: [a, b]}
-  a: {type: spend, next: join}
-  b: {type: look, next: join}
-  join: {type: last, needs: [a, b], next: done}
-  done: {type: succeed}
-`
-	bp, err := blueprint.Parse("spend.yaml", []byte(src), blueprint.WithTypes(reg))
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, bp := spendBlueprint(t, sp, lk, last)
 	go func() {
 		// Release the spender once its sibling has looked.
 		<-lk.looked
@@ -98,6 +72,78 @@ nodes:
 	if after < 0.70-1e-9 || after > 0.70+1e-9 {
 		t.Errorf("after the parallel section the run's live total is $%.2f, want $0.70 (0.60 added live, counted once, + 0.10 reported without Add)", after)
 	}
+}
+
+// TestRemoteSpendSeenByParallelAttempts: the same through a Remote, as an
+// engine (Temporal) runs parallel attempts of one run on its host, each
+// in its own activity: the looker sees the spender's money while both
+// run, and the attempts get the run's budget.
+func TestRemoteSpendSeenByParallelAttempts(t *testing.T) {
+	sp := &spender{spent: make(chan struct{}), release: make(chan struct{})}
+	lk := &looker{wait: sp.spent, looked: make(chan struct{})}
+	reg, bp := spendBlueprint(t, sp, lk, nodeFunc(func(*runtime.Input) {}))
+	rt := &runtime.Runtime{Registry: reg, RunsDir: t.TempDir()}
+	ctx := context.Background()
+	r, _, err := rt.OpenRemote(ctx, bp, "r-spend", runtime.RemoteOptions{Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Abort()
+	e := &engine{t: t, sched: runtime.NewScheduler(bp), remote: r}
+	fork := e.input(runtime.Event{Type: runtime.EvRunStarted, RunID: "r-spend"})
+	if _, err := r.Record(e.sent); err != nil {
+		t.Fatal(err)
+	}
+	fin, err := r.Attempt(ctx, fork[0].Node, fork[0].Attempt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := e.input(fin)
+	if _, err := r.Record(e.sent); err != nil || len(pair) != 2 {
+		t.Fatalf("%d attempts to start, %v", len(pair), err)
+	}
+	var wg sync.WaitGroup
+	for _, s := range pair {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = r.Attempt(ctx, s.Node, s.Attempt, "")
+		}()
+	}
+	<-lk.looked
+	close(sp.release)
+	wg.Wait()
+	if lk.seen < 0.60-1e-9 {
+		t.Errorf("a running sibling's $0.60 was invisible to a remote attempt: the looker saw $%.2f", lk.seen)
+	}
+}
+
+// spendBlueprint registers the spender, the looker, a starter and last,
+// and parses fork → [spend, look] → join.
+func spendBlueprint(t *testing.T, sp, lk, last runtime.Node) (*runtime.Registry, *blueprint.Blueprint) {
+	t.Helper()
+	reg := runtime.NewRegistry()
+	for name, n := range map[string]runtime.Node{"spend": sp, "look": lk, "start": nodeFunc(func(*runtime.Input) {}), "last": last} {
+		if err := reg.Register(runtime.Type{Spec: blueprint.NodeType{Name: name},
+			New: func(*blueprint.Node) (runtime.Node, error) { return n, nil }}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := `version: 1
+name: spend
+start: fork
+nodes:
+  fork: {type: start, next: [a, b]}
+  a: {type: spend, next: join}
+  b: {type: look, next: join}
+  join: {type: last, needs: [a, b], next: done}
+  done: {type: succeed}
+`
+	bp, err := blueprint.Parse("spend.yaml", []byte(src), blueprint.WithTypes(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, bp
 }
 
 // nodeFunc is a node that passes after calling f.

@@ -56,6 +56,8 @@ func Start(ctx context.Context, c client.Client, queue, id, blueprintName string
 
 // Follow prints the run's events as they are journaled (polling the
 // events query) until the workflow ends, and returns its final status.
+// It queries and cancels the workflow's latest execution (run id ""), so
+// it follows a run that continued as new.
 // When ctx ends first the run is canceled (the kill switch) and Follow
 // waits for its end.
 func Follow(ctx context.Context, c client.Client, run client.WorkflowRun, out io.Writer, poll time.Duration) (Status, error) {
@@ -74,7 +76,7 @@ func Follow(ctx context.Context, c client.Client, run client.WorkflowRun, out io
 			if !canceled {
 				canceled = true
 				fmt.Fprintln(out, "canceling the run…")
-				if err := c.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()); err != nil {
+				if err := c.CancelWorkflow(context.Background(), run.GetID(), ""); err != nil {
 					return st, fmt.Errorf("cancel run %s: %w", run.GetID(), err)
 				}
 			}
@@ -89,7 +91,7 @@ func Follow(ctx context.Context, c client.Client, run client.WorkflowRun, out io
 func printNew(c client.Client, run client.WorkflowRun, out io.Writer, seen int) int {
 	qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	v, err := c.QueryWorkflow(qctx, run.GetID(), run.GetRunID(), QueryEvents, seen)
+	v, err := c.QueryWorkflow(qctx, run.GetID(), "", QueryEvents, seen)
 	if err != nil {
 		return seen
 	}

@@ -15,6 +15,11 @@
 // heartbeating and cannot be rescheduled), the run is handed off with
 // the reason rather than continued elsewhere without its workspace.
 //
+// A long run continues as new past RunInput.ContinueAfter history
+// events, carrying its journal (the scheduler's source of truth) once no
+// node activity is in flight; runs started before that change never do
+// (workflow.GetVersion), so their histories still replay.
+//
 // The host keeps the run directory (runtime.Remote): the journal in the
 // local runtime's format, hand-off reports and run.json, so `sandgate
 // show`, the inbox and answers read a Temporal run like a local one.

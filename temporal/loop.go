@@ -13,9 +13,13 @@ import (
 )
 
 // loop feeds the scheduler node results, the budget timeout and the
-// workflow's cancellation until the run finishes.
-func (r *run) loop(ctx workflow.Context) {
+// workflow's cancellation until the run finishes, or returns the
+// continue-as-new error once its history is long and no attempt runs.
+func (r *run) loop(ctx workflow.Context) error {
 	for r.status.Status == runtime.StatusRunning {
+		if len(r.launches) > 0 && len(r.running) == 0 {
+			return r.continueAsNew(ctx)
+		}
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(r.results, func(c workflow.ReceiveChannel, _ bool) {
 			var res result
@@ -24,7 +28,7 @@ func (r *run) loop(ctx workflow.Context) {
 		})
 		if r.deadline != nil {
 			sel.AddFuture(r.deadline, func(f workflow.Future) {
-				r.deadline = nil
+				r.deadline, r.deadlineAt = nil, time.Time{}
 				if f.Get(ctx, nil) == nil {
 					r.input(ctx, runtime.Event{Type: runtime.EvBudgetExhausted, Kind: "timeout",
 						Reason: fmt.Sprintf("run timeout %s", r.bp.Budget.Timeout)}, nil)
@@ -40,6 +44,7 @@ func (r *run) loop(ctx workflow.Context) {
 		r.cancelDeadline()
 		r.deadline, r.cancelDeadline = nil, nil
 	}
+	return nil
 }
 
 // result turns an attempt's outcome into the scheduler's next input.
@@ -72,10 +77,16 @@ func (r *run) startDeadline(ctx workflow.Context) {
 		r.cancelDeadline()
 		r.deadline, r.cancelDeadline = nil, nil
 	}
+	r.deadlineAt = time.Time{}
 	if t := r.bp.Budget.Timeout; t > 0 {
-		tctx, cancel := workflow.WithCancel(ctx)
-		r.deadline, r.cancelDeadline = workflow.NewTimer(tctx, t), cancel
+		r.startTimer(ctx, workflow.Now(ctx).Add(t))
 	}
+}
+
+// startTimer runs the budget.timeout timer until at.
+func (r *run) startTimer(ctx workflow.Context, at time.Time) {
+	tctx, cancel := workflow.WithCancel(ctx)
+	r.deadline, r.cancelDeadline, r.deadlineAt = workflow.NewTimer(tctx, max(at.Sub(workflow.Now(ctx)), time.Millisecond)), cancel, at
 }
 
 // finish wraps the run up on its host: the rest of the journal, the
@@ -88,7 +99,7 @@ func (r *run) finish(ctx workflow.Context) {
 	for _, id := range slices.Sorted(maps.Keys(r.running)) {
 		r.running[id].cancel()
 	}
-	r.running = map[string]*attempt{}
+	r.running, r.launches = map[string]*attempt{}, nil
 	opts := workflow.ActivityOptions{TaskQueue: r.host.Queue, ScheduleToStartTimeout: r.in.HostTimeout,
 		StartToCloseTimeout: 10 * time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}}
 	var res finishResult
@@ -126,17 +137,33 @@ func (r *run) waitAnswer(ctx workflow.Context) bool {
 	abandon := workflow.GetSignalChannel(ctx, SignalAbandon)
 	for {
 		var done, answered bool
+		onAnswer := func(a Answer) {
+			answered = r.answer(ctx, a)
+			done = answered
+		}
+		onAbandon := func(why string) { r.status.Note, done = "hand-off abandoned: "+why, true }
+		// Signals carried over a continue-as-new came first.
+		if s, ok := r.nextSignal(); ok {
+			if s.Name == SignalAnswer {
+				onAnswer(s.Answer)
+			} else {
+				onAbandon(s.Why)
+			}
+			if done {
+				return answered
+			}
+			continue
+		}
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(answers, func(c workflow.ReceiveChannel, _ bool) {
 			var a Answer
 			c.Receive(ctx, &a)
-			answered = r.answer(ctx, a)
-			done = answered
+			onAnswer(a)
 		})
 		sel.AddReceive(abandon, func(c workflow.ReceiveChannel, _ bool) {
 			var why string
 			c.Receive(ctx, &why)
-			r.status.Note, done = "hand-off abandoned: "+why, true
+			onAbandon(why)
 		})
 		sel.AddFuture(timer, func(workflow.Future) {
 			r.status.Note, done = fmt.Sprintf("no answer within %s", r.in.HandoffWait), true

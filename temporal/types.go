@@ -58,6 +58,11 @@ type RunInput struct {
 	// SearchAttributes keeps SandgateStatus up to date; otherwise the
 	// status goes to the memo.
 	SearchAttributes bool
+	// ContinueAfter bounds the workflow's history (events, default
+	// DefaultContinueAfter): past it the run continues as new.
+	ContinueAfter int
+	// Carried is set by the run itself when it continues as new.
+	Carried *Carried `json:",omitempty"`
 }
 
 // Answer is a person's reply to a handed-off run (the answer signal).

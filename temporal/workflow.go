@@ -3,6 +3,7 @@ package temporal
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -33,9 +34,17 @@ type run struct {
 	results workflow.Channel
 	status  Status
 	answers int
-	// deadline is the budget.timeout timer of the current stretch.
+	// deadline is the budget.timeout timer of the current stretch, which
+	// ends at deadlineAt.
 	deadline       workflow.Future
 	cancelDeadline workflow.CancelFunc
+	deadlineAt     time.Time
+	// mayContinue is set for runs started since continue-as-new came in;
+	// launches are the attempts the latest input started, held back while
+	// the run drains for its continuation; signals are carried ones.
+	mayContinue bool
+	launches    []runtime.Event
+	signals     []CarriedSignal
 }
 
 type attempt struct {
@@ -60,13 +69,20 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (Status, error) {
 	if err := r.query(ctx); err != nil {
 		return Status{}, err
 	}
-	if err := r.open(ctx, false); err != nil || r.status.Status != runtime.StatusRunning {
-		return r.status, err
+	r.mayContinue = workflow.GetVersion(ctx, versionContinue, workflow.DefaultVersion, 1) >= 1
+	if in.Carried != nil {
+		r.resume(ctx, in.Carried)
+	} else {
+		if err := r.open(ctx, false); err != nil || r.status.Status != runtime.StatusRunning {
+			return r.status, err
+		}
+		inputs, _ := runtime.CheckInputs(r.bp, in.Inputs) // checked by the client
+		r.input(ctx, runtime.Event{Type: runtime.EvRunStarted, RunID: r.id, Blueprint: r.bp.Name, Inputs: inputs}, r.host.Info)
 	}
-	inputs, _ := runtime.CheckInputs(r.bp, in.Inputs) // checked by the client
-	r.input(ctx, runtime.Event{Type: runtime.EvRunStarted, RunID: r.id, Blueprint: r.bp.Name, Inputs: inputs}, r.host.Info)
 	for {
-		r.loop(ctx)
+		if err := r.loop(ctx); err != nil {
+			return r.status, err // continued as new
+		}
 		r.finish(ctx)
 		if !r.waitAnswer(ctx) {
 			break
@@ -85,6 +101,9 @@ func (w *Workflows) newRun(ctx workflow.Context, in RunInput) (*run, error) {
 	}
 	if in.HeartbeatTimeout <= 0 {
 		in.HeartbeatTimeout = 20 * time.Second
+	}
+	if in.ContinueAfter <= 0 {
+		in.ContinueAfter = DefaultContinueAfter
 	}
 	bp, err := w.Registry.Parse(in.File, in.Source)
 	if err != nil {
@@ -179,18 +198,20 @@ func (r *run) input(ctx workflow.Context, ev runtime.Event, info []runtime.Event
 	}
 	st, reason := r.sched.Status()
 	r.status.Status, r.status.Reason = st, reason
+	r.launchHeld(ctx)
 }
 
 func (r *run) act(ctx workflow.Context, c runtime.Event) {
 	switch c.Type {
 	case runtime.EvNodeStarted:
 		r.status.NodeRuns++
-		r.launch(ctx, c)
+		r.launches = append(r.launches, c)
 	case runtime.EvNodeCanceled:
 		if a := r.running[c.Node]; a != nil && a.n == c.Attempt {
 			a.cancel()
 			delete(r.running, c.Node)
 		}
+		r.launches = slices.DeleteFunc(r.launches, func(l runtime.Event) bool { return l.Node == c.Node && l.Attempt == c.Attempt })
 	case runtime.EvRunFinished:
 		r.status.Kind = c.Kind
 	}

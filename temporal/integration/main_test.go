@@ -29,10 +29,10 @@ var server struct {
 	hostPort, namespace string
 }
 
-// TestMain builds and starts the dev server (its own module, so its
-// dependencies stay out of this one; $SANDGATE_DEVSERVER names one
-// already built), and lets the test binary serve the
-// sandbox's re-executed helpers.
+// TestMain builds sandgate-temporal (the binary tests run it) and builds
+// and starts the dev server (its own module, so its dependencies stay out
+// of this one; $SANDGATE_DEVSERVER names one already built), and lets the
+// test binary serve the sandbox's re-executed helpers.
 func TestMain(m *testing.M) {
 	sandbox.Main()
 	stop, err := startServer()
@@ -49,6 +49,9 @@ func startServer() (func(), error) {
 	dir, err := os.MkdirTemp("", "sandgate-devserver-")
 	if err != nil {
 		return nil, err
+	}
+	if err := buildBinary(dir); err != nil {
+		return nil, fmt.Errorf("build sandgate-temporal: %w", err)
 	}
 	// .ci/run builds the server once, beside the main module's tests, and
 	// names it here: linking it again costs about 2.5 GB and a minute.

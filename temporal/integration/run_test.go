@@ -8,12 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
-	"google.golang.org/protobuf/encoding/protojson"
-
-	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/nodes"
@@ -78,44 +74,13 @@ func TestShellBlueprintEndToEnd(t *testing.T) {
 	if got != "succeeded" || repoAttr != repo {
 		t.Fatalf("search attributes: status %q, repository %q", got, repoAttr)
 	}
-	if p := os.Getenv("SANDGATE_RECORD_HISTORY"); p != "" {
-		saveHistory(t, wr.GetID(), p)
+	if *update {
+		writeHistory(t, history(t, c, wr.GetID(), ""), filepath.Join("..", "testdata", "histories", goldenVersion+"-shell.json"))
 	}
 }
 
-// saveHistory writes the workflow's history as JSON for the replay test.
-func saveHistory(t *testing.T, id, path string) {
-	c := dial(t)
-	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var h historypb.History
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.Events = append(h.Events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// sleeper returns the pids of processes whose command line is "sleep 317".
-func sleepers(t *testing.T) []string {
-	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err == nil && string(b) == "sleep\x00317\x00" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+// sleepers returns the processes whose command line is "sleep 317".
+func sleepers(*testing.T) []string { return procsWith("sleep", "317") }
 
 // TestCancelKillsBoxCommand cancels the workflow while a shell node's box
 // runs a long command and fails if the command survives the run.
