@@ -24,13 +24,12 @@ type sysStat struct {
 }
 
 const (
-	lockSH    = 1
-	lockEX    = 2
-	lockNB    = 4
-	oNoFollow = 0 // never used to open: openNoFollow fails instead
-	sIFMT     = 0o170000
-	sIFREG    = 0o100000
-	sIFDIR    = 0o040000
+	lockSH = 1
+	lockEX = 2
+	lockNB = 4
+	sIFMT  = 0o170000
+	sIFREG = 0o100000
+	sIFDIR = 0o040000
 )
 
 func flock(*os.File, int) error                         { return errNoPOSIX }

@@ -18,19 +18,18 @@ import (
 type sysStat = unix.Stat_t
 
 const (
-	lockSH    = unix.LOCK_SH
-	lockEX    = unix.LOCK_EX
-	lockNB    = unix.LOCK_NB
-	oNoFollow = unix.O_NOFOLLOW
-	sIFMT     = unix.S_IFMT
-	sIFREG    = unix.S_IFREG
-	sIFDIR    = unix.S_IFDIR
+	lockSH = unix.LOCK_SH
+	lockEX = unix.LOCK_EX
+	lockNB = unix.LOCK_NB
+	sIFMT  = unix.S_IFMT
+	sIFREG = unix.S_IFREG
+	sIFDIR = unix.S_IFDIR
 )
 
 func flock(f *os.File, how int) error         { return unix.Flock(int(f.Fd()), how) }
 func lstat(p string, st *sysStat) error       { return unix.Lstat(p, st) }
 func fstat(f *os.File, st *sysStat) error     { return unix.Fstat(int(f.Fd()), st) }
-func openNoFollow(p string) (*os.File, error) { return os.OpenFile(p, os.O_RDONLY|oNoFollow, 0) }
+func openNoFollow(p string) (*os.File, error) { return os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0) }
 
 // lstatAt is fstatat(dir, name) without following a symlink.
 func lstatAt(dir *os.File, name string, st *sysStat) error {
