@@ -185,9 +185,6 @@ func (h *Handler) takes(name, in string) bool {
 	return err == nil && slices.Contains(bp.InputOrder, in)
 }
 
-// errBusy is the storm cap's refusal.
-var errBusy = errors.New("busy")
-
 // reserve takes a slot for a run, or says why not. place names where a
 // refusal would be answered: a place told once stays quiet until a run
 // ends.

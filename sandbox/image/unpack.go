@@ -147,7 +147,7 @@ func (u *unpacker) entry(hdr *tar.Header, name string, tr *tar.Reader) error {
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		return u.dir(name, mode)
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg: // archive/tar reports the old TypeRegA as TypeReg
 		return u.file(name, mode, hdr, tr)
 	case tar.TypeSymlink:
 		if err := u.replace(name); err != nil {
