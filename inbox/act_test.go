@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -123,17 +122,6 @@ func TestActionsNeedCSRFAndSameOrigin(t *testing.T) {
 		if code, _ := get(t, c, w.ts.URL+p); code == 200 {
 			t.Errorf("%s: 200", p)
 		}
-	}
-}
-
-// TestActionsJournalIsNotAFIFO: a run directory may hold an
-// actions.jsonl that is a FIFO; journaling must fail, not hang.
-func TestActionsJournalIsNotAFIFO(t *testing.T) {
-	w := newWorldWith(t, withLauncher)
-	must(t, syscall.Mkfifo(filepath.Join(w.runs, "run-ok", inbox.ActionsFile), 0o644))
-	code, _ := postForm(t, w, client(nil), "/run/0/run-ok/confirm/rerun", "/run/0/run-ok/act/rerun", url.Values{})
-	if code != http.StatusInternalServerError {
-		t.Fatalf("journaling into a FIFO: %d", code)
 	}
 }
 

@@ -24,16 +24,20 @@ func seedMany(b *testing.B, runs string, n int) {
 		srcs = append(srcs, filepath.Join(runs, id))
 	}
 	for i := range n - len(srcs) {
-		src := srcs[i%len(srcs)]
-		dst := filepath.Join(runs, fmt.Sprintf("run-%05d", i))
-		for _, f := range []string{"events.jsonl", "run.json", "blueprint.yaml", "meta.json"} {
-			data, err := os.ReadFile(filepath.Join(src, f))
-			if err != nil {
-				b.Fatal(err)
-			}
-			text := strings.ReplaceAll(string(data), filepath.Base(src), filepath.Base(dst))
-			writeFile(b, filepath.Join(dst, f), strings.ReplaceAll(text, "TestWORD", fmt.Sprintf("Test%05d", i)))
+		copyRun(b, srcs[i%len(srcs)], filepath.Join(runs, fmt.Sprintf("run-%05d", i)), "TestWORD", fmt.Sprintf("Test%05d", i))
+	}
+}
+
+// copyRun copies the files the index reads of the run src as the run
+// dst (its id renamed, and each old, new pair of replace replaced).
+func copyRun(t testing.TB, src, dst string, replace ...string) {
+	r := strings.NewReplacer(append([]string{filepath.Base(src), filepath.Base(dst)}, replace...)...)
+	for _, f := range []string{"events.jsonl", "run.json", "blueprint.yaml", "meta.json"} {
+		data, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
 		}
+		writeFile(t, filepath.Join(dst, f), r.Replace(string(data)))
 	}
 }
 

@@ -1,6 +1,7 @@
 package inbox_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -104,13 +105,13 @@ func (s *seed) runErr(runsDir, id, src string, inputs map[string]any) (*runtime.
 }
 
 // runOpts is runErr with more of the run's options (labels); the run id
-// and workspace are set here.
+// is set here, and the workspace unless opts names one.
 func (s *seed) runOpts(runsDir, id, src string, opts runtime.RunOptions) (*runtime.Summary, error) {
 	bp, err := blueprint.Parse("blueprint.yaml", []byte(src), blueprint.WithTypes(s.reg))
 	if err != nil {
 		return nil, err
 	}
-	ws := filepath.Join(filepath.Dir(runsDir), "repos", id)
+	ws := cmp.Or(opts.Workspace, filepath.Join(filepath.Dir(runsDir), "repos", id))
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return nil, err
 	}

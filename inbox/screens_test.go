@@ -21,23 +21,28 @@ func showcase(t *testing.T) (*httptest.Server, string) {
 	base := t.TempDir()
 	runs, reviews := filepath.Join(base, "runs"), filepath.Join(base, "reviews")
 	s := newSeed(t)
-	s.runWith(t, runs, "20260102-090000-a1b2c3", taskBP("fix-failing-test", "[fail, pass]"), map[string]any{"task": "Fix TestAdd in calc.go: Add subtracts"})
-	_, err := s.runOpts(runs, "20260102-091500-d4e5f6", taskBP("fix-failing-test", "[fail]"), runtime.RunOptions{
-		Inputs: map[string]any{"task": "Make the parser accept trailing commas\nSee issue 12."}, Labels: runtime.Labels{"team": "infra", "ticket": "OPS-12"}})
+	// The runs' repositories, named as a team's would be.
+	calc, billing := filepath.Join(base, "src", "calc"), filepath.Join(base, "src", "billing")
+	_, err := s.runOpts(runs, "20260102-090000-a1b2c3", taskBP("fix-failing-test", "[fail, pass]"), runtime.RunOptions{
+		Inputs: map[string]any{"task": "Fix TestAdd in calc.go: Add subtracts"}, Workspace: calc})
+	must(t, err)
+	_, err = s.runOpts(runs, "20260102-091500-d4e5f6", taskBP("fix-failing-test", "[fail]"), runtime.RunOptions{
+		Inputs: map[string]any{"task": "Make the parser accept trailing commas\nSee issue 12."}, Labels: runtime.Labels{"team": "infra", "ticket": "OPS-12"}, Workspace: calc})
 	must(t, err)
 	writeFile(t, filepath.Join(runs, "20260102-091500-d4e5f6", "change.patch"), "diff --git a/parser.go b/parser.go\n--- a/parser.go\n+++ b/parser.go\n@@ -41,3 +41,5 @@ func (p *parser) list() []Expr {\n \t\tif p.tok == ')' {\n-\t\t\tp.fail(\"trailing comma\")\n+\t\t\t// a trailing comma ends the list\n+\t\t\tbreak\n \t\t}\n")
 	_, err = s.runOpts(runs, "20260102-093000-0a1b2c", taskBP("lint-fix", "[pass]"), runtime.RunOptions{
-		Inputs: map[string]any{"task": "Fix the staticcheck findings in ./internal/billing"}, Labels: runtime.Labels{"team": "billing"}})
+		Inputs: map[string]any{"task": "Fix the staticcheck findings in ./internal/billing"}, Labels: runtime.Labels{"team": "billing"}, Workspace: billing})
 	must(t, err)
 	running := make(chan struct{})
 	go func() {
 		defer close(running)
-		_, _ = s.runErr(runs, "20260102-094500-3d4e5f", strings.Replace(taskBP("dependency-bump", "[pass]"), "type: step, next: check", "type: wait, next: check", 1),
-			map[string]any{"task": "Bump golang.org/x/net to v0.30.0"})
+		_, _ = s.runOpts(runs, "20260102-094500-3d4e5f", strings.Replace(taskBP("dependency-bump", "[pass]"), "type: step, next: check", "type: wait, next: check", 1),
+			runtime.RunOptions{Inputs: map[string]any{"task": "Bump golang.org/x/net to v0.30.0"}, Workspace: billing})
 	}()
 	// Let the run end before its directory is removed.
 	t.Cleanup(func() { close(s.gate); <-running })
 	writeFile(t, filepath.Join(reviews, "rev-1", "entry.json"), `{"id":"rev-1","title":"Fix TestAdd in calc.go","branch":"sandgate/fix-add","commit":"4f2a9c1","base":"9b8e7d6","run_dir":"`+filepath.Join(runs, "20260102-090000-a1b2c3")+`","status":"pending","created":"2026-01-02T09:01:00Z"}`)
+	writeFile(t, filepath.Join(reviews, "rev-2", "entry.json"), `{"id":"rev-2","title":"Fix the staticcheck findings in ./internal/billing","branch":"sandgate/billing-lint","commit":"7c3d2e1","base":"9b8e7d6","run_dir":"`+filepath.Join(runs, "20260102-093000-0a1b2c")+`","status":"approved","decided_by":"ana","created":"2026-01-02T09:31:00Z"}`)
 	writeFile(t, filepath.Join(reviews, "rev-1", "diff.patch"), "diff --git a/calc.go b/calc.go\n--- a/calc.go\n+++ b/calc.go\n@@ -3 +3 @@\n-\treturn a - b\n+\treturn a + b\n")
 	srv, err := inbox.New(inbox.Options{RunsDirs: []string{runs}, ReviewDirs: []string{reviews}, Actions: launcher{&actions{}}, Types: s.reg, By: "ana", Poll: 50e6})
 	must(t, err)
@@ -78,7 +83,7 @@ func TestLayoutNarrowAndDark(t *testing.T) {
 				if dark := bg == "rgb(21, 25, 28)"; dark != (mode == "dark") {
 					t.Errorf("%s: background %s", where, bg)
 				}
-				if name == "runs" || name == "run" {
+				if name != "review" { // the docs show the list, a hand-off's page, hand-offs and reviews
 					b.Screenshot(t, fmt.Sprintf("inbox-%s-%d-%s.png", name, width, mode))
 				}
 			}

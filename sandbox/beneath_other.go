@@ -9,14 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // lstatBeneath is the lstat of rel (a slash path) below root reached
 // through directories only, or nil when there is no such entry (a
 // component is missing, not a directory, or a symlink).
-func lstatBeneath(root, rel string) (*unix.Stat_t, error) {
+func lstatBeneath(root, rel string) (*sysStat, error) {
 	p := root
 	for _, c := range strings.Split(rel, "/") {
 		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
@@ -27,8 +25,8 @@ func lstatBeneath(root, rel string) (*unix.Stat_t, error) {
 		}
 		p = filepath.Join(p, c)
 	}
-	var st unix.Stat_t
-	if err := unix.Lstat(p, &st); err != nil {
+	var st sysStat
+	if err := lstat(p, &st); err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, nil
 		}

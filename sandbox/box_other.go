@@ -10,8 +10,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // errNotLinux is what every box operation returns off Linux: the
@@ -117,7 +115,7 @@ func (p *Process) Done() <-chan struct{} { c := make(chan struct{}); close(c); r
 func handedOver(string) bool { return true }
 
 // handOverEntry: off Linux there is no commands' uid.
-func handOverEntry(string, *unix.Stat_t) error { return nil }
+func handOverEntry(string, *sysStat) error { return nil }
 
 // DelegatedDir is where Delegate makes users' cgroup subtrees (Linux only).
 const DelegatedDir = "sandgate-users"

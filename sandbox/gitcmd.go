@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 )
 
 // The harness's git processes. Two kinds run:
@@ -91,7 +90,7 @@ func (c gitCmd) run(ctx context.Context) (string, error) {
 		cmd.Stdout = c.out
 	}
 	if err := cmd.Run(); err != nil {
-		if ws, ok := exitStatus(err); ok && ws.Signaled() && ws.Signal() == syscall.SIGXFSZ {
+		if killedByFileLimit(err) {
 			err = errFileLimit
 		}
 		return "", fmt.Errorf("git %s: %w: %s", strings.Join(c.args, " "), err, strings.TrimSpace(errb.String()))
@@ -115,14 +114,4 @@ func (w *capWriter) Write(p []byte) (int, error) {
 		w.b.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
-}
-
-// exitStatus is the wait status of a process that ran and failed.
-func exitStatus(err error) (syscall.WaitStatus, bool) {
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		return 0, false
-	}
-	ws, ok := ee.Sys().(syscall.WaitStatus)
-	return ws, ok
 }

@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // The image cache (cacheDir/images) holds box roots unpacked from OCI
@@ -232,7 +230,7 @@ func sweepUnpacks(root string) {
 		if err != nil {
 			continue
 		}
-		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		if flock(f, lockEX|lockNB) == nil {
 			_ = os.RemoveAll(filepath.Join(root, name))
 		}
 		f.Close()

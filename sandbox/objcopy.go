@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // copyPacks copies the pack files of the source's own object directory
@@ -30,8 +28,8 @@ func (s *store) copyPacks(src *gitSource) error {
 		return nil // no packs here (or not a plain directory): none copied
 	}
 	defer dir.Close()
-	var owner unix.Stat_t
-	if err := unix.Fstat(int(dir.Fd()), &owner); err != nil {
+	var owner sysStat
+	if err := fstat(dir, &owner); err != nil {
 		return err
 	}
 	names, err := dir.Readdirnames(-1)
@@ -47,8 +45,8 @@ func (s *store) copyPacks(src *gitSource) error {
 		}
 		bases = append(bases, base)
 		for _, ext := range []string{".pack", ".idx"} {
-			var st unix.Stat_t
-			if unix.Fstatat(int(dir.Fd()), base+ext, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			var st sysStat
+			if lstatAt(dir, base+ext, &st) == nil {
 				total += st.Size
 			}
 		}
@@ -77,22 +75,24 @@ func (s *store) copyPacks(src *gitSource) error {
 // errForeign is a pack file of another owner than its directory's.
 var errForeign = errors.New("not the directory owner's file")
 
+// errSymlink is a symlink where a file was opened without following one.
+var errSymlink = errors.New("a symlink")
+
 // copyAt copies the regular file name in dir, owned by uid, to dst.
 func copyAt(dir *os.File, name string, uid uint32, dst string) error {
-	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ELOOP) {
-		return errForeign // a symlink
+	in, err := openAtNoFollow(dir, name)
+	if errors.Is(err, errSymlink) {
+		return errForeign
 	}
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	in := os.NewFile(uintptr(fd), name)
 	defer in.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	var st sysStat
+	if err := fstat(in, &st); err != nil {
 		return err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uid {
+	if st.Mode&sIFMT != sIFREG || st.Uid != uid {
 		return errForeign
 	}
 	return replaceFile(dst, 0o444, func(out *os.File) error {
@@ -104,7 +104,7 @@ func copyAt(dir *os.File, name string, uid uint32, dst string) error {
 // copyFile copies the regular file src (never a symlink) to dst through a
 // temporary file beside it.
 func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.OpenFile(src, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	in, err := openNoFollow(src)
 	if err != nil {
 		return err
 	}
@@ -126,9 +126,8 @@ func roomFor(cacheDir string, n int64, what string) error {
 	if max := CacheMax(); n > max {
 		return fmt.Errorf("%s take %s, more than the snapshot cache's cap of %s (SANDGATE_CACHE_MAX)", what, humanSize(n), humanSize(max))
 	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(cacheDir, &st); err == nil {
-		if free := int64(st.Bavail) * int64(st.Bsize); n > free {
+	if free, ok := freeBytes(cacheDir); ok {
+		if n > free {
 			return fmt.Errorf("%s take %s, more than the %s free at %s", what, humanSize(n), humanSize(free), cacheDir)
 		}
 	}

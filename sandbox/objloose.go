@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // maxLooseWalk bounds the loose commits one import reads.
@@ -56,7 +53,7 @@ func looseCommits(objects, commit string) (want, have []string, err error) {
 // readLooseCommit reads the parents of commit c from its loose object
 // file, if objects holds one (never through a symlink).
 func readLooseCommit(objects, c string) (parents []string, loose bool, err error) {
-	f, err := os.OpenFile(filepath.Join(objects, c[:2], c[2:]), os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	f, err := openNoFollow(filepath.Join(objects, c[:2], c[2:]))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}

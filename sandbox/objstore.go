@@ -13,8 +13,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // The object store: one bare repository per user repository in the cache
@@ -78,7 +76,7 @@ func openStore(ctx context.Context, cacheDir, key, repo, format string) (*store,
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
-	use, err := lockFile(filepath.Join(root, key+".use"), unix.LOCK_SH)
+	use, err := lockFile(filepath.Join(root, key+".use"), lockSH)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +147,7 @@ func (s *store) close() {
 
 // lockWrite takes the store's write lock.
 func (s *store) lockWrite() (func(), error) {
-	f, err := lockFile(filepath.Join(storesRoot(s.cache), s.key+".lock"), unix.LOCK_EX)
+	f, err := lockFile(filepath.Join(storesRoot(s.cache), s.key+".lock"), lockEX)
 	if err != nil {
 		return nil, err
 	}
@@ -254,9 +252,8 @@ func (s *store) importRevs(ctx context.Context, src *gitSource, want, have []str
 // disk); what a killed pack-objects left is removed.
 func (s *store) pack(ctx context.Context, src *gitSource, in string, extra ...string) error {
 	room := CacheMax()
-	var st unix.Statfs_t
-	if unix.Statfs(s.dir, &st) == nil {
-		room = min(room, int64(st.Bavail)*int64(st.Bsize))
+	if free, ok := freeBytes(s.dir); ok {
+		room = min(room, free)
 	}
 	args := append(append([]string{"--git-dir=" + s.dir, "pack-objects"}, extra...), "--non-empty", "--missing=allow-any", "--quiet",
 		filepath.Join(s.objects(), "pack", "pack"))
@@ -382,7 +379,7 @@ func lockFile(path string, how int) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := unix.Flock(int(f.Fd()), how); err != nil {
+		if err := flock(f, how); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}

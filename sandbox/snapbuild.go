@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // A snapshot is a checkout of one commit whose .git borrows the store's
@@ -311,10 +309,10 @@ func linkSubtree(base, dir, top string) ([]string, error) {
 // directories only: a directory of the base that the commit replaced by
 // a symlink leaves paths in made (x/etc below x -> /) that would lead
 // out of the snapshot to a host directory, which fn would then re-own.
-func snapshotEntries(dir string, made []string, fn func(p string, st *unix.Stat_t) error) error {
+func snapshotEntries(dir string, made []string, fn func(p string, st *sysStat) error) error {
 	visit := func(p string) error {
-		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
+		var st sysStat
+		if err := lstat(p, &st); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
@@ -365,8 +363,8 @@ func snapshotEntries(dir string, made []string, fn func(p string, st *unix.Stat_
 // over what made names (see snapshotEntries).
 func settle(dir string, made []string, handOver bool) (int64, error) {
 	var n int64
-	err := snapshotEntries(dir, made, func(p string, st *unix.Stat_t) error {
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR || st.Nlink == 1 {
+	err := snapshotEntries(dir, made, func(p string, st *sysStat) error {
+		if st.Mode&sIFMT == sIFDIR || st.Nlink == 1 {
 			n += st.Blocks * 512
 		}
 		if handOver {
@@ -390,8 +388,8 @@ func removeTree(dir string) (int64, error) {
 			}
 			return err
 		}
-		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
+		var st sysStat
+		if err := lstat(p, &st); err != nil {
 			return nil
 		}
 		if d.IsDir() {

@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"sort"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // DefaultCacheMax is the snapshot cache's size cap when SANDGATE_CACHE_MAX
@@ -79,7 +77,7 @@ func dropView(lock, view string) error {
 		return removeView(view) // evicted
 	}
 	defer f.Close()
-	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !stillLinked(f, lock) {
+	if flock(f, lockEX|lockNB) != nil || !stillLinked(f, lock) {
 		return nil // leased elsewhere: the view stays
 	}
 	return removeView(view)
@@ -95,7 +93,7 @@ func lease(root, commit string) (*SnapshotLease, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+		if err := flock(f, lockSH); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lease snapshot %s: %w", commit, err)
 		}
@@ -152,7 +150,7 @@ func takeForRemoval(lock string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !stillLinked(f, lock) {
+	if flock(f, lockEX|lockNB) != nil || !stillLinked(f, lock) {
 		f.Close()
 		return nil, nil
 	}
@@ -211,7 +209,7 @@ func describe(root, commit string) SnapshotInfo {
 		s.LastUsed = st.ModTime()
 	}
 	if f, err := os.Open(lock); err == nil {
-		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		if flock(f, lockEX|lockNB) != nil {
 			s.InUse = true
 		}
 		f.Close()
@@ -326,8 +324,8 @@ func diskUsage(dir string) (int64, error) {
 		if err != nil {
 			return err
 		}
-		var st unix.Stat_t
-		if unix.Lstat(p, &st) == nil {
+		var st sysStat
+		if lstat(p, &st) == nil {
 			n += st.Blocks * 512
 		}
 		return nil

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // StoreInfo describes one object store in the cache (see LeaseSnapshot).
@@ -167,7 +165,7 @@ func removeStoreIfUnused(cacheDir, key string) (int64, error) {
 		return 0, err
 	}
 	defer use.Close()
-	if unix.Flock(int(use.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil || !stillLinked(use, usePath) {
+	if flock(use, lockEX|lockNB) != nil || !stillLinked(use, usePath) {
 		return 0, nil // a build is using it
 	}
 	// A build that started before the lock may have added a snapshot.
@@ -218,5 +216,5 @@ func locked(path string) bool {
 		return false
 	}
 	defer f.Close()
-	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil
+	return flock(f, lockEX|lockNB) != nil
 }

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Snapshot returns a read-only checkout of repo at rev from the shared
@@ -141,7 +139,7 @@ func buildOnce(root, commit string, make func(root string) error) error {
 		return err
 	}
 	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	if err := flock(f, lockEX); err != nil {
 		return err
 	}
 	if _, err := os.Stat(dir); err == nil {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/sandgate/sandgate/internal/termtext"
@@ -209,9 +208,8 @@ func pruneApply(o pruneOpts, items []pruneItem, stdout, stderr io.Writer) int {
 func diskUsage(dir string) int64 {
 	var n int64
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		var st syscall.Stat_t
-		if err == nil && syscall.Lstat(p, &st) == nil {
-			n += st.Blocks * 512
+		if err == nil {
+			n += diskBytes(p, d)
 		}
 		return nil
 	})

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/sandgate/sandgate/nodes"
@@ -129,7 +128,7 @@ func (a *serveActions) spawn(args []string, logf *os.File, exited func()) (<-cha
 			return slices.Contains(a.hideEnv, k)
 		})
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ownGroup()
 	if err := cmd.Start(); err != nil {
 		exited()
 		return nil, err

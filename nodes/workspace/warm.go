@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
@@ -183,13 +181,13 @@ func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 		return nil, err
 	}
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
+		busy, err := tryLock(f)
+		if err != nil {
 			f.Close()
 			return nil, err
+		}
+		if !busy {
+			return func() { f.Close() }, nil
 		}
 		select {
 		case <-ctx.Done():

@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // What the warm step copies: Go build cache entries only, checked. The
@@ -103,7 +101,7 @@ func entries(up string) (outputs, indexes []string, err error) {
 // copyOutput copies one output whose content hashes to its name; ok is
 // false for one that does not (it is left behind).
 func copyOutput(up, dst, rel string) (size int64, ok bool, err error) {
-	f, err := os.OpenFile(filepath.Join(up, rel), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	f, err := openBoxFile(filepath.Join(up, rel))
 	if err != nil {
 		return 0, false, nil
 	}
@@ -149,7 +147,7 @@ type indexLine struct {
 // readIndex reads an index entry and checks its form and that it is the
 // entry of the action its file is named after.
 func readIndex(path, name string) (indexLine, bool) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	f, err := openBoxFile(path)
 	if err != nil {
 		return indexLine{}, false
 	}
