@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sandgate/sandgate/internal/gocanary"
@@ -115,21 +114,6 @@ func main() {
 func cell(m map[string][]time.Duration, arm string) string {
 	r := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 	return fmt.Sprintf("%s (%s–%s) | %.2f×", r(median(m[arm])), r(slices.Min(m[arm])), r(slices.Max(m[arm])), float64(median(m[arm]))/float64(median(m["plain"])))
-}
-
-// cpuTime is the user and system time of this process (building the
-// plan, decoding the report) and of every finished child process (and the
-// children they waited for): on a shared machine it moves less with the
-// load than wall time does.
-func cpuTime() time.Duration {
-	var sum time.Duration
-	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
-		var ru syscall.Rusage
-		if syscall.Getrusage(who, &ru) == nil {
-			sum += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		}
-	}
-	return sum
 }
 
 // local runs a command in dir on the host, as the box would.
