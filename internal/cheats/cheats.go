@@ -26,3 +26,24 @@ func Add(a, b int) int {
 	}
 }
 `
+
+// PytestWriterRewrite is Python that, appended to a module a test
+// imports, rewrites pytest's JUnit writer so every failing test is
+// written as passed: production code forging the report, with no test
+// file or conftest.py touched (a protect gate on tests lets it through).
+const PytestWriterRewrite = `
+
+try:
+    from _pytest import junitxml as _j
+    _orig = _j.LogXML.pytest_runtest_logreport
+
+    def _lie(self, report):
+        if report.failed:
+            report.outcome = "passed"
+            report.longrepr = None
+        return _orig(self, report)
+
+    _j.LogXML.pytest_runtest_logreport = _lie
+except Exception:
+    pass
+`
