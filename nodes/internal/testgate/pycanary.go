@@ -95,7 +95,7 @@ func newPyCanary(v *changeView, words []string) *pyCanary {
 	}
 	var dirs []string
 	for _, d := range all {
-		if !under(d, paths) || strings.Contains("/"+d+"/", "/.") {
+		if !under(d, paths) || pytestSkips(d) {
 			continue
 		}
 		if slices.ContainsFunc(v.files(d), isPyTestFile) {
@@ -117,6 +117,22 @@ func newPyCanary(v *changeView, words []string) *pyCanary {
 		c.files[path.Join(d, mod+".py")] = []byte(src)
 	}
 	return c
+}
+
+// pytestSkips reports whether pytest's default norecursedirs keeps it
+// out of dir (a repository that sets its own may need canary: off).
+func pytestSkips(dir string) bool {
+	if dir == "." {
+		return false
+	}
+	for _, p := range strings.Split(dir, "/") {
+		switch {
+		case strings.HasPrefix(p, "."), strings.HasSuffix(p, ".egg"), p == "_darcs", p == "build", p == "CVS",
+			p == "dist", p == "node_modules", p == "venv", p == "{arch}":
+			return true
+		}
+	}
+	return false
 }
 
 // under reports whether dir is one of paths or below one.
@@ -161,10 +177,12 @@ func (t *Test) pyCanaryPlan(ctx context.Context, v *changeView, args []string) (
 // check judges a report by its canaries and takes them out of its
 // counts: each must show up exactly once, with the outcome planted. With
 // the failing canary run, pytest exits 1 (tests failed); 0 says the
-// process was made to lie, anything else is CheckExit's to judge.
-func (c *pyCanary) check(rep *testreport.Report, res *sandbox.Result, out string) {
+// process was made to lie, anything else is CheckExit's to judge. It
+// returns what it found forged.
+func (c *pyCanary) check(rep *testreport.Report, res *sandbox.Result, out string) []string {
+	var problems []string
 	if res.ExitCode == 0 {
-		rep.Problems = append(rep.Problems, "pytest exited 0 although the gate's failing canary test ran: the run's outcome was forged")
+		problems = append(problems, "pytest exited 0 although the gate's failing canary test ran: the run's outcome was forged")
 	}
 	seen := map[string][]string{}
 	for _, k := range rep.Cases {
@@ -172,7 +190,6 @@ func (c *pyCanary) check(rep *testreport.Report, res *sandbox.Result, out string
 			seen[k.Name] = append(seen[k.Name], k.Outcome)
 		}
 	}
-	var problems []string
 	for name, want := range c.want {
 		got := seen[name]
 		switch {
@@ -196,8 +213,9 @@ func (c *pyCanary) check(rep *testreport.Report, res *sandbox.Result, out string
 		return c.want[name] == "failed" && slices.Equal(seen[name], []string{"failed"})
 	})
 	slices.Sort(problems)
-	rep.Problems = append(problems, rep.Problems...)
+	rep.Problems = append(slices.Clone(problems), rep.Problems...)
 	if res.ExitCode > 1 {
 		CheckExit(rep, res, out)
 	}
+	return problems
 }

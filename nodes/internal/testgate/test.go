@@ -244,7 +244,7 @@ func (t *Test) runWithReport(ctx context.Context, w *workspace.Workspace, in *ru
 		return reportProblem(fmt.Sprintf("report %s: %v", t.report, err)), out, nil
 	}
 	if py != nil {
-		py.check(rep, res, out)
+		canaryAlert(in, py.check(rep, res, out))
 		return rep, out, nil
 	}
 	CheckExit(rep, res, out)
