@@ -1,6 +1,7 @@
 package testgate_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -78,6 +79,9 @@ func TestAttackPytestReportForged(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			sum, a := nodetest.GateRun(t, repo, prep, pytestGate)
+			if !strings.Contains(a.Feedback, "canary") {
+				t.Logf("test.log:\n%s", nodetest.GateAttemptFile(t, sum, "test.log"))
+			}
 			nodetest.MustFail(t, sum, a, "canary")
 			// The forger is real: without the canaries its report and
 			// exit code pass the gate with the bug kept.
@@ -110,7 +114,8 @@ func TestPytestCanaryHonestRuns(t *testing.T) {
 	}
 }
 
-// writeCmd is a shell command that writes content to path.
+// writeCmd is a shell command that writes content to path; base64 keeps
+// its newlines through the YAML scalar the prep command is.
 func writeCmd(path, content string) string {
-	return "mkdir -p \"$(dirname " + path + ")\" && printf '%s' " + shellArg(content) + " > " + path
+	return "mkdir -p \"$(dirname " + path + ")\" && echo " + base64.StdEncoding.EncodeToString([]byte(content)) + " | base64 -d > " + path
 }
