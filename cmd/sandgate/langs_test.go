@@ -94,9 +94,10 @@ func runLangProject(t *testing.T, p langProject, layout, script string) (code in
 		t.Fatal(err)
 	}
 	runs := filepath.Join(work, "runs")
+	bp := imageBlueprint(t, p.blueprint, layout) // before inDir: its path is the package's
 	var errs string
 	inDir(t, repo, func() {
-		code, out, errs = runCLI("run", imageBlueprint(t, p.blueprint, layout), "--repo", repo, "--runs-dir", runs,
+		code, out, errs = runCLI("run", bp, "--repo", repo, "--runs-dir", runs,
 			"--model", "script:"+sp, "--input", "task=fix the discount", "--input", "remote="+remote)
 	})
 	dir, _ = runEvents(t, runs)
@@ -149,7 +150,7 @@ func TestLanguageBlueprintsInImage(t *testing.T) {
 			if m, _ := filepath.Glob(filepath.Join(work, "state", "sandgate", "*", "reviews", "*", "diff.patch")); len(m) != 1 {
 				t.Fatalf("no review queued:\n%s", out)
 			}
-			probe := grepRun(t, dir, "box-"+name)
+			probe := grepRun(t, dir, "box-"+name+" /") // the output, not the command echoed before it
 			if !strings.Contains(probe, "/usr/bin/") || grepRun(t, dir, "box-has-no-go") == "" {
 				t.Fatalf("the box's interpreter is not the image's: %q\n%s", probe, out)
 			}
