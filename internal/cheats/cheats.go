@@ -26,3 +26,21 @@ func Add(a, b int) int {
 	}
 }
 `
+
+// PytestWriterRewrite is Python that, appended to a module a test
+// imports, makes pytest's JUnit writer drop every failure (each failing
+// test is written as passed) and the process exit 0: production code
+// forging the report, with no test file or conftest.py touched (a
+// protect gate on tests lets it through). Without canaries the report
+// and the exit code agree on a clean pass.
+const PytestWriterRewrite = `
+
+try:
+    import atexit as _atexit, os as _os
+    from _pytest import junitxml as _j
+
+    _j._NodeReporter.append_failure = lambda self, report: None
+    _atexit.register(lambda: _os._exit(0))
+except Exception:
+    pass
+`

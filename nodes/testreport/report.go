@@ -25,6 +25,9 @@ type Report struct {
 	Problems []string
 	// Packages are go test -json's packages in order of first appearance.
 	Packages []GoPackage
+	// Cases are a JUnit report's test cases with their outcomes, for
+	// checks that look for tests of their own (the pytest canaries).
+	Cases []Case
 
 	// passedTop holds "package\x00Test" of top-level tests that passed.
 	passedTop map[string]bool
@@ -39,6 +42,12 @@ type Failure struct {
 	Package string
 	Name    string
 	Output  string
+}
+
+// Case is one JUnit test case: its name (without the class) and its
+// outcome, "passed", "failed" or "skipped".
+type Case struct {
+	Classname, Name, Outcome string
 }
 
 // Total counts the tests that ran.
@@ -107,10 +116,13 @@ func ParseJUnit(data []byte) (*Report, error) {
 				}
 				r.Failed++
 				r.Failures = append(r.Failures, Failure{Name: name, Output: feedback.Tail(strings.TrimSpace(t.Message+"\n"+t.Body), 4096)})
+				r.Cases = append(r.Cases, Case{c.Classname, c.Name, "failed"})
 			case c.Skipped != nil:
 				r.Skipped++
+				r.Cases = append(r.Cases, Case{c.Classname, c.Name, "skipped"})
 			default:
 				r.Passed++
+				r.Cases = append(r.Cases, Case{c.Classname, c.Name, "passed"})
 			}
 		}
 		for _, sub := range s.Suites {

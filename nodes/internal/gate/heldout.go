@@ -52,32 +52,47 @@ func HiddenFiles(dir string) ([]string, error) {
 }
 
 // placeHidden writes the held-out tests into the judge box's layer (or
-// copy), which holds the candidate, written by the harness: every write
-// goes through an os.Root, and a directory on a test's path that the
-// change turned into a symlink or a file is refused, so nothing the agent
-// left there can steer the harness's writes onto the host.
+// copy), which holds the candidate (see place).
 func placeHidden(snapshot, dir string, files []string, root string) error {
+	data := make(map[string][]byte, len(files))
+	for _, f := range files {
+		if _, err := os.Lstat(filepath.Join(snapshot, filepath.FromSlash(f))); err == nil {
+			return fmt.Errorf("%s collides with the repository's %s", filepath.Join(dir, f), f)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
+			return err
+		}
+		data[f] = b
+	}
+	return place(data, root)
+}
+
+// place writes files (slash paths) into the judge box's layer (or copy),
+// written by the harness: every write goes through an os.Root, and a
+// directory on a file's path that the change turned into a symlink or a
+// file is refused, so nothing the agent left there can steer the
+// harness's writes onto the host.
+func place(files map[string][]byte, root string) error {
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	for _, f := range files {
-		if _, err := os.Lstat(filepath.Join(snapshot, filepath.FromSlash(f))); err == nil {
-			return fmt.Errorf("%s collides with the repository's %s", filepath.Join(dir, f), f)
-		}
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
-		if err != nil {
-			return err
-		}
+	names := make([]string, 0, len(files))
+	for f := range files {
+		names = append(names, f)
+	}
+	slices.Sort(names)
+	for _, f := range names {
 		if err := realDirs(r, path.Dir(f)); err != nil {
 			return fmt.Errorf("cannot place %s: %w", f, err)
 		}
 		if err := r.MkdirAll(path.Dir(f), 0o755); err != nil {
 			return err
 		}
-		_ = r.Remove(f) // a file the agent created there loses to the test
-		if err := r.WriteFile(f, data, 0o644); err != nil {
+		_ = r.Remove(f) // a file the agent created there loses to the harness's
+		if err := r.WriteFile(f, files[f], 0o644); err != nil {
 			return err
 		}
 	}
@@ -101,7 +116,7 @@ func realDirs(r *os.Root, dir string) error {
 			return err
 		}
 		if !st.IsDir() {
-			return fmt.Errorf("the change made %s a %s, where held-out tests need a directory", p, st.Mode().Type())
+			return fmt.Errorf("the change made %s a %s, where the harness places files in a directory", p, st.Mode().Type())
 		}
 	}
 	return nil

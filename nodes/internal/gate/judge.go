@@ -99,6 +99,9 @@ type judge struct {
 	w      *workspace.Workspace
 	cand   *Candidate
 	hidden string // held-out tests laid over the candidate, "" for none
+	// planted are files the gate asked the harness to lay over the
+	// candidate (Plant), such as another language's canary tests.
+	planted map[string][]byte
 	// heldOut are the held-out tests' paths in the workspace.
 	heldOut []string
 
@@ -130,7 +133,7 @@ func (j *judge) boxFor(ctx context.Context) (*sandbox.Box, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.box == nil && j.err == nil {
-		j.box, j.root, j.cleanup, j.err = startJudge(ctx, j.w, j.cand, j.hidden)
+		j.box, j.root, j.cleanup, j.err = startJudge(ctx, j.w, j.cand, j.hidden, j.planted)
 		if j.err == nil {
 			j.toolchain, j.err = prepareToolchain(ctx, j.w, j.cand, j.box)
 		}
@@ -145,6 +148,49 @@ func (j *judge) boxFor(ctx context.Context) (*sandbox.Box, error) {
 		}
 	}
 	return j.box, j.err
+}
+
+// Plant asks the running gate's judge box to hold files (slash paths in
+// the workspace) laid over the candidate before its first command: a
+// gate's own canary tests, planted where the repository's test
+// configuration reaches them. They are there when the box starts, so they
+// are no write of the gate's commands; the commit never holds them. It
+// fails once the judge box has started, outside a gate, and for a path
+// the base snapshot or the change already has.
+func Plant(ctx context.Context, files map[string][]byte) error {
+	s, ok := ctx.Value(sessionKey{}).(*session)
+	if !ok {
+		return errors.New("files are planted in a gate's judge box; no gate is running")
+	}
+	j := s.judge
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.box != nil {
+		return errors.New("the judge box has started; files are planted before its first command")
+	}
+	if j.planted == nil {
+		j.planted = map[string][]byte{}
+	}
+	for f, b := range files {
+		j.planted[f] = b
+	}
+	return nil
+}
+
+// placePlanted lays Plant's files into the judge box's layer; one the
+// base or the candidate already has is refused, never overwritten.
+func placePlanted(snapshot string, cand *Candidate, files map[string][]byte, layout string) error {
+	for f := range files {
+		if _, err := os.Lstat(filepath.Join(snapshot, filepath.FromSlash(f))); err == nil {
+			return fmt.Errorf("planted file %s collides with the repository's", f)
+		}
+		for _, c := range cand.Changes {
+			if c.Path == f {
+				return fmt.Errorf("planted file %s collides with the change's", f)
+			}
+		}
+	}
+	return place(files, layout)
 }
 
 // recapture replaces the candidate after the harness changed the run's
@@ -244,7 +290,7 @@ func FreshBox(ctx context.Context, w *workspace.Workspace) (*sandbox.Box, func()
 	if !ok {
 		return nil, nil, errors.New("a fresh box is built from the candidate a gate judges; no gate is judging one")
 	}
-	box, _, cleanup, err := startJudge(ctx, w, cand, "")
+	box, _, cleanup, err := startJudge(ctx, w, cand, "", nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start a fresh box: %w", err)
 	}
@@ -270,7 +316,7 @@ func (j *judge) close() {
 // upper layers in every box) over the base snapshot and the candidate's
 // tree, plus held-out tests when the gate has them. root is its
 // workspace on the host.
-func startJudge(ctx context.Context, w *workspace.Workspace, cand *Candidate, hidden string) (box *sandbox.Box, root string, cleanup func(), err error) {
+func startJudge(ctx context.Context, w *workspace.Workspace, cand *Candidate, hidden string, planted map[string][]byte) (box *sandbox.Box, root string, cleanup func(), err error) {
 	opts, ok := w.BoxOptions()
 	if !ok {
 		return nil, "", nil, errors.New("the workspace was not built by nodes.Environment")
@@ -308,6 +354,9 @@ func startJudge(ctx context.Context, w *workspace.Workspace, cand *Candidate, hi
 		if err != nil {
 			err = fmt.Errorf("hidden tests: %w", err)
 		}
+	}
+	if err == nil && len(planted) > 0 {
+		err = placePlanted(w.Snapshot, cand, planted, layout)
 	}
 	if err != nil {
 		return nil, "", nil, err

@@ -94,7 +94,17 @@ func (t *Test) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 	if err != nil {
 		return nil, err
 	}
-	rep, raw, err := t.runOnce(ctx, w, in, args, "test.log", t.canaryPlan(v, args, false), true)
+	py, err := t.pyCanaryPlan(ctx, v, args)
+	if err != nil {
+		return nil, err
+	}
+	var rep *testreport.Report
+	var raw string
+	if py != nil {
+		rep, raw, err = t.runWithReport(ctx, w, in, args, "test.log", py)
+	} else {
+		rep, raw, err = t.runOnce(ctx, w, in, args, "test.log", t.canaryPlan(v, args, false), true)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +172,7 @@ func (t *Test) exec(ctx context.Context, w *workspace.Workspace, in *runtime.Inp
 // on purpose); plan, when not nil, is the canaries compiled into it.
 func (t *Test) runOnce(ctx context.Context, w *workspace.Workspace, in *runtime.Input, cmd []string, log string, plan *gocanary.Plan, first bool) (*testreport.Report, string, error) {
 	if t.report != "" {
-		return t.runWithReport(ctx, w, in, cmd, log)
+		return t.runWithReport(ctx, w, in, cmd, log, nil)
 	}
 	var res *sandbox.Result
 	var forged []string
@@ -208,8 +218,9 @@ func (t *Test) runOnce(ctx context.Context, w *workspace.Workspace, in *runtime.
 // runWithReport removes the report file, runs cmd, and reads the report
 // the command wrote, through the harness's own view of the workspace. A
 // report left there before the run, or one that is not a regular file,
-// is not evidence.
-func (t *Test) runWithReport(ctx context.Context, w *workspace.Workspace, in *runtime.Input, cmd []string, log string) (*testreport.Report, string, error) {
+// is not evidence. py, when not nil, is the pytest canaries planted for
+// the run, which the report must show.
+func (t *Test) runWithReport(ctx context.Context, w *workspace.Workspace, in *runtime.Input, cmd []string, log string, py *pyCanary) (*testreport.Report, string, error) {
 	rm, err := w.Command(ctx, sandbox.Command{Args: []string{"rm", "-f", "--", t.report}, Timeout: time.Minute})
 	if err != nil {
 		return nil, "", err
@@ -231,6 +242,10 @@ func (t *Test) runWithReport(ctx context.Context, w *workspace.Workspace, in *ru
 	rep, err := testreport.ParseJUnit(data)
 	if err != nil {
 		return reportProblem(fmt.Sprintf("report %s: %v", t.report, err)), out, nil
+	}
+	if py != nil {
+		canaryAlert(in, py.check(rep, res, out))
+		return rep, out, nil
 	}
 	CheckExit(rep, res, out)
 	return rep, out, nil

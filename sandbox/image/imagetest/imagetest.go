@@ -6,17 +6,10 @@ package imagetest
 import (
 	"archive/tar"
 	"bytes"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"testing"
-
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // toolSrc is the program the test image holds: `--version` names the
@@ -97,22 +90,7 @@ func ToolLayout(t *testing.T) string {
 		must(t, err)
 	}
 	must(t, tw.Close())
-	b := buf.Bytes()
-	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil })
-	must(t, err)
-	img, err := mutate.AppendLayers(empty.Image, l)
-	must(t, err)
-	cf, err := img.ConfigFile()
-	must(t, err)
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.Config.Env = "linux", goruntime.GOARCH, []string{"PATH=/opt/imgbin:/usr/bin"}
-	img, err = mutate.ConfigFile(img, cf)
-	must(t, err)
-	dir := t.TempDir()
-	p, err := layout.Write(dir, empty.Index)
-	must(t, err)
-	must(t, p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": "t"})))
-	return dir
+	return writeLayout(t, buf.Bytes(), []string{"PATH=/opt/imgbin:/usr/bin"})
 }
 
 func must(t *testing.T, err error) {
