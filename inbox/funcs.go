@@ -9,12 +9,13 @@ import (
 )
 
 var funcs = template.FuncMap{
-	"ms":     fmtMS,
-	"ago":    ago,
-	"cost":   fmtCost,
-	"base":   path.Base,
-	"join":   strings.Join,
-	"labels": labelList,
+	"ms":      fmtMS,
+	"ago":     ago,
+	"cost":    fmtCost,
+	"base":    path.Base,
+	"join":    strings.Join,
+	"labels":  labelList,
+	"slashes": breakAfterSlashes,
 	"pct": func(n, d int) int {
 		if d == 0 {
 			return 0
@@ -40,6 +41,19 @@ var funcs = template.FuncMap{
 		}
 		return t.Local().Format("2006-01-02 15:04:05")
 	},
+}
+
+// breakAfterSlashes escapes s and lets a narrow table wrap it only after
+// a "/" (a branch such as sandgate/billing-lint), not in the middle of a
+// word; a segment too long for the cell still wraps (see code.path in
+// style.css). Each part is escaped here because the result is trusted
+// HTML.
+func breakAfterSlashes(s string) template.HTML {
+	parts := strings.Split(s, "/")
+	for i, p := range parts {
+		parts[i] = template.HTMLEscapeString(p)
+	}
+	return template.HTML(strings.Join(parts, "/<wbr>"))
 }
 
 func fmtMS(ms int64) string {

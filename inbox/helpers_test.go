@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/inbox"
+	"github.com/sandgate/sandgate/internal/browsertest"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -190,20 +191,8 @@ func newWorldW(t *testing.T, opt func(*world, *inbox.Options)) *world {
 	t.Cleanup(srv.Index().Close) // its inotify instance
 	w.srv = srv
 	w.ts = httptest.NewServer(srv)
-	t.Cleanup(func() { closeServer(w.ts) })
+	t.Cleanup(func() { browsertest.CloseServer(w.ts) })
 	return w
-}
-
-// closeServer closes ts without waiting on its clients: a browser still
-// on one of its pages holds /events open (every page listens for
-// changes), and ts.Close alone waits for that stream to end, which it
-// does only when the browser goes. New connections are refused first, so
-// none opens after the others are cut (Close closes the listener again,
-// harmlessly).
-func closeServer(ts *httptest.Server) {
-	_ = ts.Listener.Close()
-	ts.CloseClientConnections()
-	ts.Close()
 }
 
 func writeFile(t testing.TB, path, data string) {
@@ -228,7 +217,7 @@ func writeTranscript(t testing.TB, dir string) {
 }
 
 func writeReview(t testing.TB, dir, runDir string) {
-	writeFile(t, filepath.Join(dir, "entry.json"), `{"id":"rev-1","title":"Fix `+jsonEsc(xss)+`","branch":"sandgate/fix","commit":"abc","base":"def","run_dir":"`+runDir+`","status":"pending","created":"2026-01-02T03:04:05Z"}`)
+	writeFile(t, filepath.Join(dir, "entry.json"), `{"id":"rev-1","title":"Fix `+jsonEsc(xss)+`","branch":"sandgate/fix-`+jsonEsc(xss)+`","commit":"abc","base":"def","run_dir":"`+runDir+`","status":"pending","created":"2026-01-02T03:04:05Z"}`)
 	writeFile(t, filepath.Join(dir, "diff.patch"), "diff --git a/"+xss+".go b/"+xss+".go\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new "+xss+"\n")
 	writeFile(t, filepath.Join(dir, "summary.md"), "## Summary\n\nThe agent says "+xss+"\n")
 	writeVerify(t, dir)

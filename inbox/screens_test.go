@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -41,19 +42,25 @@ func showcase(t *testing.T) (*httptest.Server, string) {
 	}()
 	// Let the run end before its directory is removed.
 	t.Cleanup(func() { close(s.gate); <-running })
-	writeFile(t, filepath.Join(reviews, "rev-1", "entry.json"), `{"id":"rev-1","title":"Fix TestAdd in calc.go","branch":"sandgate/fix-add","commit":"4f2a9c1","base":"9b8e7d6","run_dir":"`+filepath.Join(runs, "20260102-090000-a1b2c3")+`","status":"pending","created":"2026-01-02T09:01:00Z"}`)
-	writeFile(t, filepath.Join(reviews, "rev-2", "entry.json"), `{"id":"rev-2","title":"Fix the staticcheck findings in ./internal/billing","branch":"sandgate/billing-lint","commit":"7c3d2e1","base":"9b8e7d6","run_dir":"`+filepath.Join(runs, "20260102-093000-0a1b2c")+`","status":"approved","decided_by":"ana","created":"2026-01-02T09:31:00Z"}`)
+	writeFile(t, filepath.Join(reviews, "rev-1", "entry.json"), `{"id":"rev-1","title":"Fix TestAdd in calc.go","branch":"sandgate/fix-add","commit":"4f2a9c1","base":"9b8e7d6","run_dir":"`+filepath.Join(runs, "20260102-090000-a1b2c3")+`","status":"pending","created":"`+minutesAgo(9)+`"}`)
+	writeFile(t, filepath.Join(reviews, "rev-2", "entry.json"), `{"id":"rev-2","title":"Fix the staticcheck findings in ./internal/billing","branch":"sandgate/billing-lint","commit":"7c3d2e1","base":"9b8e7d6","run_dir":"`+filepath.Join(runs, "20260102-093000-0a1b2c")+`","status":"approved","decided_by":"ana","created":"`+minutesAgo(4)+`"}`)
 	writeFile(t, filepath.Join(reviews, "rev-1", "diff.patch"), "diff --git a/calc.go b/calc.go\n--- a/calc.go\n+++ b/calc.go\n@@ -3 +3 @@\n-\treturn a - b\n+\treturn a + b\n")
 	srv, err := inbox.New(inbox.Options{RunsDirs: []string{runs}, ReviewDirs: []string{reviews}, Actions: launcher{&actions{}}, Types: s.reg, By: "ana", Poll: 50e6})
 	must(t, err)
 	srv.Index().MinRefresh = -1
 	t.Cleanup(srv.Index().Close)
 	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
+	t.Cleanup(func() { browsertest.CloseServer(ts) })
 	wait.Until(t, "the running run started", func() bool {
 		return strings.Contains(readFile(filepath.Join(runs, "20260102-094500-3d4e5f", "events.jsonl")), `"node_started"`)
 	})
 	return ts, "/run/0/20260102-091500-d4e5f6"
+}
+
+// minutesAgo is a review's creation time n minutes before now, so the
+// pictures read "9m ago" beside runs that ran seconds ago.
+func minutesAgo(n int) string {
+	return time.Now().UTC().Add(-time.Duration(n) * time.Minute).Format(time.RFC3339)
 }
 
 // TestLayoutNarrowAndDark loads every page at 1400 and 400 px, light and

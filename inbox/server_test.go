@@ -43,6 +43,10 @@ func TestPagesShowRunsEscaped(t *testing.T) {
 			t.Errorf("%s has inline script or style", page)
 		}
 	}
+	// A narrow reviews table wraps a branch after its slashes only.
+	if _, body := get(t, c, w.ts.URL+"/reviews"); !strings.Contains(body, `<code class="path">sandgate/<wbr>fix-&lt;script&gt;`) {
+		t.Errorf("reviews table does not break the branch after its slash:\n%s", body)
+	}
 }
 
 func TestNonLoopbackNeedsToken(t *testing.T) {

@@ -61,7 +61,7 @@ func newInboxWorld(t *testing.T, model string) *inboxWorld {
 	srv.Index().MinRefresh = -1
 	t.Cleanup(srv.Index().Close)
 	w.ts = httptest.NewServer(srv)
-	t.Cleanup(func() { w.ts.Close(); w.acts.wait() })
+	t.Cleanup(func() { browsertest.CloseServer(w.ts); w.acts.wait() })
 	return w
 }
 

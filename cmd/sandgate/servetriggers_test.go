@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sandgate/sandgate/blueprints"
+	"github.com/sandgate/sandgate/internal/browsertest"
 	"github.com/sandgate/sandgate/internal/ghfake"
 	"github.com/sandgate/sandgate/internal/slackfake"
 	"github.com/sandgate/sandgate/internal/wait"
@@ -93,7 +94,7 @@ func newTriggerWorld(t *testing.T) *triggerWorld {
 	srv.Index().MinRefresh = -1
 	t.Cleanup(srv.Index().Close)
 	w.ts = httptest.NewServer(srv)
-	t.Cleanup(func() { w.ts.Close(); w.cfg.triggers.Close(); acts.wait() })
+	t.Cleanup(func() { browsertest.CloseServer(w.ts); w.cfg.triggers.Close(); acts.wait() })
 	return w
 }
 

@@ -7,6 +7,7 @@ package browsertest
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -150,4 +151,16 @@ func (b *Browser) Screenshot(t testing.TB, name string) {
 	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// CloseServer closes ts without waiting on its clients: a browser still
+// on one of its pages holds /events open (every inbox page listens for
+// changes), and ts.Close alone waits for that stream to end, which it
+// does only when the browser goes. New connections are refused first, so
+// none opens after the others are cut (Close closes the listener again,
+// harmlessly).
+func CloseServer(ts *httptest.Server) {
+	_ = ts.Listener.Close()
+	ts.CloseClientConnections()
+	ts.Close()
 }
