@@ -86,6 +86,10 @@ func ParseProxies(vals []string) ([]netip.Prefix, error) {
 	var errs []error
 	for _, v := range vals {
 		if p, err := netip.ParsePrefix(v); err == nil {
+			if p.Bits() < minProxyBits(p.Addr()) {
+				errs = append(errs, fmt.Errorf("--trusted-proxy %q: believes the person header from a whole /%d of the internet (anyone there could sign in as anyone); name the proxy's own address or subnet", v, p.Bits()))
+				continue
+			}
 			out = append(out, p.Masked())
 		} else if a, err := netip.ParseAddr(v); err == nil {
 			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
@@ -94,6 +98,16 @@ func ParseProxies(vals []string) ([]netip.Prefix, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// minProxyBits is the widest prefix believed to hold only proxies: a /8
+// (IPv4) or /16 (IPv6) covers a private network; anything wider, such as
+// 0.0.0.0/0, is a mistake that hands every client the header.
+func minProxyBits(a netip.Addr) int {
+	if a.Unmap().Is4() {
+		return 8
+	}
+	return 16
 }
 
 // validPerson refuses a name a page or terminal would show other than it

@@ -152,4 +152,12 @@ func TestParseProxies(t *testing.T) {
 	if _, err := inbox.ParseProxies([]string{"proxy.example"}); err == nil {
 		t.Fatal("a host name was accepted as a trusted proxy")
 	}
+	for _, wide := range []string{"0.0.0.0/0", "::/0", "128.0.0.0/1", "10.0.0.0/7", "fd00::/8"} {
+		if _, err := inbox.ParseProxies([]string{"10.1.2.3", wide}); err == nil || !strings.Contains(err.Error(), "anyone there could sign in as anyone") {
+			t.Errorf("%s accepted as a trusted proxy: %v", wide, err)
+		}
+	}
+	if _, err := inbox.ParseProxies([]string{"10.0.0.0/8", "fd00::/16"}); err != nil {
+		t.Errorf("a private network refused: %v", err)
+	}
 }
