@@ -87,6 +87,9 @@ const (
 	DecisionTimedOut         = review.DecisionTimedOut
 )
 
-// DeleteBranch deletes a pushed branch on its remote (see
-// gitremote.DeleteBranch).
-func DeleteBranch(ctx context.Context, b PushedBranch) error { return gitremote.DeleteBranch(ctx, b) }
+// DeleteBranch deletes a pushed branch on its remote, sending the token
+// b.TokenEnv names only to a remote under the trusted prefix or in
+// allowEndpoints (the CLI's --allow-endpoint), as the review queue does.
+func DeleteBranch(ctx context.Context, b PushedBranch, allowEndpoints []string) error {
+	return gitremote.DeleteBranch(ctx, b, allowEndpoints)
+}

@@ -41,6 +41,13 @@ func newTokenCatcher(t *testing.T) *tokenCatcher {
 	return c
 }
 
+// reset forgets what the catcher has seen, for the next caller.
+func (c *tokenCatcher) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.requests, c.passwords = 0, nil
+}
+
 func (c *tokenCatcher) seen() (int, []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -69,6 +76,12 @@ func TestRejectDeleteSendsTokenOnlyWhereAllowed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			catcher := newTokenCatcher(t)
 			q := &nodes.ReviewQueue{Dir: t.TempDir(), AllowEndpoints: tc.allowed(catcher.URL)}
+			t.Run("library's DeleteBranch", func(t *testing.T) {
+				err := nodes.DeleteBranch(context.Background(), nodes.PushedBranch{Remote: catcher.URL + "/acme/calc.git",
+					Ref: "refs/heads/fix/add", Commit: nodetest.GHHead, TokenEnv: "SANDGATE_TEST_PUSH_TOKEN"}, q.AllowEndpoints)
+				checkTokenCatcher(t, catcher, tc.sent, err, secret)
+			})
+			catcher.reset()
 			nodetest.WriteEntry(t, q.Dir, nodetest.ReviewID, nodes.ReviewEntry{Title: "fix: Add adds", Branch: "fix/add",
 				Commit: nodetest.GHHead, Status: nodes.StatusPending, Created: time.Now().UTC(),
 				DeleteOnReject: []nodes.PushedBranch{{Remote: catcher.URL + "/acme/calc.git", Ref: "refs/heads/fix/add",
@@ -77,22 +90,30 @@ func TestRejectDeleteSendsTokenOnlyWhereAllowed(t *testing.T) {
 			if e == nil || e.Status != nodes.StatusRejected {
 				t.Fatalf("the entry was not rejected: %v, %v", e, err)
 			}
-			if err == nil {
-				t.Error("the branch could not be deleted and rejecting says nothing")
-			}
-			requests, passwords := catcher.seen()
-			gotToken := strings.Contains(strings.Join(passwords, " "), secret)
-			switch {
-			case tc.sent && !gotToken:
-				t.Fatalf("allowed, the remote got %d requests and passwords %q, not the token: the catcher would miss the attack (%v)", requests, passwords, err)
-			case !tc.sent && gotToken:
-				t.Fatal("the push token went to a remote the operator never allowed")
-			case !tc.sent && requests != 0:
-				t.Errorf("a remote the operator never allowed was contacted %d times", requests)
-			}
-			if err != nil && strings.Contains(err.Error(), secret) {
-				t.Errorf("the error shows the token: %v", err)
-			}
+			checkTokenCatcher(t, catcher, tc.sent, err, secret)
 		})
+	}
+}
+
+// checkTokenCatcher fails t when the catcher got the token it should not
+// have (or, allowed, did not get it: then it would miss the attack), or
+// when the deletion's error is silent or shows the token.
+func checkTokenCatcher(t *testing.T, catcher *tokenCatcher, sent bool, err error, secret string) {
+	t.Helper()
+	if err == nil {
+		t.Error("the branch could not be deleted and nothing says so")
+	}
+	requests, passwords := catcher.seen()
+	gotToken := strings.Contains(strings.Join(passwords, " "), secret)
+	switch {
+	case sent && !gotToken:
+		t.Fatalf("allowed, the remote got %d requests and passwords %q, not the token: the catcher would miss the attack (%v)", requests, passwords, err)
+	case !sent && gotToken:
+		t.Fatal("the push token went to a remote the operator never allowed")
+	case !sent && requests != 0:
+		t.Errorf("a remote the operator never allowed was contacted %d times", requests)
+	}
+	if err != nil && strings.Contains(err.Error(), secret) {
+		t.Errorf("the error shows the token: %v", err)
 	}
 }

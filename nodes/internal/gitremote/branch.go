@@ -32,10 +32,16 @@ type PushedBranch struct {
 // DeleteBranch deletes a pushed branch on its remote, from the harness
 // with the same minimal git environment as the push. It uses a lease on
 // the pushed commit: a branch someone moved since is left alone, and
-// that is an error the caller reports.
-func DeleteBranch(ctx context.Context, b PushedBranch) error {
+// that is an error the caller reports. The token named by b.TokenEnv goes
+// only to a remote under the trusted prefix or allowed (the record is a
+// file someone could edit to point the token at a server of their own);
+// b.Credentials is not minted here (the review queue does that).
+func DeleteBranch(ctx context.Context, b PushedBranch, allowed []string) error {
 	var tok string
 	if b.TokenEnv != "" {
+		if err := CheckRemote(b.Remote, allowed); err != nil {
+			return fmt.Errorf("delete %s (token_env %s): %w", b.Ref, b.TokenEnv, err)
+		}
 		if tok = os.Getenv(b.TokenEnv); tok == "" {
 			return fmt.Errorf("delete %s on %s: %s is not set in this environment", b.Ref, RedactURL(b.Remote), b.TokenEnv)
 		}
