@@ -98,7 +98,7 @@ func (s *Server) actionOf(w http.ResponseWriter, r *http.Request) (root int, id 
 	status := d.events().Status
 	if a, ok = findAction(status, s.launcher() != nil, r.PathValue("action")); !ok {
 		d.Close()
-		s.fail(w, http.StatusConflict, "run "+id+" is "+status, fmt.Errorf("%q is not something a %s run can do", r.PathValue("action"), status), back)
+		s.fail(w, r, http.StatusConflict, "run "+id+" is "+status, fmt.Errorf("%q is not something a %s run can do", r.PathValue("action"), status), back)
 		return 0, "", nil, a, "", false
 	}
 	a.status = status
@@ -113,7 +113,7 @@ func (s *Server) confirmPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer d.Close()
-	s.render(w, "confirm.html", map[string]any{"Root": r.PathValue("root"), "ID": id, "Action": a, "Status": a.status,
+	s.render(w, r, "confirm.html", map[string]any{"Root": r.PathValue("root"), "ID": id, "Action": a, "Status": a.status,
 		"Run": s.index.Get(root, id), "CSRF": s.csrfToken(w, r), "Back": back})
 }
 
@@ -128,7 +128,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 	// twice, and two re-runs would start two runs.
 	key := r.PathValue("root") + "/" + id
 	if _, busy := s.acting.LoadOrStore(key, true); busy {
-		s.fail(w, http.StatusConflict, a.Label+" "+id, fmt.Errorf("an action on run %s is under way; its page shows it when done", id), back)
+		s.fail(w, r, http.StatusConflict, a.Label+" "+id, fmt.Errorf("an action on run %s is under way; its page shows it when done", id), back)
 		return
 	}
 	defer s.acting.Delete(key)
@@ -156,7 +156,7 @@ func (s *Server) act(w http.ResponseWriter, r *http.Request) {
 		err = journalAction(d, rec)
 	}
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, a.Label+" "+id+" failed", err, back)
+		s.fail(w, r, http.StatusInternalServerError, a.Label+" "+id+" failed", err, back)
 		return
 	}
 	s.index.Refresh()

@@ -71,7 +71,7 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 		nav("/review/0/rev-1")
-		if files := eval[string](t, ctx, `document.getElementById("files").innerText`); !strings.Contains(files, "<img src=x onerror=alert(1)>.go") {
+		if files := eval[string](t, ctx, `document.getElementById("files").innerText`); !strings.Contains(files, xss+".go") {
 			t.Errorf("file list: %q", files)
 		}
 		screenshot(t, ctx, "inbox-review.png")

@@ -19,7 +19,7 @@ import (
 )
 
 // xss is what repository text may contain; every page must show it as text.
-const xss = `<script>alert("xss")</script><img src=x onerror=alert(1)>`
+const xss = `<script>alert("xss")</script><img src=x onerror=alert(1)><!--sandgate:who-->`
 
 // stepNode passes or fails per attempt, writes a log file and publishes an
 // output; "wait" nodes block until the test closes gate.

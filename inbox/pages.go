@@ -36,7 +36,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		Statuses: []string{"running", "succeeded", "handed_off", "failed", "canceled", string(runtime.StatusInterrupted)}, Blueprints: index.Blueprints(all), RunsDirs: s.opts.RunsDirs}
 	pg := paging(q, p.Selection, "/")
 	p.PrevURL, p.NextURL = pg.PrevURL, pg.NextURL
-	s.render(w, "runs.html", p)
+	s.render(w, r, "runs.html", p)
 }
 
 type attemptDetail struct {
@@ -179,7 +179,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	if p.Answer != nil {
 		p.Answer.CSRF = p.CSRF
 	}
-	s.render(w, "run.html", p)
+	s.render(w, r, "run.html", p)
 }
 
 func (s *Server) liveFragment(w http.ResponseWriter, r *http.Request) {
@@ -193,7 +193,7 @@ func (s *Server) liveFragment(w http.ResponseWriter, r *http.Request) {
 	if p.Answer != nil {
 		p.Answer.CSRF = s.csrfToken(w, r)
 	}
-	s.render(w, "live", p)
+	s.render(w, r, "live", p)
 }
 
 // runFile serves one file of a run as plain text: never as HTML, whatever
@@ -251,7 +251,7 @@ func (s *Server) handoffsPage(w http.ResponseWriter, r *http.Request) {
 		items = append(items, it)
 	}
 	q.Status = "" // the page's own filter, not in its links
-	s.render(w, "handoffs.html", map[string]any{"Items": items, "Query": q, "Total": sel.Total, "Paging": paging(q, sel, "/handoffs")})
+	s.render(w, r, "handoffs.html", map[string]any{"Items": items, "Query": q, "Total": sel.Total, "Paging": paging(q, sel, "/handoffs")})
 }
 
 // pager is a list's page links.
@@ -290,13 +290,13 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	back := "/run/" + r.PathValue("root") + "/" + url.PathEscape(r.PathValue("id"))
 	if strings.TrimSpace(note) == "" {
-		s.fail(w, http.StatusBadRequest, "answer "+d.id+": no note", errors.New("write what the node should know in the note"), back)
+		s.fail(w, r, http.StatusBadRequest, "answer "+d.id+": no note", errors.New("write what the node should know in the note"), back)
 		return
 	}
 	// The answer process would refuse it: refused here, nothing is
 	// started or written.
 	if err := (runtime.Answer{Node: node, Note: note, By: s.person(r)}).CheckSize(); err != nil {
-		s.fail(w, http.StatusRequestEntityTooLarge, "answer "+d.id+": note too long", err, back)
+		s.fail(w, r, http.StatusRequestEntityTooLarge, "answer "+d.id+": note too long", err, back)
 		return
 	}
 	// A run that is not waiting for an answer is the request's problem
@@ -307,11 +307,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		err = s.opts.Actions.Answer(r.Context(), d.path, node, note, s.person(r))
 	}
 	if errors.Is(err, runtime.ErrNotAnswerable) {
-		s.fail(w, http.StatusConflict, "answer "+d.id+": not handed off", err, back)
+		s.fail(w, r, http.StatusConflict, "answer "+d.id+": not handed off", err, back)
 		return
 	}
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, "answer "+d.id+" failed", err, back)
+		s.fail(w, r, http.StatusInternalServerError, "answer "+d.id+" failed", err, back)
 		return
 	}
 	http.Redirect(w, r, back, http.StatusSeeOther)

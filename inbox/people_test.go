@@ -1,6 +1,7 @@
 package inbox_test
 
 import (
+	"html"
 	"net/http"
 	"net/http/cookiejar"
 	"net/netip"
@@ -159,5 +160,36 @@ func TestParseProxies(t *testing.T) {
 	}
 	if _, err := inbox.ParseProxies([]string{"10.0.0.0/8", "fd00::/16"}); err != nil {
 		t.Errorf("a private network refused: %v", err)
+	}
+}
+
+// TestPagesShowWhoIsSignedIn: every page says under which name decisions
+// are recorded, so a sign-in as the wrong person (a shared browser, a
+// token link someone sent) is visible before anything is decided; the
+// name is text (a proxy may send any printable characters), and page
+// text cannot forge the place it goes.
+func TestPagesShowWhoIsSignedIn(t *testing.T) {
+	const odd = `Eve <b>&amp; "co"</b>`
+	w := newWorldWith(t, func(o *inbox.Options) {
+		o.People = &inbox.People{ProxyHeader: "X-Forwarded-User", TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
+			Tokens: map[string]string{aliceTok: "alice"}}
+	})
+	for _, tc := range []struct {
+		hdr  map[string]string
+		want string
+	}{
+		{map[string]string{"Authorization": "Bearer " + aliceTok}, "signed in as <b>alice</b>"},
+		{map[string]string{"X-Forwarded-User": odd}, "signed in as <b>" + html.EscapeString(odd) + "</b>"},
+	} {
+		c := client(tc.hdr)
+		for _, page := range []string{"/", "/run/0/run-ok", "/handoffs", "/reviews", "/review/0/rev-1", "/start"} {
+			_, body := get(t, c, w.ts.URL+page)
+			if n := strings.Count(body, `<span class="who"`); n != 1 || !strings.Contains(body, tc.want) {
+				t.Errorf("%s shows %d sign-ins, want one reading %q:\n%.600s", page, n, tc.want, body)
+			}
+			if strings.Contains(body, "<!--sandgate:who-->") {
+				t.Errorf("%s left the marker in the page", page)
+			}
+		}
 	}
 }

@@ -58,7 +58,7 @@ func (s *Server) reviewsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	from, to, page, pages := find.Paginate(len(match), q.Page, q.PerPage)
 	sel := index.Selection{Total: len(match), Page: page, Pages: pages}
-	s.render(w, "reviews.html", map[string]any{"Entries": match[from:to], "Total": len(match), "Query": q,
+	s.render(w, r, "reviews.html", map[string]any{"Entries": match[from:to], "Total": len(match), "Query": q,
 		"Statuses": []string{"pending", "approved", "rejected"}, "Paging": paging(q, sel, "/reviews")})
 }
 
@@ -129,7 +129,7 @@ func (s *Server) reviewPage(w http.ResponseWriter, r *http.Request) {
 		p.Files, p.Diff = parseDiff(string(b))
 	}
 	p.Verify = verifyOf(&runDir{Root: root})
-	s.render(w, "review.html", p)
+	s.render(w, r, "review.html", p)
 }
 
 // runLink finds the inbox page of a run directory, if it is one of ours.
@@ -187,7 +187,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	back := "/review/" + strconv.Itoa(q) + "/" + url.PathEscape(id)
 	note := r.PostFormValue("note")
 	if verdict == "reject" && strings.TrimSpace(note) == "" {
-		s.fail(w, http.StatusBadRequest, "reject "+id+": no note", errors.New("say why in the note: it is what the agent or the author is told"), back)
+		s.fail(w, r, http.StatusBadRequest, "reject "+id+": no note", errors.New("say why in the note: it is what the agent or the author is told"), back)
 		return
 	}
 	// Approving lands the change: asked once more, on a page of its own.
@@ -198,12 +198,12 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		e.Queue, e.ID = q, id
-		s.render(w, "approve-confirm.html", map[string]any{"Entry": e, "Note": note, "CSRF": s.csrfToken(w, r), "Back": back})
+		s.render(w, r, "approve-confirm.html", map[string]any{"Entry": e, "Note": note, "CSRF": s.csrfToken(w, r), "Back": back})
 		return
 	}
 	err = s.opts.Actions.Decide(r.Context(), s.opts.ReviewDirs[q], id, verdict == "approve", note, s.person(r))
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, verdict+" "+id+" failed", err, back)
+		s.fail(w, r, http.StatusInternalServerError, verdict+" "+id+" failed", err, back)
 		return
 	}
 	http.Redirect(w, r, back, http.StatusSeeOther)

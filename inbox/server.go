@@ -106,7 +106,8 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	// pending is the server's own: the nav of every page shows its counts.
-	t, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"pending": s.pendingNow, "runLink": s.runLink}).ParseFS(assets, "assets/*.html")
+	t, err := template.New("").Funcs(funcs).Funcs(template.FuncMap{"pending": s.pendingNow, "runLink": s.runLink,
+		"who": func() template.HTML { return whoMarker }}).ParseFS(assets, "assets/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("inbox: templates: %w", err)
 	}
@@ -172,19 +173,35 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 
 // render executes a template into a buffer first, so a failure is a clean
 // 500 rather than half a page.
-func (s *Server) render(w http.ResponseWriter, name string, data any) {
+func (s *Server) render(w http.ResponseWriter, r *http.Request, name string, data any) {
 	var b bytes.Buffer
 	if err := s.tmpl.ExecuteTemplate(&b, name, data); err != nil {
 		http.Error(w, "inbox: render "+name+": "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write(b.Bytes())
+	_, _ = w.Write(s.signedIn(b.Bytes(), r))
+}
+
+// whoMarker stands in the layout's header where the signed-in person's
+// name goes; the templates are shared by every request, so the name is
+// put in after rendering. Page text cannot forge the marker: everything
+// but the layout is escaped, and "<" never survives escaping.
+const whoMarker = "<!--sandgate:who-->"
+
+// signedIn puts the name decisions on r are recorded under in the place
+// of the layout's marker, so a wrong sign-in shows on every page.
+func (s *Server) signedIn(page []byte, r *http.Request) []byte {
+	who := ""
+	if p := s.person(r); p != "" {
+		who = `<span class="who" title="decisions are recorded under this name">signed in as <b>` + template.HTMLEscapeString(p) + `</b></span>`
+	}
+	return bytes.Replace(page, []byte(whoMarker), []byte(who), 1)
 }
 
 // fail shows an action's error as a page (the text escaped like any
 // other), with a link back to where the person was.
-func (s *Server) fail(w http.ResponseWriter, code int, title string, err error, back string) {
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, title string, err error, back string) {
 	var b bytes.Buffer
 	if terr := s.tmpl.ExecuteTemplate(&b, "error.html", map[string]any{"Title": title, "Err": err.Error(), "Back": back}); terr != nil {
 		http.Error(w, "inbox: "+title+": "+err.Error(), code)
@@ -192,7 +209,7 @@ func (s *Server) fail(w http.ResponseWriter, code int, title string, err error, 
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	_, _ = w.Write(b.Bytes())
+	_, _ = w.Write(s.signedIn(b.Bytes(), r))
 }
 
 // runRoot resolves the {root} and {id} of a request to a runs directory

@@ -103,7 +103,7 @@ func fieldsOf(bp *blueprint.Blueprint, given url.Values) []inputField {
 }
 
 func (s *Server) startList(w http.ResponseWriter, r *http.Request) {
-	s.render(w, "start.html", startPage{Blueprints: s.startable()})
+	s.render(w, r, "start.html", startPage{Blueprints: s.startable()})
 }
 
 func (s *Server) startForm(w http.ResponseWriter, r *http.Request) {
@@ -112,7 +112,7 @@ func (s *Server) startForm(w http.ResponseWriter, r *http.Request) {
 		notFound(w, err)
 		return
 	}
-	s.render(w, "start.html", startPage{Name: r.PathValue("name"), Description: bp.Description, Fields: fieldsOf(bp, nil), CSRF: s.csrfToken(w, r)})
+	s.render(w, r, "start.html", startPage{Name: r.PathValue("name"), Description: bp.Description, Fields: fieldsOf(bp, nil), CSRF: s.csrfToken(w, r)})
 }
 
 // start checks the form, shows what will run and asks to confirm, then
@@ -146,12 +146,12 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	if _, err := runtime.CheckInputs(bp, asAny); err != nil || lerr != nil {
 		p.Problem = errors.Join(err, lerr).Error()
 		w.WriteHeader(http.StatusBadRequest)
-		s.render(w, "start.html", p)
+		s.render(w, r, "start.html", p)
 		return
 	}
 	if r.PostFormValue("confirm") != "yes" {
 		p.Confirm = true
-		s.render(w, "start.html", p)
+		s.render(w, r, "start.html", p)
 		return
 	}
 	by := s.person(r)
@@ -163,13 +163,13 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	}
 	key := "start\x00" + by + "\x00" + name + "\x00" + same.Encode() + "\x00" + p.Labels
 	if _, busy := s.acting.LoadOrStore(key, true); busy {
-		s.fail(w, http.StatusConflict, "start "+name, errors.New("the same run is being started already; it appears in the runs list when it has"), "/")
+		s.fail(w, r, http.StatusConflict, "start "+name, errors.New("the same run is being started already; it appears in the runs list when it has"), "/")
 		return
 	}
 	defer s.acting.Delete(key)
 	dir, err := st.Start(r.Context(), name, inputs, labels, s.opts.RunsDirs[0], by)
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, "start "+name+" failed", err, "/start/"+url.PathEscape(name))
+		s.fail(w, r, http.StatusInternalServerError, "start "+name+" failed", err, "/start/"+url.PathEscape(name))
 		return
 	}
 	id := path.Base(dir)
@@ -178,7 +178,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		d.Close()
 	}
 	if err != nil {
-		s.fail(w, http.StatusInternalServerError, "journal the start of "+id, err, "/")
+		s.fail(w, r, http.StatusInternalServerError, "journal the start of "+id, err, "/")
 		return
 	}
 	s.index.Refresh()
