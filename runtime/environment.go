@@ -19,6 +19,10 @@ type Environment struct {
 	// Diff returns the change so far as text; a hand-off uses it when
 	// Patch is nil.
 	Diff func() (string, error)
+	// Apply writes a patch (as Patch returns it) into a fresh workspace:
+	// a durable engine rebuilds a run on another host from the base and
+	// the change its harness recorded. Nil: the run cannot move.
+	Apply func(patch []byte) error
 	// Layers describes the isolation in force, recorded in the trace.
 	Layers []string
 	// Close tears the environment down when the run ends.

@@ -246,3 +246,30 @@ func (r *Remote) Abort() error {
 	r.mu.Unlock()
 	return r.x.abort(nil)
 }
+
+// ErrNoRebuild says the run's environment cannot carry its change to
+// another host (no Patch or no Apply): a lost host ends it in a hand-off.
+var ErrNoRebuild = errors.New("the run's environment cannot record and re-apply its change (no Patch/Apply)")
+
+// Change returns the run's change so far as a patch, taken by the harness
+// from the workspace (Environment.Patch).
+func (r *Remote) Change() ([]byte, error) {
+	env := r.x.env
+	if env == nil || env.Patch == nil || env.Apply == nil {
+		return nil, ErrNoRebuild
+	}
+	return env.Patch()
+}
+
+// Restore applies a recorded change to the fresh workspace of a run opened
+// on this host to continue a run whose host was lost.
+func (r *Remote) Restore(patch []byte) error {
+	env := r.x.env
+	if env == nil || env.Patch == nil || env.Apply == nil {
+		return ErrNoRebuild
+	}
+	if len(patch) == 0 {
+		return nil
+	}
+	return env.Apply(patch)
+}

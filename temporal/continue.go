@@ -35,6 +35,9 @@ type Carried struct {
 	// Signals are answer and abandon signals that arrived while the run
 	// was busy and that the continuation still has to read.
 	Signals []CarriedSignal
+	// Change and NoChange are the run's recorded change (movewf.go).
+	Change   *Change `json:",omitempty"`
+	NoChange string  `json:",omitempty"`
 }
 
 // CarriedSignal is one signal the run had not read yet.
@@ -67,7 +70,7 @@ func (r *run) launchHeld(ctx workflow.Context) {
 // continueAsNew ends this execution with a continuation carrying the run.
 func (r *run) continueAsNew(ctx workflow.Context) error {
 	c := &Carried{Events: r.events, Acked: r.acked, Host: r.host, Status: r.status, Launch: r.launches,
-		DeadlineAt: r.deadlineAt, Signals: r.signals}
+		DeadlineAt: r.deadlineAt, Signals: r.signals, Change: r.change, NoChange: r.noChange}
 	// Signals sent to this execution and not read yet would be lost.
 	for {
 		var a Answer
@@ -93,6 +96,7 @@ func (r *run) continueAsNew(ctx workflow.Context) error {
 func (r *run) resume(ctx workflow.Context, c *Carried) {
 	r.events, r.acked, r.host, r.status, r.signals = c.Events, c.Acked, c.Host, c.Status, c.Signals
 	r.answers = c.Status.Answers
+	r.change, r.noChange = c.Change, c.NoChange
 	for _, ev := range c.Events {
 		if ev.Type.IsInput() {
 			_, _ = r.sched.Apply(ev) // the commands are in the journal already

@@ -12,8 +12,12 @@
 // host's own task queue; every later activity of the run goes there
 // (the worker-specific task queue pattern). When the host is gone (an
 // activity waits past its schedule-to-start timeout, or stops
-// heartbeating and cannot be rescheduled), the run is handed off with
-// the reason rather than continued elsewhere without its workspace.
+// heartbeating and cannot be rescheduled), the run moves: another host
+// rebuilds the workspace from the base commit and the change the harness
+// recorded after the last attempt (a patch and its fingerprint, kept in
+// the workflow's history), checks the fingerprint, and runs the lost
+// attempt again (move.go, movewf.go). A run whose change cannot be
+// rebuilt is handed off with the reason.
 //
 // A long run continues as new past RunInput.ContinueAfter history
 // events, carrying its journal (the scheduler's source of truth) once no

@@ -77,6 +77,9 @@ func (h *Host) Open(ctx context.Context, in openInput) (openResult, error) {
 	_, held := h.runs[in.RunID]
 	busy := h.MaxRuns > 0 && len(h.runs) >= h.MaxRuns
 	h.mu.Unlock()
+	if in.Move != nil && (held || !busy) {
+		return h.rebuild(ctx, in, res)
+	}
 	if held {
 		return res, nil // a retry of an open that succeeded
 	}
@@ -157,7 +160,11 @@ func (h *Host) Node(ctx context.Context, in nodeInput) (nodeResult, error) {
 	if ctx.Err() != nil {
 		return nodeResult{}, ctx.Err()
 	}
-	return nodeResult{Event: ev, Journaled: n}, nil
+	// The change as the attempt left it, recorded by the harness now: a
+	// run moved to another host is rebuilt from this, never from what a
+	// box may write later.
+	ch, why := takeChange(r, in.Have)
+	return nodeResult{Event: ev, Journaled: n, Change: ch, NoChange: why}, nil
 }
 
 func (h *Host) heartbeat(ctx context.Context) {

@@ -56,12 +56,17 @@ func (r *run) result(ctx workflow.Context, res result) {
 	switch {
 	case res.err == nil:
 		r.ack(res.res.Journaled)
+		r.recordChange(res.res)
 		ev := res.res.Event
 		ev.Seq, ev.Time = 0, time.Time{}
 		r.input(ctx, ev, nil)
 	case hostLost(res.err):
+		why := r.move(ctx, res)
+		if why == "" {
+			return // the attempt runs again on the run's new host
+		}
 		r.input(ctx, runtime.Event{Type: runtime.EvWorkspaceLost,
-			Reason: fmt.Sprintf("worker host %s lost; the workspace was on it (%v)", r.host.Host, res.err)}, nil)
+			Reason: fmt.Sprintf("worker host %s lost; the workspace was on it (%v); %s", r.host.Host, res.err, why)}, nil)
 	default:
 		// The harness broke around the node: the node's retry policy
 		// decides, as for a node that returned an error.

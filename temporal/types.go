@@ -101,6 +101,8 @@ type Status struct {
 type openInput struct {
 	RunID string
 	Run   RunInput
+	// Move, when set, rebuilds a run whose host was lost (move.go).
+	Move *moveInput `json:",omitempty"`
 }
 
 // openResult says where the run's workspace is.
@@ -121,6 +123,9 @@ type nodeInput struct {
 	Node     string
 	Attempt  int
 	Feedback string
+	// Have is the fingerprint of the change the workflow recorded last:
+	// the host sends the change back only when it differs.
+	Have string `json:",omitempty"`
 }
 
 // nodeResult is the attempt's node_finished event and the journal's
@@ -128,6 +133,11 @@ type nodeInput struct {
 type nodeResult struct {
 	Event     runtime.Event
 	Journaled int
+	// Change is the workspace's change right after the attempt, taken by
+	// the harness (nil: the same as Have); NoChange says why none could
+	// be taken, and the run cannot move then.
+	Change   *Change `json:",omitempty"`
+	NoChange string  `json:",omitempty"`
 }
 
 // finishInput wraps a finished run up on its host.

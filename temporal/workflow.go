@@ -45,6 +45,10 @@ type run struct {
 	mayContinue bool
 	launches    []runtime.Event
 	signals     []CarriedSignal
+	// change is the last change the host recorded after an attempt;
+	// noChange says why the latest could not be (movewf.go).
+	change   *Change
+	noChange string
 }
 
 type attempt struct {
@@ -58,6 +62,8 @@ type result struct {
 	node    string
 	res     nodeResult
 	err     error
+	// queue is the host queue the attempt ran on.
+	queue string
 }
 
 // Run is the workflow: one blueprint run.
@@ -229,12 +235,16 @@ func (r *run) launch(ctx workflow.Context, c runtime.Event) {
 			}
 		}
 		in := nodeInput{RunID: r.id, Repo: r.in.Repo, Rev: r.in.Rev, Events: r.unacked(), Node: c.Node, Attempt: c.Attempt, Feedback: c.Feedback}
+		if r.change != nil {
+			in.Have = r.change.Fingerprint
+		}
+		queue := r.host.Queue
 		var res nodeResult
 		err := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, r.nodeOptions(c.Node)), ActivityNode, in).Get(gctx, &res)
 		if gctx.Err() != nil {
 			return // canceled: the scheduler no longer waits for it
 		}
-		r.results.Send(gctx, result{attempt: c.Attempt, node: c.Node, res: res, err: err})
+		r.results.Send(gctx, result{attempt: c.Attempt, node: c.Node, res: res, err: err, queue: queue})
 	})
 }
 

@@ -192,6 +192,7 @@ func (w *Workspace) start(ctx context.Context, o Options, bp *blueprint.Blueprin
 		Layers:    box.Layers(),
 		Diff:      w.Diff,
 		Patch:     w.Patch,
+		Apply:     w.Apply,
 		Close: func() error {
 			return errors.Join(w.closePromotion(), box.Close(), audit.Close(), stopProxy(), lease.Release(), w.image.Release())
 		},

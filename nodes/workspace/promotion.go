@@ -7,6 +7,7 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -108,4 +109,19 @@ func (w *Workspace) PatchText(ctx context.Context, p *gitstore.Repo, tree plumbi
 	w.lastPatch.tree, w.lastPatch.text = tree, text
 	w.mu.Unlock()
 	return text, nil
+}
+
+// Apply writes a patch as Patch renders it into the box's workspace with
+// git apply, run in the box: a run moved to this host starts from its base
+// and the change the harness recorded, nothing else.
+func (w *Workspace) Apply(patch []byte) error {
+	res, err := w.Command(context.Background(), sandbox.Command{Args: []string{"git", "apply", "--binary", "--whitespace=nowarn", "-"},
+		Stdin: patch, Timeout: 5 * time.Minute})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("git apply in the box: exit %d: %.200q", res.ExitCode, res.Output)
+	}
+	return nil
 }

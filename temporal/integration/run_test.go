@@ -153,8 +153,10 @@ func TestHandoffAnsweredBySignal(t *testing.T) {
 }
 
 // TestWorkerLostHandsOff stops the host running a node mid-activity while
-// another host stays up: the run must be handed off naming the lost host,
-// not continued on the other host without its workspace.
+// another host stays up. The test nodes' environment cannot record and
+// re-apply its change (no Patch/Apply), so the run cannot move: it must be
+// handed off naming the lost host and why, not continued on the other host
+// without its workspace.
 func TestWorkerLostHandsOff(t *testing.T) {
 	c := dial(t)
 	hosts := map[string]*host{"host-1": startHost(t, c, "lost", "host-1", false), "host-2": startHost(t, c, "lost", "host-2", false)}
@@ -165,7 +167,8 @@ func TestWorkerLostHandsOff(t *testing.T) {
 	hosts[st.Host].stop()
 	st = result(t, wr)
 	want := "worker host " + st.Host + " lost; the workspace was on it"
-	if st.Status != runtime.StatusHandedOff || st.Kind != "workspace_lost" || !strings.HasPrefix(st.Reason, want) {
+	if st.Status != runtime.StatusHandedOff || st.Kind != "workspace_lost" || !strings.HasPrefix(st.Reason, want) ||
+		!strings.Contains(st.Reason, "cannot be rebuilt") {
 		t.Fatalf("got %+v, want handed off: %s", st, want)
 	}
 	for name, h := range hosts {

@@ -1,0 +1,76 @@
+package temporal
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/sandgate/sandgate/runtime"
+)
+
+// recordChange keeps the change a host recorded after an attempt.
+func (r *run) recordChange(res nodeResult) {
+	if res.Change != nil {
+		r.change = res.Change
+	}
+	r.noChange = res.NoChange
+}
+
+// move continues a run whose host was lost on another host: it rebuilds
+// the workspace there from the base commit and the recorded change, then
+// runs the lost attempt again under its number. It returns why the run
+// cannot move ("" once it has moved).
+func (r *run) move(ctx workflow.Context, res result) string {
+	if workflow.GetVersion(ctx, versionMove, workflow.DefaultVersion, 1) < 1 {
+		return "runs started before moving came in do not move"
+	}
+	if res.queue != r.host.Queue {
+		// Another attempt's loss has moved the run already.
+		r.relaunch(ctx, res)
+		return ""
+	}
+	if r.noChange != "" {
+		return "the change cannot be rebuilt elsewhere: " + r.noChange
+	}
+	from := r.host.Host
+	opts := workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Minute, ScheduleToCloseTimeout: time.Hour,
+		RetryPolicy: &temporal.RetryPolicy{MaximumInterval: 10 * time.Second,
+			NonRetryableErrorTypes: []string{"BlueprintInvalid", "PrepareFailed", "RecordTampered", "RebuildFailed"}}}
+	in := openInput{RunID: r.id, Run: r.in, Move: &moveInput{From: from, Events: r.unackedFrom(0), Change: r.change}}
+	var opened openResult
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), ActivityOpen, in).Get(ctx, &opened); err != nil {
+		return fmt.Sprintf("the change cannot be rebuilt on another host: %v", err)
+	}
+	r.host = opened
+	r.status.Host, r.status.Dir = opened.Host, opened.Dir
+	r.acked = len(in.Move.Events)
+	r.emit(ctx, runtime.Event{Type: runtime.EvRunResumed, Node: res.node, Attempt: res.attempt,
+		Reason: fmt.Sprintf("host %s lost: rebuilt on host %s from the base and the recorded change; %s#%d runs again", from, opened.Host, res.node, res.attempt)})
+	for _, i := range opened.Info {
+		i.Time = time.Time{}
+		r.emit(ctx, i)
+	}
+	r.publish(ctx)
+	r.relaunch(ctx, res)
+	return ""
+}
+
+// relaunch runs a lost attempt again on the run's host, under its number
+// and with its feedback, as a resumed local run re-runs a cut-off node.
+func (r *run) relaunch(ctx workflow.Context, res result) {
+	for i := len(r.events) - 1; i >= 0; i-- {
+		ev := r.events[i]
+		if ev.Type == runtime.EvNodeStarted && ev.Node == res.node && ev.Attempt == res.attempt {
+			ev.DelayMS = 0
+			r.launch(ctx, ev)
+			return
+		}
+	}
+}
+
+// unackedFrom copies the events after n.
+func (r *run) unackedFrom(n int) []runtime.Event {
+	return append([]runtime.Event(nil), r.events[n:]...)
+}
