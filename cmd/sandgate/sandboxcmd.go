@@ -15,7 +15,10 @@ func cmdSandbox(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "delegate" {
 		return cmdSandboxDelegate(args[1:], stdout, stderr)
 	}
-	fs := newFlags("sandbox", "check | delegate --user NAME\n\nReports which isolation layers work on this machine (namespaces, Landlock,\nseccomp, cgroups, the disk limit), whether boxes are made as root or\nrootless, and where the snapshot cache is. Exit 1 when one is missing:\nsandgate then refuses to run commands.\n\nflags:", stdout, stderr)
+	if len(args) > 0 && args[0] == "image" {
+		return cmdSandboxImage(args[1:], stdout, stderr)
+	}
+	fs := newFlags("sandbox", "check | delegate --user NAME | image propose [REPO]\n\nReports which isolation layers work on this machine (namespaces, Landlock,\nseccomp, cgroups, the disk limit), whether boxes are made as root or\nrootless, and where the snapshot cache is. Exit 1 when one is missing:\nsandgate then refuses to run commands.\n\nflags:", stdout, stderr)
 	format := fs.format("text", "json")
 	pos, code, ok := fs.parseN(args, 1, 1)
 	if !ok {
