@@ -48,7 +48,7 @@ func commands() []command {
 		{"serve", "web inbox of runs, hand-offs and review queues (127.0.0.1:7777; --token for other addresses)", cmdServe},
 		{"mcp", "serve validate, graph, run, status, answer and review tools to a coding agent over stdio (MCP)", cmdMcp},
 		{"prune", "remove old runs, decided review entries and unused snapshots (--dry-run lists them)", cmdPrune},
-		{"sandbox", "sandbox check: report which isolation layers work here", cmdSandbox},
+		{"sandbox", "sandbox check: report which isolation layers work here; sandbox image propose: the image CI's workflow runs in", cmdSandbox},
 		{"worker", "serve runs from a Temporal server on this host (runs sandgate-temporal worker)", cmdWorker},
 		{"version", "print the version and VCS revision (also --version)", cmdVersion},
 	}

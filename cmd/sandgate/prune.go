@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/internal/termtext"
@@ -34,9 +35,9 @@ type pruneOpts struct {
 const pruneHelp = `[--older-than 168h] [--keep N] [--dry-run]
 
 Removes the current repository's runs (never one a process carries on),
-its decided review entries (never a pending one), and snapshots in the
-shared cache unused for --older-than (never one a live run holds: those
-are named and kept). A run's tokens that its harness minted and did not
+its decided review entries (never a pending one), and snapshots and
+unpacked sandbox.images in the shared cache unused for --older-than
+(never one a live run holds: those are named and kept). A run's tokens that its harness minted and did not
 revoke (it was killed) are revoked first; a run whose tokens cannot be
 revoked is kept.
 
@@ -92,7 +93,11 @@ func pruneCandidates(o pruneOpts, now time.Time) (items, held []pruneItem, err e
 	if err != nil {
 		return nil, nil, err
 	}
-	return append(append(runs, reviews...), snaps...), held, nil
+	imgs, heldImgs, err := pruneImages(o.cacheDir, cutoff)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(append(append(runs, reviews...), snaps...), imgs...), append(held, heldImgs...), nil
 }
 
 // pruneRuns: finished or aborted runs past the cutoff, beyond the keep
@@ -157,6 +162,31 @@ func pruneSnapshots(cacheDir string, cutoff time.Time) (items, held []pruneItem,
 	return items, held, nil
 }
 
+// pruneImages: unpacked sandbox.images unused since the cutoff, and
+// those a live run holds, which are kept and named (as snapshots).
+func pruneImages(cacheDir string, cutoff time.Time) (items, held []pruneItem, err error) {
+	list, err := sandbox.ListImages(cacheDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, i := range list {
+		if !i.LastUsed.Before(cutoff) {
+			continue
+		}
+		it := pruneItem{kind: "image", name: imageName(i), path: i.Dir, bytes: i.Bytes, when: i.LastUsed,
+			remove: func() (bool, error) { return sandbox.RemoveImage(i) }}
+		if i.InUse {
+			held = append(held, it)
+		} else {
+			items = append(items, it)
+		}
+	}
+	return items, held, nil
+}
+
+// imageName shows a cached image's key as the digest it is named by.
+func imageName(i sandbox.ImageInfo) string { return strings.Replace(i.Key, "sha256-", "sha256:", 1) }
+
 // snapshotRepo names the repository a snapshot was taken of, when known.
 func snapshotRepo(s sandbox.SnapshotInfo) string {
 	if s.Repo == "" {
@@ -196,6 +226,15 @@ func pruneApply(o pruneOpts, items []pruneItem, stdout, stderr io.Writer) int {
 		}
 		if err != nil {
 			fmt.Fprintln(stderr, "sandgate: evict snapshots:", err)
+			code = exitFailed
+		}
+		imgs, err := sandbox.EvictImages(o.cacheDir, sandbox.CacheMax())
+		for _, i := range imgs {
+			freed += i.Bytes
+			fmt.Fprintf(stdout, "removed image %s  %s  (images over the %s cap)\n", imageName(i), humanBytes(i.Bytes), humanBytes(sandbox.CacheMax()))
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "sandgate: evict images:", err)
 			code = exitFailed
 		}
 	}

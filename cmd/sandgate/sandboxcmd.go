@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os/user"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -15,7 +17,10 @@ func cmdSandbox(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "delegate" {
 		return cmdSandboxDelegate(args[1:], stdout, stderr)
 	}
-	fs := newFlags("sandbox", "check | delegate --user NAME\n\nReports which isolation layers work on this machine (namespaces, Landlock,\nseccomp, cgroups, the disk limit), whether boxes are made as root or\nrootless, and where the snapshot cache is. Exit 1 when one is missing:\nsandgate then refuses to run commands.\n\nflags:", stdout, stderr)
+	if len(args) > 0 && args[0] == "image" {
+		return cmdSandboxImage(args[1:], stdout, stderr)
+	}
+	fs := newFlags("sandbox", "check | delegate --user NAME | image propose [REPO]\n\nReports which isolation layers work on this machine (namespaces, Landlock,\nseccomp, cgroups, the disk limit), whether boxes are made as root or\nrootless, where the snapshot cache is and which sandbox.images it holds\nunpacked. Exit 1 when one is missing:\nsandgate then refuses to run commands.\n\nflags:", stdout, stderr)
 	format := fs.format("text", "json")
 	pos, code, ok := fs.parseN(args, 1, 1)
 	if !ok {
@@ -62,7 +67,25 @@ func cacheLine() string {
 	stores, _ := sandbox.ListStores(dir)
 	n, _ := sandbox.CacheBytes(dir)
 	return fmt.Sprintf("\nsnapshot cache: %s (%d snapshots of %d repositories, %s of %s; SANDGATE_CACHE_MAX sets the cap, sandgate prune empties it)",
-		dir, len(list), len(stores), humanBytes(n), humanBytes(sandbox.CacheMax()))
+		dir, len(list), len(stores), humanBytes(n), humanBytes(sandbox.CacheMax())) + imagesLine(dir)
+}
+
+// imagesLine lists the unpacked sandbox.images in the cache, newest
+// first, with their sizes (capped apart from the snapshots).
+func imagesLine(dir string) string {
+	imgs, _ := sandbox.ListImages(dir)
+	var total int64
+	var b strings.Builder
+	for k := len(imgs) - 1; k >= 0; k-- {
+		i := imgs[k]
+		total += i.Bytes
+		use := ""
+		if i.InUse {
+			use = ", in use"
+		}
+		fmt.Fprintf(&b, "\n  %s  %s  (last used %s%s)", imageName(i), humanBytes(i.Bytes), i.LastUsed.Format("2006-01-02 15:04"), use)
+	}
+	return fmt.Sprintf("\nimage cache: %s (%d unpacked images, %s of %s)%s", filepath.Join(dir, "images"), len(imgs), humanBytes(total), humanBytes(sandbox.CacheMax()), b.String())
 }
 
 // cmdSandboxDelegate is `sandgate sandbox delegate --user NAME`: the one

@@ -15,13 +15,13 @@ import (
 )
 
 // subcommands lists every command line that has its own help: each
-// command, and eval's two subcommands.
+// command, eval's two subcommands and sandbox image propose.
 func subcommands() [][]string {
 	var out [][]string
 	for _, c := range commands() {
 		out = append(out, []string{c.name})
 	}
-	return append(out, []string{"eval", "compare"}, []string{"eval", "import-swebench"})
+	return append(out, []string{"eval", "compare"}, []string{"eval", "import-swebench"}, []string{"sandbox", "image", "propose"})
 }
 
 // TestEveryCommandHelp: every subcommand answers --help and -h with its

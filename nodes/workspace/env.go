@@ -138,8 +138,17 @@ func (w *Workspace) leaseImage(ctx context.Context, bp *blueprint.Blueprint) (*s
 		pos := bp.Sandbox.ImagePos
 		return nil, fmt.Errorf("%s:%d:%d: %w (the box does not fall back to the host's root)", bp.File, pos.Line, pos.Col, err)
 	}
-	w.image = img
+	w.image, w.imageRef = img, bp.Sandbox.Image
 	return img, nil
+}
+
+// Image is the sandbox.image the box's root comes from, "" when the box
+// sees the host's root: what the parity node names as "the sandbox".
+func (w *Workspace) Image() string {
+	if w.image == nil {
+		return ""
+	}
+	return w.imageRef
 }
 
 // start builds the run's box over a leased snapshot.

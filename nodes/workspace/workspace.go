@@ -49,6 +49,8 @@ type Workspace struct {
 	// image is the leased sandbox.image the boxes take as their root,
 	// when the blueprint names one.
 	image *sandbox.ImageLease
+	// imageRef is the blueprint's sandbox.image the lease is of.
+	imageRef string
 	// proxySocket is the egress proxy's socket, when the box has one.
 	proxySocket string
 	// lastPatch is the latest diff text and the tree it was taken to.

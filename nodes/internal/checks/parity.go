@@ -19,7 +19,9 @@ import (
 
 // Parity checks the sandbox's tool versions against what the repository
 // pins (go.mod's and go.work's go and toolchain lines, .tool-versions,
-// .nvmrc) and what the blueprint lists, before any agent work starts; in
+// .nvmrc, the versions its GitHub Actions workflows set up) and what the
+// blueprint lists, in the box — so with the image's tools when the
+// blueprint has a sandbox.image, before any agent work starts; in
 // a Go repository it also checks that the box's go command can load the
 // modules at all (see goLoads).
 type Parity struct {
@@ -93,11 +95,16 @@ func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 		return nil, err
 	}
 	start := time.Now()
-	res, err := w.Exec(ctx, `for f in go.mod go.work .tool-versions .nvmrc; do [ -f "$f" ] && printf '\036%s\n' "$f" && head -c 65536 "$f"; done; true`, time.Minute)
+	res, err := w.Exec(ctx, pinScript, time.Minute)
 	if err != nil {
 		return nil, err
 	}
-	wants := append(pinnedVersions(string(res.Output)), p.blueprintVersions()...)
+	wants := append(pinnedVersions(string(res.Output)), workflowVersions(string(res.Output))...)
+	wants = append(wants, p.blueprintVersions()...)
+	where := "the sandbox"
+	if img := w.Image(); img != "" {
+		where = "the sandbox (image " + img + ")"
+	}
 	var mismatches []string
 	if strings.Contains(string(res.Output), "\x1ego.mod\n") || strings.Contains(string(res.Output), "\x1ego.work\n") {
 		m, err := goLoads(ctx, w)
@@ -115,7 +122,7 @@ func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 		if err != nil {
 			return nil, err
 		}
-		if m := wt.mismatch(out.ExitCode, string(out.Output)); m != "" {
+		if m := wt.mismatch(where, out.ExitCode, string(out.Output)); m != "" {
 			mismatches = append(mismatches, m)
 		}
 	}
@@ -134,6 +141,9 @@ type toolWant struct {
 	tool, version, source string
 	// minimum: the pin is a lower bound (go.mod's go directive).
 	minimum bool
+	// anyOf are other versions that also satisfy the pin (workflow jobs
+	// that set up different versions: the box may match any one).
+	anyOf []string
 }
 
 // pinnedVersions reads the pin files the box printed, each after a \x1e
@@ -146,13 +156,13 @@ func pinnedVersions(output string) []toolWant {
 			f := strings.Fields(line)
 			switch {
 			case (name == "go.mod" || name == "go.work") && len(f) == 2 && f[0] == "go":
-				wants = append(wants, toolWant{"go", f[1], name + " go directive", true})
+				wants = append(wants, toolWant{"go", f[1], name + " go directive", true, nil})
 			case (name == "go.mod" || name == "go.work") && len(f) == 2 && f[0] == "toolchain":
-				wants = append(wants, toolWant{"go", strings.TrimPrefix(f[1], "go"), name + " toolchain directive", false})
+				wants = append(wants, toolWant{"go", strings.TrimPrefix(f[1], "go"), name + " toolchain directive", false, nil})
 			case name == ".tool-versions" && len(f) >= 2 && !strings.HasPrefix(f[0], "#"):
-				wants = append(wants, toolWant{f[0], f[1], ".tool-versions", false})
+				wants = append(wants, toolWant{f[0], f[1], ".tool-versions", false, nil})
 			case name == ".nvmrc" && len(f) == 1:
-				wants = append(wants, toolWant{"node", f[0], ".nvmrc", false})
+				wants = append(wants, toolWant{"node", f[0], ".nvmrc", false, nil})
 			}
 		}
 	}
@@ -168,26 +178,37 @@ func (p *Parity) blueprintVersions() []toolWant {
 	sort.Strings(names)
 	wants := make([]toolWant, 0, len(names))
 	for _, t := range names {
-		wants = append(wants, toolWant{t, p.tools[t], "blueprint", false})
+		wants = append(wants, toolWant{t, p.tools[t], "blueprint", false, nil})
 	}
 	return wants
 }
 
 // mismatch says how the box's version output differs from the pin, or "".
-func (wt toolWant) mismatch(exit int, output string) string {
+func (wt toolWant) mismatch(where string, exit int, output string) string {
 	have, okHave := parseVer(output)
 	need, okNeed := parseVer(wt.version)
 	switch {
 	case exit != 0 || !okHave:
-		return fmt.Sprintf("%s %s (%s): not available in the sandbox", wt.tool, wt.version, wt.source)
+		return fmt.Sprintf("%s %s (%s): not available in %s", wt.tool, wt.version, wt.source, where)
 	case !okNeed:
 		return fmt.Sprintf("%s: cannot read the version %q (%s)", wt.tool, wt.version, wt.source)
 	case wt.minimum && less(have, need):
-		return fmt.Sprintf("%s: the sandbox has %s, %s needs at least %s", wt.tool, strings.TrimSpace(output), wt.source, wt.version)
-	case !wt.minimum && !matches(need, have):
-		return fmt.Sprintf("%s: the sandbox has %s, %s pins %s", wt.tool, strings.TrimSpace(output), wt.source, wt.version)
+		return fmt.Sprintf("%s: %s has %s, %s needs at least %s", wt.tool, where, strings.TrimSpace(output), wt.source, wt.version)
+	case !wt.minimum && !matches(need, have) && !wt.matchesAlt(have):
+		pins := strings.Join(append([]string{wt.version}, wt.anyOf...), " or ")
+		return fmt.Sprintf("%s: %s has %s, %s pins %s", wt.tool, where, strings.TrimSpace(output), wt.source, pins)
 	}
 	return ""
+}
+
+// matchesAlt reports whether have satisfies one of the other versions.
+func (wt toolWant) matchesAlt(have [3]int) bool {
+	for _, v := range wt.anyOf {
+		if need, ok := parseVer(v); ok && matches(need, have) {
+			return true
+		}
+	}
+	return false
 }
 
 // goLoadScript asks the box's go command to load the main modules (every
