@@ -66,7 +66,8 @@ type ProtectConfig struct {
 
 // ParityConfig configures parity nodes.
 type ParityConfig struct {
-	Tools map[string]string `sg:"tools,notemplate" doc:"tool name to required version prefix, beside go.mod and .tool-versions"`
+	Tools     map[string]string `sg:"tools,notemplate" doc:"tool name to required version prefix, beside go.mod and .tool-versions"`
+	Workflows string            `sg:"workflows,enum=auto|enforce|warn,default=auto" doc:"versions the GitHub Actions workflows set up: enforce fails on a mismatch, warn reports it in outputs.warnings; auto enforces when the blueprint has a sandbox.image (built to match CI) and warns on the host's root"`
 }
 
 // ApplyPatchConfig configures apply_patch nodes.

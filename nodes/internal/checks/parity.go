@@ -25,7 +25,8 @@ import (
 // a Go repository it also checks that the box's go command can load the
 // modules at all (see goLoads).
 type Parity struct {
-	tools map[string]string
+	tools     map[string]string
+	workflows string
 }
 
 var _ runtime.Node = (*Parity)(nil)
@@ -35,7 +36,7 @@ func newParity(spec *blueprint.Node) (runtime.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Parity{tools: c.Tools}
+	p := &Parity{tools: c.Tools, workflows: c.Workflows}
 	if p.tools == nil {
 		p.tools = map[string]string{}
 	}
@@ -99,8 +100,7 @@ func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 	if err != nil {
 		return nil, err
 	}
-	wants := append(pinnedVersions(string(res.Output)), workflowVersions(string(res.Output))...)
-	wants = append(wants, p.blueprintVersions()...)
+	wants := append(pinnedVersions(string(res.Output)), p.blueprintVersions()...)
 	where := "the sandbox"
 	if img := w.Image(); img != "" {
 		where = "the sandbox (image " + img + ")"
@@ -113,20 +113,22 @@ func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 		}
 		mismatches = append(mismatches, m...)
 	}
-	for _, wt := range wants {
-		cmd, ok := versionCmd[wt.tool]
-		if !ok {
-			cmd = wt.tool + " --version"
-		}
-		out, err := w.Exec(ctx, cmd, time.Minute)
-		if err != nil {
-			return nil, err
-		}
-		if m := wt.mismatch(where, out.ExitCode, string(out.Output)); m != "" {
-			mismatches = append(mismatches, m)
-		}
+	m, err := versionMismatches(ctx, w, where, wants)
+	if err != nil {
+		return nil, err
 	}
-	r := &runtime.Result{Outputs: map[string]any{"mismatches": mismatches}}
+	mismatches = append(mismatches, m...)
+	// The workflows' versions: on the host's root a newer toolchain than
+	// CI's is the usual case and no reason to stop a run, so by default
+	// only a box built from an image (meant to match CI) fails on them.
+	warnings, err := versionMismatches(ctx, w, where, workflowVersions(string(res.Output)))
+	if err != nil {
+		return nil, err
+	}
+	if p.workflows == "enforce" || (p.workflows != "warn" && w.Image() != "") {
+		mismatches, warnings = append(mismatches, warnings...), nil
+	}
+	r := &runtime.Result{Outputs: map[string]any{"mismatches": mismatches, "warnings": warnings}}
 	g := verdict.GateResult{Pass: len(mismatches) == 0}
 	if !g.Pass {
 		g.Reason = fmt.Sprintf("%d tool version mismatch(es)", len(mismatches))
@@ -134,6 +136,26 @@ func (p *Parity) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, e
 	}
 	// Tool versions do not depend on the change: the verdict holds for any.
 	return gate.Finish(in, "parity", verdict.AnyChange, start, g, r)
+}
+
+// versionMismatches asks the box each wanted tool's version and says how
+// each differs.
+func versionMismatches(ctx context.Context, w *workspace.Workspace, where string, wants []toolWant) ([]string, error) {
+	var out []string
+	for _, wt := range wants {
+		cmd, ok := versionCmd[wt.tool]
+		if !ok {
+			cmd = wt.tool + " --version"
+		}
+		res, err := w.Exec(ctx, cmd, time.Minute)
+		if err != nil {
+			return nil, err
+		}
+		if m := wt.mismatch(where, res.ExitCode, string(res.Output)); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // toolWant is one tool version something pins.

@@ -1,6 +1,7 @@
 package checks_test
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -41,21 +42,52 @@ jobs:
 // layout is not "", and returns its status and feedback.
 func parityIn(t *testing.T, repo, layout string) (sgruntime.Status, string) {
 	t.Helper()
+	status, fb, _ := parityWith(t, repo, layout, "")
+	return status, fb
+}
+
+// parityWith is parityIn with the node's workflows setting (or none) and
+// the warnings it published.
+func parityWith(t *testing.T, repo, layout, workflows string) (sgruntime.Status, string, string) {
+	t.Helper()
+	node := "{type: parity, on_pass: ok, on_fail: no}"
+	if workflows != "" {
+		node = "{type: parity, workflows: " + workflows + ", on_pass: ok, on_fail: no}"
+	}
 	sb := ""
 	if layout != "" {
 		sb = "sandbox: {image: \"oci:" + layout + ":t\"}\n"
 	}
 	sum := nodetest.NewHarness(t, repo).Run(t, "version: 1\nname: p\n"+sb+`start: gate
 nodes:
-  gate: {type: parity, on_pass: ok, on_fail: no}
+  gate: `+node+`
   ok: {type: succeed}
   no: {type: fail, reason: parity}
 `, nil)
-	fb := ""
+	fb, warnings := "", ""
 	for _, a := range sum.Attempts {
 		fb += a.Feedback
+		if w, ok := a.Outputs["warnings"].([]any); ok {
+			warnings += fmt.Sprint(w...)
+		}
 	}
-	return sum.Status, fb
+	return sum.Status, fb, warnings
+}
+
+// TestParityWorkflowsWarnOnTheHostsRoot: on the host's root a workflow's
+// older Go is a warning by default (a newer toolchain than CI's is the
+// usual case and no reason to stop a run), a failure with workflows:
+// enforce; a go.mod or blueprint pin still fails either way (see
+// TestParity).
+func TestParityWorkflowsWarnOnTheHostsRoot(t *testing.T) {
+	repo := workflowRepo(t, debianPython(t), "1.2")
+	status, fb, warnings := parityWith(t, repo, "", "")
+	if status != sgruntime.StatusSucceeded || !strings.Contains(warnings, "pins 1.2") {
+		t.Fatalf("default: %s, warnings %q\n%s", status, warnings, fb)
+	}
+	if status, fb, _ := parityWith(t, repo, "", "enforce"); status == sgruntime.StatusSucceeded || !strings.Contains(fb, "pins 1.2") {
+		t.Fatalf("enforce: %s\n%s", status, fb)
+	}
 }
 
 // TestParityComparesWithTheImage: with sandbox.image, parity asks the

@@ -40,7 +40,7 @@ func ProtectType() runtime.Type {
 // ParityType declares the parity gate.
 func ParityType() runtime.Type {
 	return runtime.Type{Spec: blueprint.Configured[ParityConfig](blueprint.NodeType{Name: "parity", Stage: "verify", Gate: true, Doc: "checks sandbox tool versions against what the repo pins",
-		Outputs: map[string]blueprint.Kind{"mismatches": kList}}), New: gate.Quietly(newParity, true)}
+		Outputs: map[string]blueprint.Kind{"mismatches": kList, "warnings": kList}}), New: gate.Quietly(newParity, true)}
 }
 
 // ApplyPatchType declares apply_patch nodes, which propose rather than
