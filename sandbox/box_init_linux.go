@@ -102,10 +102,14 @@ func (b *Box) spawn() error {
 // a box's start by perf at this machine's rate of boxes.
 func boxRoot() string { return filepath.Join(DefaultCacheDir(), "box-root") }
 
+// boxDisk is where every init attaches its disk while it builds the box,
+// each in its own mount namespace like boxRoot.
+func boxDisk() string { return filepath.Join(DefaultCacheDir(), "box-disk") }
+
 // newSetup is what init is told to build.
 func (b *Box) newSetup() (*setup, error) {
 	// Relative paths are on the box's disk (see attachDisk).
-	s := &setup{Root: boxRoot(), Workspace: b.opts.Workspace,
+	s := &setup{Root: boxRoot(), Disk: boxDisk(), Workspace: b.opts.Workspace,
 		ReadOnly: b.opts.Policy.ReadOnly, GitRO: true, CacheDir: diskCaches, NestedUser: !rootHarness(),
 		RootFS: b.opts.Policy.RootFS}
 	if b.copyDir != "" {
@@ -114,6 +118,9 @@ func (b *Box) newSetup() (*setup, error) {
 	s.Caches = presentCaches(b.opts.Policy.Caches)
 	b.caches = s.Caches
 	if err := os.MkdirAll(s.Root, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(s.Disk, 0o700); err != nil {
 		return nil, err
 	}
 	if b.opts.Snapshot != "" && b.copyDir == "" {

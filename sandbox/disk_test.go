@@ -223,3 +223,22 @@ func TestDiskWaitsForThePreviousMount(t *testing.T) {
 		t.Fatalf("the resumed box lost the change: %q", res.Output)
 	}
 }
+
+// TestAttackRawDiskIsOutOfReach: the box's code looks for its disk's
+// whole filesystem (where the overlay's work directory and every cache's
+// upper layer live, and where it could write past what it is shown) and
+// for the host directory it was attached at while the box was built.
+// Only the parts the box is given are mounted: never the disk's root.
+func TestAttackRawDiskIsOutOfReach(t *testing.T) {
+	for _, noOverlay := range []bool{false, true} {
+		b, _ := diskBox(t, noOverlay)
+		// mountinfo: field 4 is the mount's root in its filesystem,
+		// the fields after " - " its type and source.
+		res := sh(t, b, `awk '{for (i = 7; $i != "-"; i++); if ($4 == "/" && $(i+1) == "ext4") print}' /proc/self/mountinfo
+			for d in / /.disk /.oldroot /root/.cache/sandgate/box-disk; do ls -d "$d"/ovlwork "$d"/caches 2>/dev/null; done
+			find / -xdev -maxdepth 4 -name ovlwork 2>/dev/null; true`)
+		if res.ExitCode != 0 || strings.TrimSpace(string(res.Output)) != "" {
+			t.Errorf("noOverlay=%v: the box reaches its raw disk (exit %d):\n%s", noOverlay, res.ExitCode, res.Output)
+		}
+	}
+}

@@ -83,7 +83,7 @@ func buildBox(s *setup) ([]string, error) {
 			return nil, fmt.Errorf("bind proxy socket: %w", err)
 		}
 	}
-	if err := detachDisk(disk); err != nil {
+	if err := detachDisk(disk, root, s.Disk); err != nil {
 		return nil, err
 	}
 	// The image's top-level links (bin -> usr/bin) come last: nothing

@@ -30,7 +30,10 @@ type input struct {
 
 // setup tells init how to build the box.
 type setup struct {
-	Root      string `json:"root"`
+	Root string `json:"root"`
+	// Disk is where init attaches the box's disk until the old root is
+	// detached: outside Root (see attachDisk).
+	Disk      string `json:"disk"`
 	Workspace string `json:"workspace"`
 	Lower     string `json:"lower,omitempty"`
 	// Layers, when set, are the layers of the layered snapshot whose
