@@ -44,6 +44,28 @@ const initMemoryHeadroom = 64 << 20
 // than its commands, for init itself.
 const initHeadroom = 64
 
+// cmdMemory is the commands' memory cgroup limit. As root it is the
+// memory limit: /tmp and the home directory are on an ext4 image whose
+// pages the kernel may write back and drop. A rootless box's disk is a
+// tmpfs (and /dev/shm is one everywhere); tmpfs pages are charged to the
+// cgroup of the command that writes them and, without swap, can never be
+// reclaimed, while cgroup v1 and v2 have no way to charge a tmpfs to a
+// cgroup of its own. Capped at the memory limit alone, a command that
+// filled the disk left the next one no memory even to fork (ENOMEM: the
+// box stuck until its timeout) and the disk limit was really
+// min(disk, memory). So rootless, the cap holds memory, disk and
+// /dev/shm together: the tmpfs sizes stop the files at the disk limit
+// with ENOSPC, and the memory limit is always left to the commands. What
+// that gives up: memory and disk are one budget, so commands whose disk
+// is empty may hold up to memory+disk+/dev/shm in memory (the host
+// promised that much to the box anyway: memoryHasRoom).
+func cmdMemory(l Limits) int64 {
+	if !rootless() {
+		return l.MemoryBytes
+	}
+	return l.MemoryBytes + l.DiskBytes + shmBytes
+}
+
 var cgroupSeq atomic.Int64
 
 // sweepStale removes empty cgroups left by harnesses that were killed
@@ -124,13 +146,13 @@ func (c *cgroups) createV2(parent, name string, l Limits) error {
 			return err
 		}
 		if dir == d {
-			if err := c.write(map[string]string{"memory.max": itoa64(l.MemoryBytes + initMemoryHeadroom), "pids.max": strconv.Itoa(l.Pids + initHeadroom), "cgroup.subtree_control": "+pids +memory"}, d); err != nil {
+			if err := c.write(map[string]string{"memory.max": itoa64(cmdMemory(l) + initMemoryHeadroom), "pids.max": strconv.Itoa(l.Pids + initHeadroom), "cgroup.subtree_control": "+pids +memory"}, d); err != nil {
 				return err
 			}
 		}
 	}
 	c.join, c.cmdProcs = []string{filepath.Join(d, "init")}, filepath.Join(d, "cmds", "cgroup.procs")
-	return c.write(map[string]string{"pids.max": strconv.Itoa(l.Pids), "memory.max": itoa64(l.MemoryBytes)}, filepath.Join(d, "cmds"))
+	return c.write(map[string]string{"pids.max": strconv.Itoa(l.Pids), "memory.max": itoa64(cmdMemory(l))}, filepath.Join(d, "cmds"))
 }
 
 // createV1 makes the box's cgroups in the v1 memory and pids hierarchies.
@@ -142,7 +164,7 @@ func (c *cgroups) createV1(p cgroupParents, name string, l Limits) error {
 			return err
 		}
 	}
-	for dir, limit := range map[string]int64{mem: l.MemoryBytes + initMemoryHeadroom, filepath.Join(mem, "cmds"): l.MemoryBytes} {
+	for dir, limit := range map[string]int64{mem: cmdMemory(l) + initMemoryHeadroom, filepath.Join(mem, "cmds"): cmdMemory(l)} {
 		if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(limit), "memory.memsw.limit_in_bytes": itoa64(limit)}, dir); err != nil {
 			// memsw exists only with swap accounting; the plain limit is enough.
 			if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(limit)}, dir); err != nil {
