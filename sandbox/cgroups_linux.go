@@ -44,28 +44,6 @@ const initMemoryHeadroom = 64 << 20
 // than its commands, for init itself.
 const initHeadroom = 64
 
-// cmdMemory is the commands' memory cgroup limit. As root it is the
-// memory limit: /tmp and the home directory are on an ext4 image whose
-// pages the kernel may write back and drop. A rootless box's disk is a
-// tmpfs (and /dev/shm is one everywhere); tmpfs pages are charged to the
-// cgroup of the command that writes them and, without swap, can never be
-// reclaimed, while cgroup v1 and v2 have no way to charge a tmpfs to a
-// cgroup of its own. Capped at the memory limit alone, a command that
-// filled the disk left the next one no memory even to fork (ENOMEM: the
-// box stuck until its timeout) and the disk limit was really
-// min(disk, memory). So rootless, the cap holds memory, disk and
-// /dev/shm together: the tmpfs sizes stop the files at the disk limit
-// with ENOSPC, and the memory limit is always left to the commands. What
-// that gives up: memory and disk are one budget, so commands whose disk
-// is empty may hold up to memory+disk+/dev/shm in memory (the host
-// promised that much to the box anyway: memoryHasRoom).
-func cmdMemory(l Limits) int64 {
-	if !rootless() {
-		return l.MemoryBytes
-	}
-	return l.MemoryBytes + l.DiskBytes + shmBytes
-}
-
 var cgroupSeq atomic.Int64
 
 // sweepStale removes empty cgroups left by harnesses that were killed
@@ -146,13 +124,13 @@ func (c *cgroups) createV2(parent, name string, l Limits) error {
 			return err
 		}
 		if dir == d {
-			if err := c.write(map[string]string{"memory.max": itoa64(cmdMemory(l) + initMemoryHeadroom), "pids.max": strconv.Itoa(l.Pids + initHeadroom), "cgroup.subtree_control": "+pids +memory"}, d); err != nil {
+			if err := c.write(map[string]string{"memory.max": itoa64(l.MemoryBytes + initMemoryHeadroom), "pids.max": strconv.Itoa(l.Pids + initHeadroom), "cgroup.subtree_control": "+pids +memory"}, d); err != nil {
 				return err
 			}
 		}
 	}
 	c.join, c.cmdProcs = []string{filepath.Join(d, "init")}, filepath.Join(d, "cmds", "cgroup.procs")
-	return c.write(map[string]string{"pids.max": strconv.Itoa(l.Pids), "memory.max": itoa64(cmdMemory(l))}, filepath.Join(d, "cmds"))
+	return c.write(map[string]string{"pids.max": strconv.Itoa(l.Pids), "memory.max": itoa64(l.MemoryBytes)}, filepath.Join(d, "cmds"))
 }
 
 // createV1 makes the box's cgroups in the v1 memory and pids hierarchies.
@@ -164,7 +142,7 @@ func (c *cgroups) createV1(p cgroupParents, name string, l Limits) error {
 			return err
 		}
 	}
-	for dir, limit := range map[string]int64{mem: cmdMemory(l) + initMemoryHeadroom, filepath.Join(mem, "cmds"): cmdMemory(l)} {
+	for dir, limit := range map[string]int64{mem: l.MemoryBytes + initMemoryHeadroom, filepath.Join(mem, "cmds"): l.MemoryBytes} {
 		if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(limit), "memory.memsw.limit_in_bytes": itoa64(limit)}, dir); err != nil {
 			// memsw exists only with swap accounting; the plain limit is enough.
 			if err := c.write(map[string]string{"memory.limit_in_bytes": itoa64(limit)}, dir); err != nil {
@@ -247,3 +225,37 @@ func killProcs(dir string) {
 		}
 	}
 }
+
+// filesHoldMemory reports how much of the commands' memory cgroup is
+// tmpfs files (/dev/shm; rootless, the whole disk), and whether they hold
+// nearly all of limit: then no command can start (its fork fails with
+// ENOMEM) until they are gone, which only the box's end does.
+//
+// tmpfs pages are charged to the cgroup of the command that writes them
+// and, without swap, cannot be reclaimed; neither cgroup version can
+// charge a tmpfs to a cgroup of its own. Capping the commands at
+// memory+disk together was measured (.ci/rootless): it ends the stuck
+// box, but commands with an empty disk then held 2 GB under a 256 MiB
+// memory limit. So the memory limit stays whole, and such a box fails
+// closed, by name (Box.noteFilesHoldMemory).
+func (c *cgroups) filesHoldMemory(limit int64) (int64, bool) {
+	dir, key := filepath.Dir(c.cmdMemTasks), "shmem "
+	if c.v2 {
+		dir = filepath.Dir(c.cmdProcs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "memory.stat"))
+	if err != nil {
+		return 0, false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, key); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil && n > limit-filesHeldSlack
+		}
+	}
+	return 0, false
+}
+
+// filesHeldSlack is how little memory may be left beside the files for
+// the box to count as held by them: less than a shell and a command need.
+const filesHeldSlack = 16 << 20

@@ -388,7 +388,7 @@ func (d *disk) forBox() (*os.File, error) {
 // (Options.Workspace) is the caller's directory and not on the disk.
 func (d *disk) describe(workspaceOnDisk bool) string {
 	if d.image == "" {
-		return fmt.Sprintf("disk limit %s (rootless: a tmpfs in memory, charged beside the memory limit (the commands' cgroup holds memory+disk), shared by /tmp, home, caches and an overlay workspace's changes; copied to the state directory when the box closes, lost if the harness dies)", FormatBytes(d.limit))
+		return fmt.Sprintf("disk limit %s (rootless: a tmpfs in memory, counted against the memory limit, shared by /tmp, home, caches and an overlay workspace's changes; copied to the state directory when the box closes, lost if the harness dies)", FormatBytes(d.limit))
 	}
 	if !workspaceOnDisk {
 		return fmt.Sprintf("disk limit %s (ext4 image shared by /tmp, home and caches; the bound workspace is not limited)", FormatBytes(d.limit))

@@ -30,8 +30,8 @@ import (
 //     limit's size, mounted in a user namespace of the harness's own (see
 //     newTmpfsDisk), holds what the ext4 image holds. It costs less to
 //     make (no mkfs, no loop device) but lives in memory: what a box
-//     writes is charged to its commands' memory cgroup, whose cap is
-//     therefore memory+disk+/dev/shm (see cmdMemory), and the disk dies
+//     writes is charged to its memory cgroup, so the memory limit is
+//     reached first when the disk limit is the larger, and the disk dies
 //     with the box. A box that closes copies it into its state directory
 //     and the next box there (a resumed run) starts from that copy; a
 //     harness that dies copies nothing, and a box started on its state
@@ -235,5 +235,33 @@ func Mode() Layer {
 	if where == "" {
 		where = p.mem + " and " + p.pids
 	}
-	return Layer{"mode", true, "rootless: memory and pids limits in the delegated " + where + "; the disk limit a tmpfs in the box's user namespace (in memory, one cgroup budget with the memory limit: memory+disk; a run resumes after its box closed, not after its harness died)"}
+	return Layer{"mode", true, "rootless: memory and pids limits in the delegated " + where + "; the disk limit a tmpfs in the box's user namespace (in memory, counted against the memory limit; a run resumes after its box closed, not after its harness died)"}
+}
+
+// noteFilesHoldMemory turns a command's failure into one that names the
+// cause when files in memory (/tmp, the home directory, /work's changes
+// on a rootless box's tmpfs disk, or /dev/shm) hold nearly all of the
+// commands' memory limit: the box can start nothing more, and saying
+// "fork: ENOMEM" would hide why.
+func (b *Box) noteFilesHoldMemory(res *Result, err error) error {
+	if b.cg == nil || (err == nil && (res == nil || res.ExitCode == 0)) {
+		return err
+	}
+	held, full := b.cg.filesHoldMemory(b.limits.MemoryBytes)
+	if !full {
+		return err
+	}
+	where := "/dev/shm"
+	if b.disk != nil && b.disk.image == "" {
+		where = "/tmp, the home directory, /work's changes or /dev/shm (a rootless box's disk is a tmpfs, in memory)"
+	}
+	note := fmt.Sprintf("%s of files in %s hold the box's memory limit of %s: no command can start in this box again; close it, and give sandbox.memory more room than the disk is filled to",
+		FormatBytes(held), where, FormatBytes(b.limits.MemoryBytes))
+	if res != nil {
+		res.DiskFull, res.DiskNote = true, note
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s (%v)", ErrMemoryHeldByFiles, note, err)
+	}
+	return nil
 }

@@ -165,7 +165,7 @@ func (p *zygotePool) make(key zygoteKey, c chan *zygote) {
 	if z.mounts, err = unix.Open("/proc/thread-self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
 		z.mounts = -1
 	} else {
-		z.b.limits = Limits{MemoryBytes: key.memory, Pids: key.pids, DiskBytes: key.disk}
+		z.b.limits = Limits{MemoryBytes: key.memory, Pids: key.pids}
 		err = z.b.spawn()
 	}
 	z.b.spareDisk = <-dc
