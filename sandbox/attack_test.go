@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -244,15 +245,13 @@ func TestAttackMemoryKillsInit(t *testing.T) {
 			t.Logf("fill %s: exit %d %s", c.dir, res.ExitCode, res.Signal)
 			// The file still fills the commands' share, so this command may be
 			// OOM-killed too; what matters is that init answers.
-			rm, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"rm", "-f", c.dir + "/fill"}})
-			if err != nil {
+			_, err = b.Exec(context.Background(), sandbox.Command{Args: []string{"rm", "-f", c.dir + "/fill"}})
+			// Rootless, /tmp is on a tmpfs charged to the commands' memory:
+			// the full box cannot fork rm, and must say so by name.
+			if err != nil && (os.Geteuid() == 0 || !errors.Is(err, sandbox.ErrMemoryHeldByFiles)) {
 				t.Fatalf("BREACH: the box died after %s was filled: %v", c.dir, err)
 			}
-			// Rootless, /tmp and /dev/shm are tmpfs charged beside the
-			// commands' memory, not in it: the next command must start.
-			if os.Geteuid() != 0 && rm.ExitCode != 0 {
-				t.Fatalf("after %s was filled the box is stuck: rm: %+v", c.dir, rm)
-			}
+			t.Logf("rm after the fill: %v", err)
 		})
 	}
 }
