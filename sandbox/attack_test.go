@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -244,9 +245,13 @@ func TestAttackMemoryKillsInit(t *testing.T) {
 			t.Logf("fill %s: exit %d %s", c.dir, res.ExitCode, res.Signal)
 			// The file still fills the commands' share, so this command may be
 			// OOM-killed too; what matters is that init answers.
-			if _, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"rm", "-f", c.dir + "/fill"}}); err != nil {
+			_, err = b.Exec(context.Background(), sandbox.Command{Args: []string{"rm", "-f", c.dir + "/fill"}})
+			// Rootless, /tmp is on a tmpfs charged to the commands' memory:
+			// the full box cannot fork rm, and must say so by name.
+			if err != nil && (os.Geteuid() == 0 || !errors.Is(err, sandbox.ErrMemoryHeldByFiles)) {
 				t.Fatalf("BREACH: the box died after %s was filled: %v", c.dir, err)
 			}
+			t.Logf("rm after the fill: %v", err)
 		})
 	}
 }

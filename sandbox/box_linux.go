@@ -319,6 +319,7 @@ func (b *Box) Exec(ctx context.Context, c Command) (*Result, error) {
 		}
 		res = resp.Result
 		b.noteDiskFull(res)
+		err = b.noteFilesHoldMemory(res, err)
 	}
 	if err == nil && ctx.Err() != nil && res != nil && res.ExitCode != 0 {
 		err = ctx.Err()

@@ -225,3 +225,37 @@ func killProcs(dir string) {
 		}
 	}
 }
+
+// filesHoldMemory reports how much of the commands' memory cgroup is
+// tmpfs files (/dev/shm; rootless, the whole disk), and whether they hold
+// nearly all of limit: then no command can start (its fork fails with
+// ENOMEM) until they are gone, which only the box's end does.
+//
+// tmpfs pages are charged to the cgroup of the command that writes them
+// and, without swap, cannot be reclaimed; neither cgroup version can
+// charge a tmpfs to a cgroup of its own. Capping the commands at
+// memory+disk together was measured (.ci/rootless): it ends the stuck
+// box, but commands with an empty disk then held 2 GB under a 256 MiB
+// memory limit. So the memory limit stays whole, and such a box fails
+// closed, by name (Box.noteFilesHoldMemory).
+func (c *cgroups) filesHoldMemory(limit int64) (int64, bool) {
+	dir, key := filepath.Dir(c.cmdMemTasks), "shmem "
+	if c.v2 {
+		dir = filepath.Dir(c.cmdProcs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "memory.stat"))
+	if err != nil {
+		return 0, false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, key); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil && n > limit-filesHeldSlack
+		}
+	}
+	return 0, false
+}
+
+// filesHeldSlack is how little memory may be left beside the files for
+// the box to count as held by them: less than a shell and a command need.
+const filesHeldSlack = 16 << 20

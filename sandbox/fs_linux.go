@@ -22,6 +22,9 @@ var systemDirs = []string{"/usr", "/opt"}
 // topLinks are the usr-merge symlinks recreated in the new root.
 var topLinks = []string{"/bin", "/lib", "/lib64", "/sbin", "/lib32", "/libx32"}
 
+// shmBytes is the size of the box's /dev/shm, a tmpfs.
+const shmBytes = 64 << 20
+
 var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
 // buildBox prepares the new root under s.Root and pivots into it.
@@ -177,7 +180,7 @@ func mountScratch(root, disk string, nestedUser bool) error {
 	}
 	shm := filepath.Join(dev, "shm")
 	_ = os.MkdirAll(shm, 0o1777)
-	if err := unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m"); err != nil {
+	if err := unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=1777,size=%d", shmBytes)); err != nil {
 		return fmt.Errorf("mount /dev/shm: %w", err)
 	}
 	proc := filepath.Join(root, "proc")

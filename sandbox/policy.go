@@ -251,3 +251,8 @@ func splitQuoted(s string) []string {
 // ErrUnavailable is wrapped by every error that means a confinement layer
 // could not be set up on this machine.
 var ErrUnavailable = fmt.Errorf("sandbox unavailable")
+
+// ErrMemoryHeldByFiles is a command's failure because files kept in
+// memory (/dev/shm; a rootless box's whole disk) hold nearly all of the
+// box's memory limit: the box can start no command until it is closed.
+var ErrMemoryHeldByFiles = fmt.Errorf("box memory held by files")

@@ -237,3 +237,31 @@ func Mode() Layer {
 	}
 	return Layer{"mode", true, "rootless: memory and pids limits in the delegated " + where + "; the disk limit a tmpfs in the box's user namespace (in memory, counted against the memory limit; a run resumes after its box closed, not after its harness died)"}
 }
+
+// noteFilesHoldMemory turns a command's failure into one that names the
+// cause when files in memory (/tmp, the home directory, /work's changes
+// on a rootless box's tmpfs disk, or /dev/shm) hold nearly all of the
+// commands' memory limit: the box can start nothing more, and saying
+// "fork: ENOMEM" would hide why.
+func (b *Box) noteFilesHoldMemory(res *Result, err error) error {
+	if b.cg == nil || (err == nil && (res == nil || res.ExitCode == 0)) {
+		return err
+	}
+	held, full := b.cg.filesHoldMemory(b.limits.MemoryBytes)
+	if !full {
+		return err
+	}
+	where := "/dev/shm"
+	if b.disk != nil && b.disk.image == "" {
+		where = "/tmp, the home directory, /work's changes or /dev/shm (a rootless box's disk is a tmpfs, in memory)"
+	}
+	note := fmt.Sprintf("%s of files in %s hold the box's memory limit of %s: no command can start in this box again; close it, and give sandbox.memory more room than the disk is filled to",
+		FormatBytes(held), where, FormatBytes(b.limits.MemoryBytes))
+	if res != nil {
+		res.DiskFull, res.DiskNote = true, note
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s (%v)", ErrMemoryHeldByFiles, note, err)
+	}
+	return nil
+}

@@ -46,6 +46,7 @@ func TestRootlessAttacks(t *testing.T) {
 	for name, attack := range map[string]func(*testing.T){
 		"memory": rootlessMemory, "pids": rootlessPids, "disk": rootlessDisk,
 		"outside the workspace": rootlessOutside, "cgroup escape": rootlessCgroupEscape, "resume": rootlessResume,
+		"disk fills memory": rootlessDiskFillsMemory,
 	} {
 		t.Run(name, attack)
 	}
@@ -194,6 +195,27 @@ func rootlessMemory(t *testing.T) {
 	}
 	t.Logf("memory: exit %d %s", res.ExitCode, lastLine(string(res.Output)))
 	alive(t, b)
+}
+
+// rootlessDiskFillsMemory: a rootless box's disk is a tmpfs charged to
+// the commands' memory, so filling it past the memory limit leaves no
+// memory to fork the next command. The box must not hang or answer with
+// a bare ENOMEM: the failure names the files holding its memory.
+func rootlessDiskFillsMemory(t *testing.T) {
+	b := rootlessBox(t, sandbox.Limits{MemoryBytes: 96 << 20, Pids: 64, DiskBytes: 192 << 20})
+	res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"sh", "-c", "head -c 150000000 /dev/zero > /tmp/fill"}, Timeout: time.Minute})
+	t.Logf("fill: %v %v", res, err)
+	for i := 0; i < 2; i++ {
+		res, err = b.Exec(context.Background(), sandbox.Command{Args: []string{"echo", "alive"}, Timeout: time.Minute})
+		switch {
+		case err == nil && res.ExitCode == 0:
+			t.Logf("the box still starts commands: %+v", res)
+		case errors.Is(err, sandbox.ErrMemoryHeldByFiles) && strings.Contains(err.Error(), "/tmp"):
+			t.Logf("fails closed: %v", err)
+		default:
+			t.Fatalf("after /tmp filled the memory: neither a command nor a named cause: %+v %v", res, err)
+		}
+	}
 }
 
 func rootlessPids(t *testing.T) {
