@@ -126,11 +126,3 @@ func leafInternal(t *testing.T, goos string) map[string]bool {
 	}
 	return leaves
 }
-
-// TestBuildsOffLinux cross-compiles the whole module for macOS and
-// Windows, where validate, graph, schema, show, runs and serve work and
-// what needs Linux (a box, a flock) fails at the call.
-func TestBuildsOffLinux(t *testing.T) {
-	goCmd(t, []string{"GOOS=darwin"}, "build", "./...")
-	goCmd(t, []string{"GOOS=windows"}, "build", "./...")
-}

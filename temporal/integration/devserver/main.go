@@ -4,6 +4,13 @@
 // versions it pins) stay apart from sandgate's and the runner's: the
 // tests talk to it over gRPC on the loopback address only.
 //
+// The server is v1.30.8 on purpose: from v1.31 service/worker imports
+// go.temporal.io/auto-scaled-workers and with it the Kubernetes and AWS
+// clients (1,752 packages to compile, against 1,298 here), none of which
+// a test server on loopback uses. v1.30.9 needs Go 1.26.10, newer than
+// the module's toolchain. Its API (v1.62.2) is older than the runner's;
+// the integration tests are what say the two still speak.
+//
 // It prints "HOST:PORT NAMESPACE" on one line once the server is ready,
 // with the search attributes SandgateStatus, SandgateBlueprint and
 // SandgateRepository registered, and stops when its standard input
