@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -149,4 +150,26 @@ func executions(t *testing.T, c client.Client, wr client.WorkflowRun) []*history
 		}
 	}
 	return out
+}
+
+// TestContinueAsNewLargeJournal: a run whose journal outgrows what one
+// payload carries (Temporal refuses payloads over 2 MB; before the bound
+// the workflow task failed over and over and the run hung) continues as
+// new while it fits, then is handed off saying why.
+func TestContinueAsNewLargeJournal(t *testing.T) {
+	c := dial(t)
+	startHost(t, c, "can-big", "host-big", false)
+	// Each failed gate journals 64 KiB of feedback (runtime.MaxFeedback).
+	src := strings.Replace(loopBlueprint(30), "gate: {type: step,", "gate: {type: step, feedback_bytes: 70000,", 1)
+	wr := start(t, c, "can-big", src, temporal.RunInput{Repo: t.TempDir(), ContinueAfter: 100, HandoffWait: time.Second})
+	st := result(t, wr)
+	hs := executions(t, c, wr)
+	if len(hs) < 2 || st.Status != runtime.StatusHandedOff || st.Kind != "journal_size" || !strings.Contains(st.Reason, "too large to carry into a continue-as-new") {
+		t.Fatalf("after %d executions: %+v, want a hand-off: too large to carry", len(hs), st)
+	}
+	events, err := runtime.ReadJournal(filepath.Join(st.Dir, "events.jsonl"))
+	if err != nil || events[len(events)-1].Type != runtime.EvRunClosed {
+		t.Fatalf("the run's record is not closed (%v)", err)
+	}
+	t.Logf("%d executions, %d node attempts: %s", len(hs), st.NodeRuns, st.Reason)
 }
