@@ -31,6 +31,8 @@ const (
 	// EvRunClosed ends the journal once the harness has wrapped up after
 	// the last node (stopping nodes, the hand-off diff, tearing the box
 	// down); DurationMS is that time, so no part of a run goes unreported.
+	// Its Cost is what attempts canceled before they finished spent (they
+	// journal no node_finished), so no spending goes unreported either.
 	EvRunClosed EventType = "run_closed"
 )
 

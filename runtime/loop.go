@@ -97,6 +97,22 @@ func (x *execution) stopNodes() error {
 	}
 }
 
+// unjournaledCost is what attempts spent without a node_finished to
+// journal it: attempts canceled mid-call (a parallel sibling's hand-off,
+// a cancel) spent through their Spend, which the meter counted. Call it
+// once the attempts have stopped.
+func (x *execution) unjournaledCost() float64 {
+	if x.meter == nil {
+		return 0
+	}
+	x.meter.mu.Lock()
+	defer x.meter.mu.Unlock()
+	if d := x.meter.total - x.sched.cost; d > 1e-9 {
+		return d
+	}
+	return 0
+}
+
 // abort ends a run that could not continue (journal I/O failure): nodes are
 // stopped, and what was journaled stays for a later resume.
 func (x *execution) abort(cause error) error {
@@ -142,7 +158,8 @@ func (x *execution) finish() (*Summary, error) {
 	if x.env != nil && x.env.Discard != nil && !x.sched.answerable() {
 		stopErr = errors.Join(stopErr, x.env.Discard())
 	}
-	if _, err := x.record(Event{Type: EvRunClosed, Time: time.Now(), DurationMS: time.Since(t0).Milliseconds()}); err != nil {
+	closed := Event{Type: EvRunClosed, Time: time.Now(), DurationMS: time.Since(t0).Milliseconds(), Cost: x.unjournaledCost()}
+	if _, err := x.record(closed); err != nil {
 		return nil, errors.Join(err, x.journal.Close())
 	}
 	if err := x.journal.Close(); err != nil {

@@ -153,3 +153,38 @@ func (f nodeFunc) Run(_ context.Context, in *runtime.Input) (*runtime.Result, er
 	f(in)
 	return &runtime.Result{Outcome: runtime.OutcomePass}, nil
 }
+
+// canceledSpender spends, then runs until it is canceled: it ends without
+// a result, so no node_finished journals its cost.
+type canceledSpender struct{ spent chan struct{} }
+
+func (s *canceledSpender) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, error) {
+	in.Spend.Add(0.60)
+	close(s.spent)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// asker hands the run off once its sibling has spent.
+type asker struct{ wait <-chan struct{} }
+
+func (a *asker) Run(context.Context, *runtime.Input) (*runtime.Result, error) {
+	<-a.wait
+	return &runtime.Result{Outcome: runtime.OutcomeHandoff, Reason: "a person decides"}, nil
+}
+
+// TestCanceledAttemptCostCounted: a sibling hands the run off while an
+// attempt that has spent is still running; the attempt is canceled, and
+// the run record still counts what it spent (on run_closed).
+func TestCanceledAttemptCostCounted(t *testing.T) {
+	sp := &canceledSpender{spent: make(chan struct{})}
+	reg, bp := spendBlueprint(t, sp, &asker{wait: sp.spent}, nodeFunc(func(*runtime.Input) {}))
+	rt := &runtime.Runtime{Registry: reg, RunsDir: t.TempDir(), CancelPoll: 10 * time.Millisecond}
+	sum, err := rt.Run(context.Background(), bp, runtime.RunOptions{Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Status != runtime.StatusHandedOff || sum.Cost < 0.60-1e-9 || sum.Cost > 0.60+1e-9 {
+		t.Fatalf("%s (%s), cost $%.2f: want handed off with the canceled attempt's $0.60 counted", sum.Status, sum.Reason, sum.Cost)
+	}
+}

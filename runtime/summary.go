@@ -32,7 +32,7 @@ type Summary struct {
 	NodeRuns int   `json:"node_runs"`
 	Tokens   int   `json:"tokens"`
 	// Cost is what the run's model calls cost in USD (all attempts,
-	// answers included); the inbox reads it as run.json's "cost".
+	// canceled ones and answers included); the inbox reads it as run.json's "cost".
 	Cost    float64 `json:"cost"`
 	Resumes int     `json:"resumes,omitempty"`
 	// Answers are the replies people gave the run after it was handed
@@ -126,7 +126,8 @@ func Summarize(dir string) (*Summary, error) {
 		case EvRunFinished:
 			s.Status, s.Kind, s.Reason = ev.Status, ev.Kind, ev.Reason
 		case EvRunClosed:
-			s.FinishMS = ev.DurationMS
+			// Spent by attempts canceled before they finished.
+			s.FinishMS, s.Cost = ev.DurationMS, s.Cost+ev.Cost
 		}
 	}
 	return s, nil

@@ -1,6 +1,8 @@
 package temporal
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -67,27 +69,43 @@ func (r *run) launchHeld(ctx workflow.Context) {
 	r.launches = nil
 }
 
-// continueAsNew ends this execution with a continuation carrying the run.
+// maxCarry bounds the continuation's input. Temporal refuses a payload
+// over 2 MB (its blob size limit): the continue-as-new command is then
+// rejected, the workflow task fails and is retried for ever, and the run
+// hangs without a word. The journal is carried whole, so a run with some
+// thousand attempts (or long feedback) reaches this.
+const maxCarry = 1_500_000
+
+// continueAsNew ends this execution with a continuation carrying the run;
+// when the run is too large to carry it hands the run off instead (and
+// returns nil): an answer then goes on in this execution.
 func (r *run) continueAsNew(ctx workflow.Context) error {
-	c := &Carried{Events: r.events, Acked: r.acked, Host: r.host, Status: r.status, Launch: r.launches,
-		DeadlineAt: r.deadlineAt, Signals: r.signals, Change: r.change, NoChange: r.noChange}
 	// Signals sent to this execution and not read yet would be lost.
 	for {
 		var a Answer
 		if !workflow.GetSignalChannel(ctx, SignalAnswer).ReceiveAsync(&a) {
 			break
 		}
-		c.Signals = append(c.Signals, CarriedSignal{Name: SignalAnswer, Answer: a})
+		r.signals = append(r.signals, CarriedSignal{Name: SignalAnswer, Answer: a})
 	}
 	for {
 		var why string
 		if !workflow.GetSignalChannel(ctx, SignalAbandon).ReceiveAsync(&why) {
 			break
 		}
-		c.Signals = append(c.Signals, CarriedSignal{Name: SignalAbandon, Why: why})
+		r.signals = append(r.signals, CarriedSignal{Name: SignalAbandon, Why: why})
 	}
 	in := r.in
-	in.Carried = c
+	in.Carried = &Carried{Events: r.events, Acked: r.acked, Host: r.host, Status: r.status, Launch: r.launches,
+		DeadlineAt: r.deadlineAt, Signals: r.signals, Change: r.change, NoChange: r.noChange}
+	// The default data converter encodes the input as this JSON.
+	if b, err := json.Marshal(in); err != nil || len(b) > maxCarry {
+		r.mayContinue = false
+		r.input(ctx, runtime.Event{Type: runtime.EvBudgetExhausted, Kind: "journal_size",
+			Reason: fmt.Sprintf("the run (%d events, %d bytes with its journal) is too large to carry into a continue-as-new "+
+				"(at most %d bytes; Temporal refuses payloads over 2 MB): an answer goes on without continuing as new", len(r.events), len(b), maxCarry)}, nil)
+		return nil
+	}
 	return workflow.NewContinueAsNewError(ctx, WorkflowName, in)
 }
 

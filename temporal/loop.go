@@ -14,11 +14,15 @@ import (
 
 // loop feeds the scheduler node results, the budget timeout and the
 // workflow's cancellation until the run finishes, or returns the
-// continue-as-new error once its history is long and no attempt runs.
+// continue-as-new error once its history is long and no attempt runs
+// (unless the run is too large to carry: it is handed off then).
 func (r *run) loop(ctx workflow.Context) error {
 	for r.status.Status == runtime.StatusRunning {
 		if len(r.launches) > 0 && len(r.running) == 0 {
-			return r.continueAsNew(ctx)
+			if err := r.continueAsNew(ctx); err != nil {
+				return err
+			}
+			continue
 		}
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(r.results, func(c workflow.ReceiveChannel, _ bool) {

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,7 +21,10 @@ import (
 // current version's, named by its prefix); older versions' files stay, so
 // a change to the workflow or the scheduler that would make runs in
 // flight take other decisions fails here. v0 is the workflow before
-// continue-as-new; v1 has it (its shell run is too short to cross the bound).
+// continue-as-new; v1 has it: its shell run is too short to cross the
+// bound, its continue-* runs (integration TestContinueAsNew -update) keep
+// the first two executions of a continued run, the second started from
+// the first's carried journal, and the last.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, _ := filepath.Glob("testdata/histories/*.json")
 	if len(files) < 2 {
@@ -37,6 +41,30 @@ func TestReplayRecordedHistories(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestRecordedHistoriesCrossTheBoundary: the continue-* histories the
+// replay test replays do cross it (the first execution ends continued as
+// new, the second starts with a carried journal), so the replay covers
+// both sides.
+func TestRecordedHistoriesCrossTheBoundary(t *testing.T) {
+	firsts, _ := filepath.Glob("testdata/histories/*-continue-*-1.json")
+	if len(firsts) == 0 {
+		t.Fatal("no recorded continue-as-new histories")
+	}
+	for _, f := range firsts {
+		first, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := os.ReadFile(strings.TrimSuffix(f, "1.json") + "2.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(first), "EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW") || !strings.Contains(string(second), `"continuedExecutionRunId"`) {
+			t.Fatalf("%s and its successor do not cross the continue-as-new boundary", f)
+		}
 	}
 }
 

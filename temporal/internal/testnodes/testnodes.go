@@ -1,6 +1,6 @@
 // Package testnodes has node types for tests of the Temporal runner: a
 // step whose verdicts follow a list (one per attempt), and which can wait
-// for a file or sleep, so tests drive a run's path without a sandbox.
+// for a file or sleep or pad its feedback, so tests drive a run's path without a sandbox.
 package testnodes
 
 import (
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
@@ -41,6 +42,10 @@ func (n *step) Run(ctx context.Context, in *runtime.Input) (*runtime.Result, err
 		return nil, fmt.Errorf("scripted error on attempt %d", in.Attempt)
 	case "fail":
 		res.Outcome, res.Feedback = runtime.OutcomeFail, fmt.Sprintf("%s failed on attempt %d", in.NodeID, in.Attempt)
+		// A long feedback makes a large journal (tests of its size).
+		if pad, _ := n.spec.Config["feedback_bytes"].(int); pad > len(res.Feedback) {
+			res.Feedback += strings.Repeat(".", pad-len(res.Feedback))
+		}
 	case "handoff":
 		res.Outcome, res.Reason = runtime.OutcomeHandoff, "scripted hand-off"
 	default:
@@ -56,6 +61,8 @@ func Registry() *runtime.Registry {
 		Spec: blueprint.NodeType{Name: "step", Fields: map[string]blueprint.Field{
 			"outcomes": {Kind: blueprint.KindStringList},
 			"sleep":    {Kind: blueprint.KindDuration},
+			// feedback_bytes pads a failed attempt's feedback to that size.
+			"feedback_bytes": {Kind: blueprint.KindInt},
 		}, Outputs: map[string]blueprint.Kind{"attempt": blueprint.KindInt, "feedback": blueprint.KindString}},
 		New: func(spec *blueprint.Node) (runtime.Node, error) { return &step{spec: spec}, nil },
 	})
