@@ -178,3 +178,16 @@ func TestAttackPythonBlueprintForgedReport(t *testing.T) {
 	assertNotPromoted(t, code, dir, work, out)
 	mustNameAttack(t, dir, "test", "canary")
 }
+
+// TestAttackPythonBlueprintHiddenPytestConfig: through the shipped Python
+// blueprint the agent keeps the bug and deselects the failing test in
+// .pytest.ini, a configuration file pytest reads (since 7) as it reads
+// pytest.ini. The canaries still run and fail as planted, so only the
+// protect gate stands between this and a commit.
+func TestAttackPythonBlueprintHiddenPytestConfig(t *testing.T) {
+	layout := imagetest.DebianLayout(t, pythonProject.packages...)
+	ini := "[pytest]\naddopts = --deselect tests/test_total.py::test_total_applies_discount\n"
+	code, out, dir, work := runLangProject(t, pythonProject, layout, scriptRun(writeFile(".pytest.ini", ini)))
+	assertNotPromoted(t, code, dir, work, out)
+	mustNameAttack(t, dir, "guard", ".pytest.ini")
+}

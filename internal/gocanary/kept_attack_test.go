@@ -37,7 +37,11 @@ func TestSwap(t *testing.T) {
 // for the last run while lone's code runs; whether it replaces a binary
 // with a program that reports a pass, narrows its arguments to no test,
 // or sends it to another directory, calc's failure must stay in the
-// report, and the change must be refused.
+// report, and the change must be refused. Or it leaves the binary alone
+// and writes calc's output and exit status ahead, read-only (the box's
+// commands are not root; the test is only real run as a user that is
+// not either, as .ci/rootless runs it): calc's real failure must be in
+// the report.
 func TestAttackSwapsAKeptBinary(t *testing.T) {
 	for name, body := range map[string]string{
 		"binary": `p := filepath.Join(d, "b", string(bin))
@@ -45,6 +49,23 @@ func TestAttackSwapsAKeptBinary(t *testing.T) {
 		os.WriteFile(p, []byte("#!/bin/sh\necho PASS\nexit 0\n"), 0o755)`,
 		"arguments": `_ = bin
 		os.WriteFile(filepath.Join(d, "args"), []byte("'-test.run=^NoSuchTest$' "), 0o644)`,
+		// The files the last run writes beside a kept binary (its output
+		// and exit status) are no part of its digest: written read-only
+		// ahead, the run cannot replace them and they pass for its report.
+		"results": `_ = bin
+		where, _ := os.ReadFile(filepath.Join(d, "dir"))
+		pkg, tests := "calc", []string{"TestAdd", "TestAddZero", "TestAddSkipped"}
+		if filepath.Base(string(where)) == "twice" {
+			pkg, tests = "calc/twice", []string{"TestTwice"}
+		}
+		out := ""
+		for _, n := range tests {
+			out += "{\"Action\":\"run\",\"Package\":\"" + pkg + "\",\"Test\":\"" + n + "\"}\n"
+			out += "{\"Action\":\"pass\",\"Package\":\"" + pkg + "\",\"Test\":\"" + n + "\",\"Elapsed\":0}\n"
+		}
+		out += "{\"Action\":\"pass\",\"Package\":\"" + pkg + "\",\"Elapsed\":0}\n"
+		os.WriteFile(filepath.Join(d, "out"), []byte(out), 0o444)
+		os.WriteFile(filepath.Join(d, "rc"), []byte("0\n"), 0o444)`,
 		"directory": `_ = bin
 		os.WriteFile(filepath.Join(d, "dir"), []byte(os.TempDir()), 0o644)`,
 	} {
@@ -60,6 +81,14 @@ func TestAttackSwapsAKeptBinary(t *testing.T) {
 			}
 			if got["calc/lone TestSwap"] != "pass" {
 				t.Fatalf("the attack did not run: results %v\n%s", got, res.Output)
+			}
+			if name == "results" {
+				// The kept files are intact: calc runs, and its own failure is
+				// in the report.
+				if got["calc TestAdd"] != "fail" {
+					t.Fatalf("calc's own result is not in the report: results %v\n%s", got, res.Output)
+				}
+				return
 			}
 			if !strings.Contains(strings.Join(problems, "\n"), "package calc, which the change cannot reach") {
 				t.Fatalf("calc's changed binary was not refused: problems %v", problems)

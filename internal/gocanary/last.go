@@ -31,12 +31,16 @@ func (p *Plan) last(ctx context.Context, exec Exec, keep []stash, timeout time.D
 	x := path.Join(p.tmpDir, "sandgate-canary-"+randomHex(8))
 	var b strings.Builder
 	fmt.Fprintf(&b, "D=%s\nrm -rf \"$D\" && (umask 077 && mkdir -p \"$D\") || exit %d\nT=$(go tool -n test2json </dev/null) || exit %d\n: > \"$D/ok\"\n", quote(x), failedInternally, failedInternally)
-	b.WriteString("check() { [ \"$(cd \"$1\" 2>/dev/null && sha256sum bin dir args \"b/$(cat bin)\" 2>/dev/null | cut -c1-64 | tr -d '\\n')\" = \"$2\" ]; }\n")
+	// The run writes its package, output and exit status in a directory of
+	// its own ($3, in the fresh $D) that links to the kept files the digest
+	// covers: files left beside them (an out and rc written read-only
+	// ahead, which the run could not replace) are never read.
+	b.WriteString("check() { mkdir \"$3\" && for f in bin dir args b cov; do ln -s \"$1/$f\" \"$3/$f\" || return 1; done && [ \"$(cd \"$3\" && sha256sum bin dir args \"b/$(cat bin)\" 2>/dev/null | cut -c1-64 | tr -d '\\n')\" = \"$2\" ]; }\n")
 	dirs := map[string]bool{}
-	for _, k := range keep {
+	for i, k := range keep {
 		dirs[path.Dir(path.Dir(k.id))] = true
-		fmt.Fprintf(&b, "if check %[1]s %[2]s && printf '%%s' %[3]s > %[1]s/pkg; then echo %[1]s >> \"$D/ok\"; else echo %[4]s; fi\n",
-			quote(k.id), quote(k.hash), quote(k.pkg), quote(p.nonce+" changed "+k.pkg))
+		fmt.Fprintf(&b, "if check %[1]s %[2]s \"$D/%[5]d\" && printf '%%s' %[3]s > \"$D/%[5]d/pkg\"; then echo \"$D/%[5]d\" >> \"$D/ok\"; else echo %[4]s; fi\n",
+			quote(k.id), quote(k.hash), quote(k.pkg), quote(p.nonce+" changed "+k.pkg), i)
 	}
 	b.WriteString(runScript)
 	b.WriteString("[ -s \"$D/ok\" ] && xargs -P \"$(nproc)\" -I@ sh \"$D/run\" \"$T\" @ < \"$D/ok\"\nrc=0\n")

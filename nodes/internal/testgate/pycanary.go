@@ -26,9 +26,12 @@ import (
 // failure into a pass, or that was written without running them, is
 // forged. Both are taken out of the counts afterwards.
 //
-// What it does not catch, said in the README: a forger that flips only
-// the failures of tests it knows by name (there is no seal as Go's, as a
-// Python test's pass carries no secret the test code cannot read).
+// What it does not catch, said in the README: a forger that tells the
+// canaries apart and flips only the others' failures. Their shape alone
+// gives them away (a module test_ + 12 hex digits), so that forger needs
+// no knowledge of the repository; one that knows the repository's tests
+// needs none of the shape (there is no seal as Go's, as a Python test's
+// pass carries no secret the test code cannot read).
 
 // maxPyCanaryDirs bounds how many directories get canaries.
 const maxPyCanaryDirs = 64
