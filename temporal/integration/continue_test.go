@@ -141,7 +141,14 @@ func executions(t *testing.T, c client.Client, wr client.WorkflowRun) []*history
 	// Not wr.GetRunID(): once Get has followed the chain it names the
 	// last execution, and the chain read from there is one execution long
 	// (what made an earlier version of this test see 0 continuations).
-	for runID := wr.GetFirstExecutionRunID(); runID != ""; {
+	first := wr.GetFirstExecutionRunID()
+	if v, ok := firstRuns.Load(wr.GetID()); first == "" && ok {
+		first = v.(string)
+	}
+	if first == "" {
+		t.Fatalf("run %s: its first execution's run id is unknown", wr.GetID())
+	}
+	for runID := first; runID != ""; {
 		h := history(t, c, wr.GetID(), runID)
 		out = append(out, h)
 		runID = ""
