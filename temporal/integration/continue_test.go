@@ -115,12 +115,8 @@ func continueRun(t *testing.T, c client.Client, src string, answers, bound int) 
 // unordered, it is also without sequence numbers, sorted.
 func journalShape(t *testing.T, dir string, unordered bool) []string {
 	t.Helper()
-	events, err := runtime.ReadJournal(filepath.Join(dir, "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, ev := range events {
+	for _, ev := range journal(t, dir) {
 		line := fmt.Sprintf("%s %s#%d %s %s→%s %s %s", ev.Type, ev.Node, ev.Attempt, ev.Outcome, ev.Edge, ev.To, ev.Status, ev.Kind)
 		if !unordered {
 			line = fmt.Sprintf("%d %s", ev.Seq, line)

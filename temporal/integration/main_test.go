@@ -189,3 +189,13 @@ func waitFor(t testing.TB, c client.Client, wr client.WorkflowRun, what string, 
 	t.Fatalf("run %s: never %s", wr.GetID(), what)
 	return temporal.Status{}
 }
+
+// journal reads the run's journal in dir.
+func journal(t testing.TB, dir string) []runtime.Event {
+	t.Helper()
+	events, err := runtime.ReadJournal(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
