@@ -3,9 +3,11 @@ package temporal
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/api/enums/v1"
@@ -168,5 +170,46 @@ func TestWorkflowHostLostMoves(t *testing.T) {
 	}
 	if started != 1 {
 		t.Fatalf("gate started %d times in the journal; the lost attempt re-runs under its number", started)
+	}
+}
+
+// TestWorkflowMoveGivesWay: a move waits for a host up to an hour; the
+// run's budget.timeout and a cancel must not wait behind it. The lost
+// attempt's move never finds a host here (its open activity takes three
+// hours); the run ends by its timeout, or by the cancel, within the wait.
+func TestWorkflowMoveGivesWay(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		cancelAt   time.Duration
+		want       runtime.Status
+		kind, text string
+	}{
+		{"timeout", 0, runtime.StatusHandedOff, "timeout", "run timeout 1h0m0s (while the run waited to move to another host)"},
+		{"cancel", 20 * time.Minute, runtime.StatusCanceled, "canceled", "while the run waited to move"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.env.OnActivity(ActivityNode, mock.Anything, mock.Anything).Return(nodeResult{}, temporal.NewTimeoutError(enums.TIMEOUT_TYPE_HEARTBEAT, nil))
+			moved := false
+			f.env.OnActivity(ActivityOpen, mock.Anything, mock.MatchedBy(func(in openInput) bool { return in.Move == nil })).Return(f.host.Open)
+			// No host takes the move for three hours.
+			f.env.OnActivity(ActivityOpen, mock.Anything, mock.MatchedBy(func(in openInput) bool { moved = moved || in.Move != nil; return in.Move != nil })).
+				After(3*time.Hour).Return(openResult{}, errors.New("no host took the move"))
+			if tc.cancelAt > 0 {
+				f.env.RegisterDelayedCallback(f.env.CancelWorkflow, tc.cancelAt)
+			}
+			src := strings.Replace(loopBP("[pass]"), "start: work", "budget: {timeout: 1h}\nstart: work", 1)
+			f.env.ExecuteWorkflow(WorkflowName, RunInput{File: "bp.yaml", Source: []byte(src), Repo: f.ws, HandoffWait: time.Minute})
+			var st Status
+			if err := f.env.GetWorkflowResult(&st); err != nil && tc.want != runtime.StatusCanceled {
+				t.Fatal(err)
+			}
+			if !moved {
+				t.Fatal("the run never tried to move")
+			}
+			if st.Status != tc.want || st.Kind != tc.kind || !strings.Contains(st.Reason, tc.text) {
+				t.Fatalf("status %+v, want %s (%s: %s)", st, tc.want, tc.kind, tc.text)
+			}
+		})
 	}
 }

@@ -23,7 +23,8 @@ func (r *run) recordChange(res nodeResult) {
 // runs the lost attempt again under its number. It returns why the run
 // cannot move ("" once it has moved).
 func (r *run) move(ctx workflow.Context, res result) string {
-	if workflow.GetVersion(ctx, versionMove, workflow.DefaultVersion, 1) < 1 {
+	v := workflow.GetVersion(ctx, versionMove, workflow.DefaultVersion, versionMoveWaits)
+	if v < 1 {
 		return "runs started before moving came in do not move"
 	}
 	if res.queue != r.host.Queue {
@@ -41,7 +42,14 @@ func (r *run) move(ctx workflow.Context, res result) string {
 			NonRetryableErrorTypes: []string{"BlueprintInvalid", "PrepareFailed", "RecordTampered", "RebuildFailed"}}}
 	in := openInput{RunID: r.id, Run: r.in, Move: &moveInput{From: from, Events: r.unackedFrom(0), Change: r.change}}
 	var opened openResult
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), ActivityOpen, in).Get(ctx, &opened); err != nil {
+	var err error
+	if v < versionMoveWaits {
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), ActivityOpen, in).Get(ctx, &opened)
+	} else if ended := r.awaitMove(ctx, opts, in, &opened, &err); ended != nil {
+		r.input(ctx, *ended, nil)
+		return ""
+	}
+	if err != nil {
 		return fmt.Sprintf("the change cannot be rebuilt on another host: %v", err)
 	}
 	r.host = opened
@@ -56,6 +64,47 @@ func (r *run) move(ctx workflow.Context, res result) string {
 	r.publish(ctx)
 	r.relaunch(ctx, res)
 	return ""
+}
+
+// versionMoveWaits is the version of versionMove from which a move waiting
+// for a host (up to an hour) gives way to the run's budget.timeout and to
+// a cancel; before it, the run waited for the move first.
+const versionMoveWaits = 2
+
+// awaitMove waits for the move's open activity, or for the run's
+// budget.timeout or the workflow's cancel, whichever comes first. When one
+// of those does, the move is canceled and the scheduler input that ended
+// the wait is returned (the run ends there, as it would between nodes).
+func (r *run) awaitMove(ctx workflow.Context, opts workflow.ActivityOptions, in openInput, opened *openResult, err *error) *runtime.Event {
+	actx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	var ended *runtime.Event
+	done := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(workflow.ExecuteActivity(workflow.WithActivityOptions(actx, opts), ActivityOpen, in), func(f workflow.Future) {
+		*err, done = f.Get(ctx, opened), true
+	})
+	if r.deadline != nil {
+		sel.AddFuture(r.deadline, func(f workflow.Future) {
+			r.deadline, r.deadlineAt = nil, time.Time{}
+			if f.Get(ctx, nil) == nil {
+				ended = &runtime.Event{Type: runtime.EvBudgetExhausted, Kind: "timeout",
+					Reason: fmt.Sprintf("run timeout %s (while the run waited to move to another host)", r.bp.Budget.Timeout)}
+			}
+		})
+	}
+	canceled := func(workflow.ReceiveChannel, bool) {
+		ended = &runtime.Event{Type: runtime.EvCancelRequested, Reason: "canceled: the workflow was canceled (while the run waited to move to another host)"}
+	}
+	sel.AddReceive(ctx.Done(), canceled)
+	for !done && ended == nil {
+		sel.Select(ctx)
+	}
+	if ended == nil && ctx.Err() != nil {
+		// The cancel reached the move's activity before the selector.
+		canceled(nil, false)
+	}
+	return ended
 }
 
 // relaunch runs a lost attempt again on the run's host, under its number
