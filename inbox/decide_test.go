@@ -3,8 +3,14 @@ package inbox_test
 import (
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sandgate/sandgate/inbox"
 )
 
 // TestApproveConfirmsAndRejectNeedsANote: approving asks once more (and
@@ -28,6 +34,39 @@ func TestApproveConfirmsAndRejectNeedsANote(t *testing.T) {
 	}
 	if got := w.acts.list(); len(got) != 1 || got[0] != `decide reviews rev-1 true "ship it" tester` {
 		t.Fatalf("actions %v", got)
+	}
+}
+
+// TestNavCountsAfterADecision: the nav's counts are shared for a poll
+// interval (here an hour), but a decision's redirect shows the count after
+// it, not the one from before.
+func TestNavCountsAfterADecision(t *testing.T) {
+	w := newWorldWith(t, func(o *inbox.Options) { o.Poll = time.Hour })
+	w.acts.decided = func(queueDir, id string, _ bool) {
+		path := filepath.Join(queueDir, id, "entry.json")
+		b, err := os.ReadFile(path)
+		must(t, err)
+		writeFile(t, path, strings.Replace(string(b), `"status":"pending"`, `"status":"approved"`, 1))
+	}
+	c := client(nil)
+	nav := regexp.MustCompile(`id="nav-reviews"[^>]*>(\d+)<`)
+	count := func(path string) string {
+		_, body := get(t, c, w.ts.URL+path)
+		m := nav.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("%s has no review count", path)
+		}
+		return m[1]
+	}
+	if n := count("/reviews"); n != "1" {
+		t.Fatalf("before: %s pending", n)
+	}
+	page := "/review/0/rev-1"
+	if code, _ := postForm(t, w, c, page, page+"/decide", url.Values{"verdict": {"approve"}, "note": {"ok"}, "confirm": {"yes"}}); code != http.StatusSeeOther {
+		t.Fatalf("approve: %d", code)
+	}
+	if n := count("/reviews"); n != "0" {
+		t.Fatalf("after the decision the nav still counts %s pending", n)
 	}
 }
 

@@ -127,6 +127,9 @@ type actions struct {
 	calls []string
 	// fail, when set, is every action's error.
 	fail error
+	// decided, when set, carries a decision out (as the embedder's
+	// queue would: entry.json's status changes).
+	decided func(queueDir, id string, approve bool)
 }
 
 func (a *actions) Answer(_ context.Context, runDir, node, note, by string) error {
@@ -140,6 +143,9 @@ func (a *actions) Decide(_ context.Context, queueDir, id string, approve bool, n
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls = append(a.calls, fmt.Sprintf("decide %s %s %v %q %s", filepath.Base(queueDir), id, approve, note, by))
+	if a.decided != nil {
+		a.decided(queueDir, id, approve)
+	}
 	return a.fail
 }
 

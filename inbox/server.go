@@ -79,6 +79,8 @@ type Server struct {
 	streams chan struct{}
 	// acting are the runs an action is being carried out on (act).
 	acting sync.Map
+	// pend is the nav's counts, shared (livelist.go).
+	pend pendingCache
 }
 
 //go:embed assets
@@ -120,7 +122,14 @@ func New(opts Options) (*Server, error) {
 func (s *Server) Index() *index.Index { return s.index }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		// A write may change what waits (an answer, a decision): the
+		// page it redirects to must not show the count from before.
+		defer s.forgetPending()
+	}
+	s.handler.ServeHTTP(w, r)
+}
 
 func (s *Server) routes() *http.ServeMux {
 	m := http.NewServeMux()
