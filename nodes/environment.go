@@ -100,6 +100,15 @@ func EnvironmentAlerting(o EnvOptions, sinks []AlertSink) runtime.Prepare {
 			return errors.Join(revoked, closeEnv(), alerts.Close())
 		}
 		promote.ServicePushes.Set(&env.Services, promote.NewPushes(runDir))
+		// A run moved to another host takes its verdicts, commit and push
+		// records along with its change (temporal/move.go).
+		env.Records = func() ([]byte, error) { return promote.TakeRecords(runDir) }
+		env.Restore = func(records []byte) error {
+			if err := promote.PutRecords(runDir, records); err != nil {
+				return err
+			}
+			return verdicts.Reload()
+		}
 		agent.ServiceExecutor.Set(&env.Services, w.Executor())
 		if sock := w.ProxySocket(); sock != "" {
 			agent.ServiceProxy.Set(&env.Services, sock)

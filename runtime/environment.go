@@ -23,6 +23,12 @@ type Environment struct {
 	// a durable engine rebuilds a run on another host from the base and
 	// the change its harness recorded. Nil: the run cannot move.
 	Apply func(patch []byte) error
+	// Records returns what the harness recorded in the run directory that
+	// the nodes after a move need besides the change (verdicts, the
+	// commit, the push), as one value; Restore writes it back into a run
+	// moved to this host, after Apply. Nil: nothing beyond the change.
+	Records func() ([]byte, error)
+	Restore func(records []byte) error
 	// Layers describes the isolation in force, recorded in the trace.
 	Layers []string
 	// Close tears the environment down when the run ends.

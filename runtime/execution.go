@@ -206,7 +206,7 @@ func (x *execution) launch(id string, n int, feedback string, delay time.Duratio
 		x.meter = &meter{total: x.sched.cost}
 	}
 	in := &Input{RunID: x.meta.RunID, NodeID: id, Attempt: n, Spec: spec, Feedback: feedback,
-		Scope: scope, Workspace: x.meta.Workspace, Dir: dir, Budget: x.bp.Budget, Spend: &Spend{m: x.meter},
+		Scope: scope, Workspace: x.meta.Workspace, Started: x.sched.start, Dir: dir, Budget: x.bp.Budget, Spend: &Spend{m: x.meter},
 		Logger: x.rt.logger().With("run", x.meta.RunID, "node", id, "attempt", n), Services: x.services, Redactor: x.redact}
 	node := x.nodes[id]
 	x.wg.Add(1)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/secrets"
@@ -47,6 +48,11 @@ type Input struct {
 	Scope *blueprint.Scope
 	// Workspace is the directory the node works in.
 	Workspace string
+	// Started is when the run started, as its journal records it (the
+	// run_started event's time): the same on every host and after every
+	// resume, so a node that must give the same result when it runs again
+	// (git_commit's dates) uses it rather than the clock.
+	Started time.Time
 	// Budget is the run's budget; with Scope.Run (tokens and cost spent
 	// when the attempt started) a node can stop before overspending.
 	Budget blueprint.Budget

@@ -209,7 +209,7 @@ func (r *Remote) Attempt(ctx context.Context, node string, attempt int, feedback
 	stop := context.AfterFunc(r.x.runCtx, cancel)
 	defer stop()
 	in := &Input{RunID: r.x.meta.RunID, NodeID: node, Attempt: attempt, Spec: spec, Feedback: feedback,
-		Scope: scope, Workspace: r.x.meta.Workspace, Dir: filepath.Join(r.x.dir, "nodes", node, strconv.Itoa(attempt)),
+		Scope: scope, Workspace: r.x.meta.Workspace, Started: r.x.sched.start, Dir: filepath.Join(r.x.dir, "nodes", node, strconv.Itoa(attempt)),
 		Budget: r.x.bp.Budget, Spend: spend,
 		Logger: r.x.rt.logger().With("run", r.x.meta.RunID, "node", node, "attempt", attempt), Services: r.x.services, Redactor: r.x.redact}
 	return r.x.runAttempt(ctx, impl, spec, in, 0), nil
@@ -290,6 +290,38 @@ func (r *Remote) Restore(patch []byte) error {
 		return nil
 	}
 	return env.Apply(patch)
+}
+
+// Records returns what the run's harness recorded besides the change
+// (Environment.Records); nil when the environment keeps nothing more.
+func (r *Remote) Records() ([]byte, error) {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if r.isClosed() {
+		return nil, errors.New("run record is closed")
+	}
+	if env := r.x.env; env != nil && env.Records != nil {
+		return env.Records()
+	}
+	return nil, nil
+}
+
+// RestoreRecords writes records (as Records returned them on the lost
+// host) into a run opened here to continue it, after Restore.
+func (r *Remote) RestoreRecords(records []byte) error {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if r.isClosed() {
+		return errors.New("run record is closed")
+	}
+	env := r.x.env
+	if len(records) == 0 {
+		return nil
+	}
+	if env == nil || env.Restore == nil {
+		return errors.New("the run's environment cannot restore the records of a moved run (no Restore)")
+	}
+	return env.Restore(records)
 }
 
 func (r *Remote) isClosed() bool {

@@ -26,7 +26,12 @@ const versionMove = "move-on-host-loss"
 // fingerprint. It lives in the workflow's history, out of any box's
 // reach; a run moved to another host is rebuilt from it alone.
 type Change struct {
-	Patch       []byte
+	Patch []byte
+	// Records are the harness's promotion records (verdicts, commit,
+	// push, review state: runtime.Environment.Records), so a push,
+	// review or ci node re-run on another host finds what was done.
+	Records []byte `json:",omitempty"`
+	// Fingerprint names Patch and Records (stateFingerprint).
 	Fingerprint string
 }
 
@@ -47,21 +52,36 @@ func fingerprint(patch []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// takeChange records the workspace's change after an attempt; nil when it
-// equals have. why says why none could be taken.
+// stateFingerprint names a change and its records: the patch's
+// fingerprint alone while there are no records (as runs recorded before
+// records came along).
+func stateFingerprint(patch, records []byte) string {
+	if len(records) == 0 {
+		return fingerprint(patch)
+	}
+	return fingerprint(patch) + "+" + fingerprint(records)
+}
+
+// takeChange records the workspace's change and the harness's records
+// after an attempt; nil when they equal have. why says why none could be
+// taken.
 func takeChange(r *runtime.Remote, have string) (c *Change, why string) {
 	patch, err := r.Change()
+	if err != nil {
+		return nil, fmt.Sprintf("the change could not be recorded: %v", err)
+	}
+	records, err := r.Records()
 	switch {
 	case err != nil:
-		return nil, fmt.Sprintf("the change could not be recorded: %v", err)
-	case len(patch) > MaxChange:
-		return nil, fmt.Sprintf("the change (%d bytes) is larger than a run's history carries (%d)", len(patch), MaxChange)
+		return nil, fmt.Sprintf("the run's records could not be taken: %v", err)
+	case len(patch)+len(records) > MaxChange:
+		return nil, fmt.Sprintf("the change and records (%d bytes) are larger than a run's history carries (%d)", len(patch)+len(records), MaxChange)
 	}
-	fp := fingerprint(patch)
+	fp := stateFingerprint(patch, records)
 	if fp == have {
 		return nil, ""
 	}
-	return &Change{Patch: patch, Fingerprint: fp}, ""
+	return &Change{Patch: patch, Records: records, Fingerprint: fp}, ""
 }
 
 // rebuild opens a lost host's run here: a fresh workspace from the run's
@@ -79,11 +99,11 @@ func (h *Host) rebuild(ctx context.Context, in openInput, res openResult) (openR
 	if old != nil {
 		_ = old.Abort()
 	}
-	patch, want := []byte(nil), fingerprint(nil)
+	patch, records, want := []byte(nil), []byte(nil), fingerprint(nil)
 	if m.Change != nil {
-		patch, want = m.Change.Patch, m.Change.Fingerprint
+		patch, records, want = m.Change.Patch, m.Change.Records, m.Change.Fingerprint
 	}
-	if got := fingerprint(patch); got != want {
+	if got := stateFingerprint(patch, records); got != want {
 		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("the recorded change does not match its fingerprint (%s, recorded %s): refused", got, want), "RecordTampered", nil)
 	}
 	bp, err := h.Runtime.Registry.Parse(in.Run.File, in.Run.Source)
@@ -95,7 +115,7 @@ func (h *Host) rebuild(ctx context.Context, in openInput, res openResult) (openR
 	if err != nil {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), "PrepareFailed", nil)
 	}
-	if err := restore(r, patch, want, m.Events); err != nil {
+	if err := restore(r, patch, records, m.Events); err != nil {
 		_ = r.Abort()
 		_ = os.RemoveAll(res.Dir)
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), "RebuildFailed", nil)
@@ -108,8 +128,9 @@ func (h *Host) rebuild(ctx context.Context, in openInput, res openResult) (openR
 }
 
 // restore applies the recorded change, checks the rebuilt workspace's
-// fingerprint and journals the run's events.
-func restore(r *runtime.Remote, patch []byte, want string, events []runtime.Event) error {
+// fingerprint, writes the harness's records back and journals the run's
+// events.
+func restore(r *runtime.Remote, patch, records []byte, events []runtime.Event) error {
 	if err := r.Restore(patch); err != nil {
 		return fmt.Errorf("apply the recorded change: %w", err)
 	}
@@ -117,8 +138,11 @@ func restore(r *runtime.Remote, patch []byte, want string, events []runtime.Even
 	if err != nil {
 		return fmt.Errorf("read the rebuilt change: %w", err)
 	}
-	if fp := fingerprint(got); fp != want {
+	if fp, want := fingerprint(got), fingerprint(patch); fp != want {
 		return fmt.Errorf("the rebuilt workspace's fingerprint %s differs from the recorded %s", fp, want)
+	}
+	if err := r.RestoreRecords(records); err != nil {
+		return fmt.Errorf("restore the run's records: %w", err)
 	}
 	if _, err := r.Record(events); err != nil {
 		return fmt.Errorf("journal: %w", err)

@@ -102,6 +102,9 @@ func TestMoveRebuildsFromTheRecord(t *testing.T) {
 		t.Fatalf("host b journaled %d events, want %d", n, len(events))
 	}
 	smuggled := bytes.Replace(rec.Patch, []byte("+changed"), []byte("+smuggled"), 1)
+	// A verdict no gate gave, and a record written outside the run's.
+	forged := []byte(`{"verify.json":{"gates":{"test":{"pass":true,"fingerprint":"*"}}}}`)
+	outside := []byte(`{"../../evil.json":{}}`)
 	for _, tc := range []struct {
 		name, want string
 		change     Change
@@ -109,6 +112,8 @@ func TestMoveRebuildsFromTheRecord(t *testing.T) {
 		{"patch altered", "does not match its fingerprint", Change{Patch: smuggled, Fingerprint: rec.Fingerprint}},
 		{"fingerprint altered", "does not match its fingerprint", Change{Patch: rec.Patch, Fingerprint: fingerprint(smuggled)}},
 		{"patch that does not apply", "apply the recorded change", Change{Patch: []byte("garbage"), Fingerprint: fingerprint([]byte("garbage"))}},
+		{"records added", "does not match its fingerprint", Change{Patch: rec.Patch, Records: forged, Fingerprint: rec.Fingerprint}},
+		{"records naming another file", "not a promotion record", Change{Patch: rec.Patch, Records: outside, Fingerprint: stateFingerprint(rec.Patch, outside)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.change

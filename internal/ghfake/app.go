@@ -148,7 +148,8 @@ func (s *Server) tokenRoute(w http.ResponseWriter, r *http.Request, tok string) 
 	}
 	perm, level := "metadata", "read"
 	switch rest := m[2]; {
-	case rest == "/pulls" && r.Method == http.MethodPost, pullReviewRE.MatchString(rest) && r.Method == http.MethodPost:
+	case rest == "/pulls" && r.Method == http.MethodPost, pullReviewRE.MatchString(rest) && r.Method == http.MethodPost,
+		pullRE.MatchString(rest) && r.Method == http.MethodPatch:
 		perm, level = "pull_requests", "write"
 	case pullMergeRE.MatchString(rest) && r.Method == http.MethodPut:
 		perm, level = "contents", "write"
@@ -175,16 +176,6 @@ func (s *Server) tokenRoute(w http.ResponseWriter, r *http.Request, tok string) 
 		writeJSON(w, http.StatusOK, map[string]any{"id": len(s.acts), "state": "APPROVED", "merged": true, "sha": strings.Repeat("c", 40)})
 		return
 	}
-	if m[2] == "/pulls" && r.Method == http.MethodPost {
-		var body struct{ Title, Head, Base string }
-		_ = json.NewDecoder(r.Body).Decode(&body)
-		s.pulls = append(s.pulls, Pull{Repo: m[1], Title: body.Title, Head: body.Head, Base: body.Base})
-		n := len(s.pulls)
-		writeJSON(w, http.StatusCreated, map[string]any{"id": n, "node_id": fmt.Sprintf("PR_kwDO%04d", n), "number": n,
-			"html_url": fmt.Sprintf("https://github.com/%s/pull/%d", m[1], n), "state": "open", "draft": false,
-			"title": body.Title, "head": map[string]any{"ref": body.Head}, "base": map[string]any{"ref": body.Base}})
-		return
-	}
 	s.route(w, r)
 }
 
@@ -206,8 +197,13 @@ func (s *Server) Acts() []Act {
 	return append([]Act(nil), s.acts...)
 }
 
-// Pull is a pull request opened with an installation token.
-type Pull struct{ Repo, Title, Head, Base string }
+// Pull is a pull request opened (pulls.go); Updates counts the PATCHes
+// it received.
+type Pull struct {
+	Repo, Title, Head, Base string
+	Draft                   bool
+	Updates                 int
+}
 
 // Pulls returns the pull requests opened so far.
 func (s *Server) Pulls() []Pull {

@@ -89,7 +89,8 @@ type Server struct {
 	requests []Request
 	logAuth  []string
 	polls    map[string]int
-	// apps, tokens and pulls are the GitHub App side (app.go).
+	// apps and tokens are the GitHub App side (app.go); pulls are the
+	// pull requests opened (pulls.go).
 	apps   []App
 	tokens map[string]*Minted
 	pulls  []Pull
@@ -167,7 +168,7 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
-	if s.commentRoute(w, r) {
+	if s.commentRoute(w, r) || s.pullRoute(w, r) {
 		return
 	}
 	if m := commitRE.FindStringSubmatch(p); m != nil && m[1] == s.Repo {

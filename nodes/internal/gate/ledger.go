@@ -48,14 +48,26 @@ func NewLedger(runDir string, redact *secrets.Redactor, bp *blueprint.Blueprint,
 	if !resume {
 		return l, nil
 	}
-	if b, err := os.ReadFile(filepath.Join(runDir, "verify.json")); err == nil {
-		var v verdict.Verdict
-		if err := json.Unmarshal(b, &v); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(runDir, "verify.json"), err)
-		}
-		l.gates = v.Gates
+	return l, l.Reload()
+}
+
+// Reload reads the run's verify.json again: a run moved to this host has
+// had its recorded verdicts written back (promote.PutRecords). Each stays
+// tied to the fingerprint of the change it judged, which the rebuilt
+// workspace must match for promotion to use it.
+func (l *Ledger) Reload() error {
+	b, err := os.ReadFile(filepath.Join(l.runDir, "verify.json"))
+	if err != nil {
+		return nil
 	}
-	return l, nil
+	var v verdict.Verdict
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(l.runDir, "verify.json"), err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gates = v.Gates
+	return nil
 }
 
 // LedgerOf fetches the run's verdict ledger from a node's input.

@@ -61,7 +61,8 @@ func Push(ctx context.Context, s Spec) (bool, error) {
 		}
 		why = strings.TrimSpace(summary)
 		if flag == '!' && (strings.Contains(summary, "non-fast-forward") || strings.Contains(summary, "fetch first")) {
-			why = "the remote branch holds commits this run did not make (someone else moved it); sandgate never force-pushes, so nothing was overwritten: " + why
+			why = "the remote branch holds commits this run did not make (someone else moved it" + remoteTip(ctx, s) +
+				"); sandgate never force-pushes, so nothing was overwritten: " + why
 		}
 	}
 	if why == "" {
@@ -71,6 +72,28 @@ func Push(ctx context.Context, s Spec) (bool, error) {
 		why = strings.ReplaceAll(why, s.Token, "xxxxx")
 	}
 	return false, errors.New(strings.TrimSuffix(why, "; "))
+}
+
+// remoteTip names the commit the remote's branch holds, for a refusal
+// (", to <sha>, not this run's <sha>"); "" when it cannot be read.
+func remoteTip(ctx context.Context, s Spec) string {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "--git-dir="+s.GitDir, "ls-remote", "--", s.Remote, s.Ref)
+	cmd.Env = pushEnv(s)
+	inGroup(cmd)
+	cmd.WaitDelay = 5 * time.Second
+	var stdout feedback.Capped
+	cmd.Stdout = &stdout
+	if cmd.Run() != nil {
+		return ""
+	}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if sha, ref, ok := strings.Cut(line, "\t"); ok && ref == s.Ref && len(sha) == 40 {
+			return fmt.Sprintf(", to %s, not this run's %s", sha[:12], s.Commit[:min(12, len(s.Commit))])
+		}
+	}
+	return ""
 }
 
 // pushEnv is a minimal environment: no user or system git config (so no

@@ -128,6 +128,9 @@ c=$(echo "someone else's fix" | git commit-tree "$new^{tree}" -p "$new") && git 
 	if err != nil {
 		t.Fatalf("the hook never moved the branch: %v", err)
 	}
+	if !strings.Contains(pushes[1].Feedback, "to "+string(other)[:12]+", not this run's") {
+		t.Fatalf("the refusal does not name the commit the branch holds (%.12s): %q", other, pushes[1].Feedback)
+	}
 	if tip := nodetest.Run(t, remote, "git", "rev-parse", "fix/f"); tip != strings.TrimSpace(string(other)) {
 		t.Fatalf("remote fix/f at %s: someone else's commit %s was overwritten", tip, other)
 	}

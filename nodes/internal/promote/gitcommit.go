@@ -73,6 +73,13 @@ type Committed struct {
 	// left out because git would ignore them; IgnoredCount counts all.
 	Ignored      []string `json:"ignored,omitempty"`
 	IgnoredCount int      `json:"ignored_count,omitempty"`
+	// Message, Author and When are the rest of what the commit is made
+	// of: a host the run moved to makes the same commit again from them
+	// and the rebuilt change (Remake).
+	Message string    `json:"message,omitempty"`
+	Author  string    `json:"author,omitempty"`
+	Email   string    `json:"email,omitempty"`
+	When    time.Time `json:"when,omitzero"`
 }
 
 func LastCommit(runDir string) (*Committed, error) {
@@ -127,7 +134,7 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 		return &runtime.Result{Outcome: runtime.OutcomeFail, Feedback: noChange(ignored), Reason: "empty change",
 			Outputs: ignoredOutputs(map[string]any{"commit": "", "branch": branch}, ignored)}, nil
 	}
-	rec, err := g.commitOn(pr, p, branch, kept, ignored, msg)
+	rec, err := g.commitOn(pr, p, branch, kept, ignored, msg, commitTime(in))
 	var notJudged errNotJudged
 	if errors.As(err, &notJudged) {
 		return Refuse(err), nil
@@ -143,7 +150,7 @@ func (g *GitCommit) Run(ctx context.Context, in *runtime.Input) (*runtime.Result
 // there if any, and records it. When that previous commit already holds
 // the same tree (a resumed run committing again) it is kept, so a push
 // stays a no-op.
-func (g *GitCommit) commitOn(pr *Promotable, p *gitstore.Repo, branch string, kept []sandbox.Change, ignored []string, msg string) (*commitRecord, error) {
+func (g *GitCommit) commitOn(pr *Promotable, p *gitstore.Repo, branch string, kept []sandbox.Change, ignored []string, msg string, when time.Time) (*commitRecord, error) {
 	w, changes := pr.Workspace, pr.Changes
 	parent, attempt := p.Base(), 1
 	prev, err := LastCommit(w.RunDir)
@@ -151,8 +158,9 @@ func (g *GitCommit) commitOn(pr *Promotable, p *gitstore.Repo, branch string, ke
 		parent, attempt = plumbing.NewHash(prev.Commit), prev.Attempt+1
 	}
 	sig := g.author
-	sig.When = time.Now().UTC().Truncate(time.Second)
-	c, err := p.CommitSplit(parent, changes, kept, ignored, commitMessage(msg, attempt), sig)
+	sig.When = when
+	full := commitMessage(msg, attempt)
+	c, err := p.CommitSplit(parent, changes, kept, ignored, full, sig)
 	if err != nil {
 		return nil, err
 	}
@@ -165,8 +173,23 @@ func (g *GitCommit) commitOn(pr *Promotable, p *gitstore.Repo, branch string, ke
 	}
 	rec := &commitRecord{Committed: Committed{Branch: branch, Commit: c.Hash.String(), Tree: c.TreeHash.String(),
 		Parent: parent.String(), Attempt: attempt, Title: strings.SplitN(msg, "\n", 2)[0],
-		Ignored: c.Ignored[:min(len(c.Ignored), maxIgnoredListed)], IgnoredCount: len(c.Ignored)}, allIgnored: c.Ignored}
+		Ignored: c.Ignored[:min(len(c.Ignored), maxIgnoredListed)], IgnoredCount: len(c.Ignored),
+		Message: full, Author: sig.Name, Email: sig.Email, When: sig.When}, allIgnored: c.Ignored}
 	return rec, recordCommit(w, p, rec.Committed)
+}
+
+// commitTime is the commit's author and committer date: the run's
+// recorded start, never this host's clock, so the same tree on the same
+// parent with the same message is the same commit wherever and however
+// often it is made (a run moved to another host commits again and its
+// push finds the branch already there). Without a recorded start (a
+// node run outside a runtime) it is now.
+func commitTime(in *runtime.Input) time.Time {
+	t := in.Started
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t.UTC().Truncate(time.Second)
 }
 
 // errNotJudged is a commit whose tree no gate judged.

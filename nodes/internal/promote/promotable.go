@@ -71,6 +71,9 @@ func (pr *Promotable) check(needCommit bool) error {
 	if err := pr.RequireTree(pr.Commit.Tree); err != nil {
 		return err
 	}
+	if err := Remake(p, pr.Commit, changes); err != nil {
+		return err
+	}
 	pr.Repo = p
 	return nil
 }
