@@ -42,7 +42,10 @@ func lockDown(nestedUser bool) ([]string, error) {
 	if err := seccomp.LoadFilter(seccompFilter(nestedUser)); err != nil {
 		return nil, fmt.Errorf("%w: seccomp: %w", ErrUnavailable, err)
 	}
-	layers = append(layers, "no_new_privs", "seccomp (no mount, namespaces, ptrace, pidfd_open/getfd, process_vm, io_uring, bpf, keyrings, module loading)")
+	if err := loadCompatFilter(nestedUser); err != nil {
+		return nil, fmt.Errorf("%w: seccomp: %w", ErrUnavailable, err)
+	}
+	layers = append(layers, "no_new_privs", "seccomp (no mount, namespaces, ptrace, pidfd_open/getfd, process_vm, io_uring, bpf, keyrings, module loading, vsock; in every ABI the kernel takes)")
 	return layers, nil
 }
 
@@ -76,8 +79,24 @@ func nsFlags(nestedUser bool) uint64 {
 	return f
 }
 
+// deniedSyscalls fail with EPERM in the box, whichever ABI they come
+// through (see compatFilter).
+var deniedSyscalls = []string{
+	"mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "open_tree_attr", "fsopen", "fsmount", "fsconfig", "fspick",
+	"mount_setattr", "unshare", "setns", "ptrace", "process_vm_readv", "process_vm_writev",
+	"bpf", "keyctl", "add_key", "request_key", "perf_event_open", "userfaultfd",
+	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+	"swapon", "swapoff", "reboot", "acct", "quotactl", "open_by_handle_at", "name_to_handle_at",
+	"lookup_dcookie", "syslog", "iopl", "ioperm",
+	"pidfd_open", "pidfd_getfd", "kcmp", "io_uring_setup", "io_uring_enter", "io_uring_register",
+}
+
 // seccompFilter is loaded into init and inherited by every command. Go's
-// os/exec falls back to plain wait and kill when pidfd_open fails.
+// os/exec falls back to plain wait and kill when pidfd_open fails. It
+// sees only the native ABI's calls (compatFilter has the others'), and
+// refuses AF_VSOCK sockets: vsock is not in the box's network namespace
+// (it reaches the VM's host and the host's own listeners), so it would
+// be a way out past the allowlist on any virtual machine that has it.
 func seccompFilter(nestedUser bool) seccomp.Filter {
 	return seccomp.Filter{
 		NoNewPrivs: true,
@@ -85,17 +104,10 @@ func seccompFilter(nestedUser bool) seccomp.Filter {
 		Policy: seccomp.Policy{
 			DefaultAction: seccomp.ActionAllow,
 			Syscalls: []seccomp.SyscallGroup{
-				{Action: seccomp.ActionErrno, Names: []string{
-					"mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick",
-					"mount_setattr", "unshare", "setns", "ptrace", "process_vm_readv", "process_vm_writev",
-					"bpf", "keyctl", "add_key", "request_key", "perf_event_open", "userfaultfd",
-					"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-					"swapon", "swapoff", "reboot", "acct", "quotactl", "open_by_handle_at", "name_to_handle_at",
-					"lookup_dcookie", "syslog", "iopl", "ioperm",
-					"pidfd_open", "pidfd_getfd", "kcmp", "io_uring_setup", "io_uring_enter", "io_uring_register",
-				}},
+				{Action: seccomp.ActionErrno, Names: deniedSyscalls},
 				{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
 					{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags(nestedUser)}}},
+					{Name: "socket", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_VSOCK}}},
 				}},
 				// clone3 passes its flags in memory a filter cannot read; ENOSYS
 				// makes libc fall back to clone, which is checked above.

@@ -30,6 +30,10 @@ func init() {
 			attackSecrets()
 		case "swap":
 			attackSwap()
+		case "compat":
+			attackCompat()
+		case "vsock":
+			attackVsock()
 		}
 	}
 	os.Exit(0)
@@ -243,4 +247,16 @@ func attackSwap() {
 		syscall.Syscall6(316, ^uintptr(99), uintptr(unsafe.Pointer(a)), ^uintptr(99), uintptr(unsafe.Pointer(b)), 2, 0)
 	}
 	report(false, "swapped until told to stop")
+}
+
+// attackVsock opens an AF_VSOCK socket: vsock is not in the box's network
+// namespace, so on a virtual machine it reaches the VM's host (and the
+// host's own vsock listeners) whatever the allowlist says. Nothing is
+// connected to: the socket is the breach.
+func attackVsock() {
+	fd, err := syscall.Socket(40 /* AF_VSOCK */, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.Close(fd)
+	}
+	report(err == nil, "an AF_VSOCK socket (%v)", err)
 }

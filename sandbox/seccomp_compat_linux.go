@@ -1,0 +1,147 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp filter's other ABIs.
+//
+// A 64-bit x86 process may call the kernel through the i386 ABI too
+// (int $0x80, or any 32-bit program the box runs), and an arm64 kernel
+// runs 32-bit ARM programs: the kernel tags such a call with that ABI's
+// audit architecture and numbers it that ABI's way. seccompFilter's
+// library compares the architecture first and gives a call of any other
+// its default action, allow: through the 32-bit ABI, every call it
+// denies (unshare, mount, io_uring, bpf, ptrace…) went through. So init
+// loads this second filter beside it (the kernel runs both; the stricter
+// answer wins): the native ABI's calls it leaves to seccompFilter, the
+// 32-bit ABI's it checks against the same list by that ABI's numbers
+// (32-bit programs, such as GOARCH=386 tests, still run), and any other
+// architecture's it refuses. Not covered: a 32-bit socketcall(2)'s
+// socket family is in memory a filter cannot read, so a 32-bit program
+// could still open AF_VSOCK through it; refusing socketcall would take
+// every 32-bit program's sockets (Debian's i386 libc and Go's 386
+// runtime use only it).
+
+// compatArch is the 32-bit ABI a process of this architecture may call
+// the kernel through, nil for none.
+func compatArch() *arch.Info {
+	switch runtime.GOARCH {
+	case "amd64":
+		return arch.I386
+	case "arm64":
+		return arch.ARM
+	}
+	return nil
+}
+
+// seccompData's offsets (struct seccomp_data): the call's number, its
+// audit architecture and the low half of its first argument.
+const (
+	seccompNr   = 0
+	seccompArch = 4
+	seccompArg0 = 16 // little-endian: the low 32 bits (all a 32-bit ABI has)
+)
+
+const (
+	retAllow  = unix.SECCOMP_RET_ALLOW
+	retEPERM  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retENOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+)
+
+// compatFilter builds the second filter for native (this process's
+// architecture) and compat (its 32-bit ABI, or nil).
+func compatFilter(native, compat *arch.Info, nestedUser bool) ([]bpf.Instruction, error) {
+	prog := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: seccompArch, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(native.ID), SkipTrue: 0, SkipFalse: 1},
+		bpf.RetConstant{Val: retAllow},
+	}
+	if compat == nil {
+		return append(prog, bpf.RetConstant{Val: retENOSYS}), nil
+	}
+	prog = append(prog,
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(compat.ID), SkipTrue: 1},
+		bpf.RetConstant{Val: retENOSYS},
+		bpf.LoadAbsolute{Off: seccompNr, Size: 4})
+	// Each denied call jumps to the EPERM at the end.
+	var deny []int
+	for _, name := range deniedSyscalls {
+		if nr, ok := compat.SyscallNames[name]; ok { // a call the ABI lacks cannot be made
+			deny = append(deny, len(prog))
+			prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(nr)})
+		}
+	}
+	// clone3's flags are in memory: ENOSYS sends libc back to clone.
+	if nr, ok := compat.SyscallNames["clone3"]; ok {
+		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: uint32(nr), SkipTrue: 1}, bpf.RetConstant{Val: retENOSYS})
+	}
+	// clone's flags come first in both 32-bit ABIs (CLONE_BACKWARDS).
+	if nr, ok := compat.SyscallNames["clone"]; ok {
+		prog = append(prog,
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: uint32(nr), SkipTrue: 3},
+			bpf.LoadAbsolute{Off: seccompArg0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: uint32(nsFlags(nestedUser)), SkipTrue: 0, SkipFalse: 1},
+			bpf.RetConstant{Val: retEPERM},
+			bpf.LoadAbsolute{Off: seccompNr, Size: 4})
+	}
+	if nr, ok := compat.SyscallNames["socket"]; ok {
+		prog = append(prog,
+			bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: uint32(nr), SkipTrue: 3},
+			bpf.LoadAbsolute{Off: seccompArg0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_VSOCK, SkipTrue: 0, SkipFalse: 1},
+			bpf.RetConstant{Val: retEPERM})
+	}
+	prog = append(prog, bpf.RetConstant{Val: retAllow})
+	end := len(prog)
+	prog = append(prog, bpf.RetConstant{Val: retEPERM})
+	for _, at := range deny {
+		skip := end - at - 1
+		if skip > 255 {
+			return nil, fmt.Errorf("compat filter: %d calls are too many for one jump", len(deny))
+		}
+		j := prog[at].(bpf.JumpIf)
+		j.SkipTrue = uint8(skip)
+		prog[at] = j
+	}
+	return prog, nil
+}
+
+// loadCompatFilter loads compatFilter into every thread of init.
+func loadCompatFilter(nestedUser bool) error {
+	native, err := arch.GetInfo("")
+	if err != nil {
+		return err
+	}
+	prog, err := compatFilter(native, compatArch(), nestedUser)
+	if err != nil {
+		return err
+	}
+	raw, err := bpf.Assemble(prog)
+	if err != nil {
+		return fmt.Errorf("compat filter: %w", err)
+	}
+	filter := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	// no_new_privs is set already (seccompFilter). TSYNC: a thread it
+	// could not reach is named by its id, and the box does not start.
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
+	if errno != 0 {
+		return fmt.Errorf("compat filter: %w", errno)
+	}
+	if r != 0 {
+		return fmt.Errorf("compat filter: thread %d could not take it", r)
+	}
+	return nil
+}
