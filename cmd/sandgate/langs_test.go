@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sandgate/sandgate/internal/cheats"
@@ -55,6 +57,49 @@ var nodeProject = langProject{
 	fixOld: "(100 + discount)", fixNew: "(100 - discount)",
 	probe:    `node -e 'console.log("box-node", process.execPath, process.version)'; command -v go || echo box-has-no-go`,
 	packages: []string{"nodejs"},
+}
+
+// debianLayouts are the language images the tests share, by package
+// list, in a directory TestMain removes: assembling one (every file of the
+// packages and their dependencies, compressed by the race-built test
+// binary) took 15-80 s each time, and three tests run Python's.
+var debianLayouts struct {
+	sync.Mutex
+	dir string            // made on first use
+	by  map[string]string // package list -> OCI layout directory
+}
+
+// debianLayout is imagetest.DebianLayout made once per package list for
+// the whole test binary; the boxes only read the layout.
+func debianLayout(t *testing.T, pkgs ...string) string {
+	t.Helper()
+	debianLayouts.Lock()
+	defer debianLayouts.Unlock()
+	key := strings.Join(pkgs, " ")
+	if dir, ok := debianLayouts.by[key]; ok {
+		return dir
+	}
+	if debianLayouts.dir == "" {
+		dir, err := os.MkdirTemp("", "sandgate-test-images-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		debianLayouts.dir, debianLayouts.by = dir, map[string]string{}
+	}
+	// Out of the test's temporary directory, which its end removes.
+	dir := filepath.Join(debianLayouts.dir, strconv.Itoa(len(debianLayouts.by)))
+	if err := os.Rename(imagetest.DebianLayout(t, pkgs...), dir); err != nil {
+		t.Fatal(err)
+	}
+	debianLayouts.by[key] = dir
+	return dir
+}
+
+// removeDebianLayouts removes the shared images (TestMain, after the tests).
+func removeDebianLayouts() {
+	if debianLayouts.dir != "" {
+		os.RemoveAll(debianLayouts.dir)
+	}
 }
 
 // imageBlueprint copies a shipped blueprint with sandbox.image set to the
@@ -142,7 +187,7 @@ func grepRun(t *testing.T, dir, marker string) string {
 func TestLanguageBlueprintsInImage(t *testing.T) {
 	for name, p := range map[string]langProject{"python": pythonProject, "node": nodeProject} {
 		t.Run(name, func(t *testing.T) {
-			layout := imagetest.DebianLayout(t, p.packages...)
+			layout := debianLayout(t, p.packages...)
 			code, out, dir, work := runLangProject(t, p, layout, fixScript(p))
 			if code != exitOK || !strings.Contains(out, "status: succeeded") {
 				t.Fatalf("exit %d\n%s", code, out)
@@ -173,7 +218,7 @@ func TestLanguageBlueprintsInImage(t *testing.T) {
 // canaries fail the test gate; nothing is committed or queued.
 func TestAttackPythonBlueprintForgedReport(t *testing.T) {
 	forger := "def total(prices, discount):\n    return sum(prices) * (100 + discount) / 100\n" + cheats.PytestWriterRewrite
-	layout := imagetest.DebianLayout(t, pythonProject.packages...)
+	layout := debianLayout(t, pythonProject.packages...)
 	code, out, dir, work := runLangProject(t, pythonProject, layout, scriptRun(writeFile("pricing/__init__.py", forger)))
 	assertNotPromoted(t, code, dir, work, out)
 	mustNameAttack(t, dir, "test", "canary")
@@ -185,7 +230,7 @@ func TestAttackPythonBlueprintForgedReport(t *testing.T) {
 // pytest.ini. The canaries still run and fail as planted, so only the
 // protect gate stands between this and a commit.
 func TestAttackPythonBlueprintHiddenPytestConfig(t *testing.T) {
-	layout := imagetest.DebianLayout(t, pythonProject.packages...)
+	layout := debianLayout(t, pythonProject.packages...)
 	ini := "[pytest]\naddopts = --deselect tests/test_total.py::test_total_applies_discount\n"
 	code, out, dir, work := runLangProject(t, pythonProject, layout, scriptRun(writeFile(".pytest.ini", ini)))
 	assertNotPromoted(t, code, dir, work, out)

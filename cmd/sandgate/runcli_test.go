@@ -21,7 +21,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SANDGATE_TEST_CLI") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeDebianLayouts()
+	os.Exit(code)
 }
 
 func gitRepo(t *testing.T) string {

@@ -6,6 +6,7 @@ package imagetest
 import (
 	"archive/tar"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,7 +91,8 @@ func ToolLayout(t *testing.T) string {
 		must(t, err)
 	}
 	must(t, tw.Close())
-	return writeLayout(t, buf.Bytes(), []string{"PATH=/opt/imgbin:/usr/bin"})
+	layer := buf.Bytes()
+	return writeLayout(t, func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layer)), nil }, []string{"PATH=/opt/imgbin:/usr/bin"})
 }
 
 func must(t *testing.T, err error) {
