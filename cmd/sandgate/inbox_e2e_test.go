@@ -5,9 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandgate/sandgate/internal/wait"
 
@@ -176,10 +178,25 @@ func readLogs(dir string) string {
 	return out
 }
 
-// zombies lists this process's children that have exited and were not
-// reaped.
+// zombies lists this process's children that have exited and stay
+// unreaped. A child seen between its exit and its Wait (another part of
+// the harness reaping it a moment later) is a zombie for that moment
+// only, so a zombie counts once it has stayed for five seconds; a leaked
+// one stays forever.
 func zombies(t *testing.T) []int {
 	t.Helper()
+	z := zombiesNow()
+	for deadline := time.Now().Add(5 * time.Second); len(z) > 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		now := zombiesNow()
+		z = slices.DeleteFunc(z, func(pid int) bool { return !slices.Contains(now, pid) })
+	}
+	return z
+}
+
+// zombiesNow lists this process's children that have exited and are not
+// reaped yet.
+func zombiesNow() []int {
 	m, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var out []int
 	for _, p := range m {
