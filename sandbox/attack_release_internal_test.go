@@ -1,0 +1,107 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAttackClosedBoxIsDeadWhenCloseReturns: Close lets go of the box's
+// mount namespace and disk after it returns (release_linux.go), but the
+// kill switch stays synchronous: when Close returns, every process the
+// box started (detached, in a session of its own) is gone from the host,
+// not even a zombie; no process is left in the box's mount namespace,
+// which only the harness holds; the next box gets a namespace of its
+// own and sees nothing the closed one left; and once released, nothing
+// on the host holds the namespace or its disk any more.
+func TestAttackClosedBoxIsDeadWhenCloseReturns(t *testing.T) {
+	marker := fmt.Sprintf("98%d", time.Now().UnixNano()%100000+100000)
+	start := func() *Box {
+		b, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	a := start()
+	res, err := a.Exec(context.Background(), Command{Args: []string{"sh", "-c", `for d in /tmp $HOME /dev/shm /work; do echo left > $d/left-by-a || exit 1; done
+setsid sleep ` + marker + ` </dev/null >/dev/null 2>&1 &
+nohup sleep ` + marker + `1 </dev/null >/dev/null 2>&1 &
+echo ok`}})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("the box could not leave its traces: %v %s", err, res.Output)
+	}
+	var pids []string
+	for i := 0; i < 500 && len(pids) < 2; i++ {
+		pids = procsWith("sleep " + marker)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(pids) < 2 {
+		t.Fatalf("setup: the box's sleepers are not running (%v)", pids)
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", a.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := a.disk.image
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(pids, fmt.Sprint(a.cmd.Process.Pid)) {
+		if _, err := os.Stat("/proc/" + p); err == nil {
+			t.Errorf("BREACH: process %s of the closed box still exists when Close returns", p)
+		}
+	}
+	if in := procsIn(ns, "ns/mnt"); len(in) > 0 {
+		t.Errorf("BREACH: processes in the closed box's mount namespace %s: %v", ns, in)
+	}
+	b := start()
+	if other, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", b.cmd.Process.Pid)); other == ns {
+		t.Errorf("BREACH: the next box runs in the closed box's mount namespace %s", ns)
+	}
+	res, err = b.Exec(context.Background(), Command{Args: []string{"sh", "-c", `for d in /tmp $HOME /dev/shm /work; do cat $d/left-by-a 2>/dev/null && echo "BREACH: $d/left-by-a"; done; true`}})
+	if err != nil || strings.Contains(string(res.Output), "BREACH") {
+		t.Errorf("the next box sees what the closed one left: %v %s", err, res.Output)
+	}
+	awaitRelease(image)
+	if held := procsIn(ns, "fd/*"); len(held) > 0 {
+		t.Errorf("the closed box's mount namespace is still held after its release: %v", held)
+	}
+	if err := waitImageFree(image, 10*time.Second); err != nil {
+		t.Errorf("the closed box's disk is still attached after its release: %v", err)
+	}
+}
+
+// procsWith lists the host pids whose command line starts with prefix.
+func procsWith(prefix string) []string {
+	var out []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/cmdline")
+		if err == nil && strings.HasPrefix(strings.ReplaceAll(string(b), "\x00", " "), prefix) {
+			out = append(out, filepath.Base(d))
+		}
+	}
+	return out
+}
+
+// procsIn lists the /proc links (under each process, matching glob)
+// that name the namespace ns.
+func procsIn(ns, glob string) []string {
+	var out []string
+	links, _ := filepath.Glob("/proc/[0-9]*/" + glob)
+	tasks, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/" + glob)
+	for _, l := range append(links, tasks...) {
+		if target, err := os.Readlink(l); err == nil && target == ns {
+			out = append(out, l)
+		}
+	}
+	return out
+}
