@@ -105,3 +105,31 @@ func procsIn(ns, glob string) []string {
 	}
 	return out
 }
+
+// TestAttackEveryInitThreadIsLockedDown: init enforces Landlock on all
+// its threads in one round and leaves no_new_privs to the seccomp
+// filter's TSYNC (restrict_linux.go): every thread of a built box's init
+// must have both no_new_privs and the filter, or a command forked from a
+// thread without them could gain privileges.
+func TestAttackEveryInitThreadIsLockedDown(t *testing.T) {
+	b, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", b.cmd.Process.Pid))
+	if len(tasks) < 2 {
+		t.Fatalf("init has %d threads: the test proves nothing", len(tasks))
+	}
+	for _, f := range tasks {
+		st, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"NoNewPrivs:\t1\n", "Seccomp:\t2\n"} {
+			if !strings.Contains(string(st), want) {
+				t.Errorf("BREACH: init's thread %s lacks %q", f, strings.TrimSpace(want))
+			}
+		}
+	}
+}
