@@ -31,6 +31,7 @@ import (
 var releases = struct {
 	sync.Mutex
 	pending map[string]chan struct{} // by image path
+	all     sync.WaitGroup           // every release under way (tests wait for them)
 }{pending: map[string]chan struct{}{}}
 
 // releaseLater closes files (namespaces, then the disk's mount) in the
@@ -55,7 +56,9 @@ func releaseLater(files []*os.File, d *disk) {
 			<-prev // never two releases of one image at once
 		}
 	}
+	releases.all.Add(1)
 	go func() {
+		defer releases.all.Done()
 		for _, f := range files {
 			_ = f.Close()
 		}
