@@ -24,10 +24,12 @@ func (b *Box) startInit(ctx context.Context) error {
 			return err
 		}
 	}
+	tr := newTracer("startInit")
 	s, err := b.newSetup()
 	if err != nil {
 		return err
 	}
+	tr.mark("newSetup")
 	s.CgroupV1 = !b.cg.v2
 	req := &request{Setup: s}
 	ch, err := b.send(req, &streamed{})
@@ -36,10 +38,16 @@ func (b *Box) startInit(ctx context.Context) error {
 	}
 	diskSock := b.diskSock
 	b.diskSock = nil
+	tr.mark("send")
 	if err := b.handDisk(diskSock, s.Upper); err != nil {
 		return err
 	}
+	tr.mark("handDisk")
 	resp, err := b.await(ctx, req.ID, ch, 30*time.Second)
+	tr.mark("await-init")
+	if traceOn {
+		fmt.Fprint(os.Stderr, b.initLog.String())
+	}
 	if err != nil {
 		return err
 	}
@@ -158,6 +166,9 @@ func (b *Box) spawnInit(files []*os.File) error {
 	b.cmd = exec.Command(self)
 	b.cmd.Args = []string{"sandgate-box-init"}
 	b.cmd.Env = []string{roleEnv + "=init"}
+	if traceOn {
+		b.cmd.Env = append(b.cmd.Env, "SANDGATE_BOX_TRACE=1")
+	}
 	b.cmd.ExtraFiles = files
 	b.initLog = &lockedWriter{}
 	b.cmd.Stderr = b.initLog
@@ -174,6 +185,7 @@ func (b *Box) spawnInit(files []*os.File) error {
 	if err := b.cmd.Start(); err != nil {
 		return fmt.Errorf("%w: cannot create namespaces: %w (user namespaces may be disabled: check /proc/sys/user/max_user_namespaces)", ErrUnavailable, err)
 	}
+	b.holdMountNS()
 	if err := b.cg.add(b.cmd.Process.Pid); err != nil {
 		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
 	}

@@ -64,6 +64,9 @@ type Box struct {
 	caches []Cache
 	// discarding: Close need not save a rootless box's disk (Discard).
 	discarding bool
+	// deadNS holds the mount namespaces of this box's inits, let go of
+	// after Close (see release_linux.go).
+	deadNS []*os.File
 }
 
 // Platform reports whether this OS can run boxes at all: nil on Linux
@@ -84,7 +87,9 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 	if err != nil {
 		return nil, err
 	}
+	tr := newTracer("start")
 	b := boxFor(ctx, o)
+	tr.mark("boxFor")
 	b.opts, b.limits, b.env, b.audit = o, o.Policy.Limits.withDefaults(), BuildEnv(o.Policy, hostEnv), audit
 	if o.Policy.Isolation == "none" {
 		if o.Policy.RootFS != "" {
@@ -104,6 +109,7 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		return nil, errors.New("sandbox: Options.Seed needs a Snapshot and an overlay")
 	}
 	b.startDisk(o.StateDir, b.limits.DiskBytes)
+	tr.mark("startDisk")
 	if o.Seed != "" {
 		if err := b.awaitDisk(); err != nil {
 			b.Close()
@@ -125,6 +131,7 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		}
 	}
 	err = b.startInit(ctx)
+	tr.mark("startInit")
 	if err != nil && b.opts.Snapshot != "" && b.copyDir == "" && strings.Contains(err.Error(), "mount overlay workspace") {
 		// The kernel refused an overlay in a user namespace: copy the
 		// snapshot instead. Slower (one file created per file), same result.
@@ -161,10 +168,12 @@ func (b *Box) useCopy(ctx context.Context) error {
 // stop kills init (and with it the box's PID namespace), closes the
 // socket and removes the cgroups; Close and the overlay-to-copy retry use it.
 func (b *Box) stop() error {
+	tr := newTracer("stop")
 	if b.cmd != nil && b.cmd.Process != nil {
 		_ = b.cmd.Process.Kill()
 		_ = b.cmd.Wait()
 	}
+	tr.mark("kill+wait")
 	if b.sock != nil {
 		b.sock.Close()
 	}
@@ -174,9 +183,11 @@ func (b *Box) stop() error {
 	}
 	b.spareDisk.discard()
 	b.spareDisk = nil
+	tr.mark("socks+spare")
 	var err error
 	if b.cg != nil {
 		err = b.cg.remove()
+		tr.mark("cg.remove")
 		b.mu.Lock() // noteFilesHoldMemory reads it while a command returns
 		b.cg = nil
 		b.mu.Unlock()
@@ -407,16 +418,22 @@ func (b *Box) Close() error {
 	}
 	b.closed = true
 	b.mu.Unlock()
+	tr := newTracer("close")
 	errs := []error{b.stop()}
+	tr.mark("stop")
 	_ = b.awaitDisk() // a box that failed to start may still be making it
 	if b.disk != nil && b.disk.image == "" && b.disk.mnt != nil && !b.discarding {
 		errs = append(errs, b.disk.save(b.opts.StateDir))
 	}
-	errs = append(errs, b.disk.close())
+	tr.mark("save")
+	releaseLater(b.deadNS, b.disk)
+	b.deadNS = nil
+	tr.mark("disk.close")
 	if b.audit != nil {
 		errs = append(errs, b.audit.close())
 	}
 	_ = os.RemoveAll(filepath.Join(b.opts.StateDir, "root"))
+	tr.mark("rest")
 	return errors.Join(errs...)
 }
 

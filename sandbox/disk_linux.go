@@ -100,6 +100,7 @@ func openImage(path string, limit int64) (*disk, error) {
 		// A resumed run keeps the disk it was made with: its content is
 		// the run's state, and shrinking it could lose some.
 		d.limit = st.Size()
+		awaitRelease(d.image) // a box of this process closed on it just now
 		if err := d.hostHasRoom(); err != nil {
 			return nil, err
 		}

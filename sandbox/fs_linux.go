@@ -37,6 +37,7 @@ func buildBox(s *setup) ([]string, error) {
 	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m"); err != nil {
 		return nil, fmt.Errorf("mount new root: %w", err)
 	}
+	itr.mark("root-tmpfs")
 	var img *imageRoot
 	if s.RootFS != "" {
 		var err error
@@ -50,18 +51,22 @@ func buildBox(s *setup) ([]string, error) {
 		return nil, err
 	}
 	layers = append(layers, "minimal /etc: "+strings.Join(etc, " "))
+	itr.mark("etc")
 	disk, err := attachDisk(s, root)
 	if err != nil {
 		return nil, err
 	}
+	itr.mark("attachDisk")
 	if err := showHostDirs(root, s.ReadOnly, img); err != nil {
 		return nil, err
 	}
+	itr.mark("hostDirs")
 	ws, err := mountWorkspace(s, root)
 	if err != nil {
 		return nil, err
 	}
 	layers = append(layers, ws)
+	itr.mark("workspace")
 	if s.Objects != "" {
 		if err := mountObjects(s.Objects, filepath.Join(root, WorkDir)); err != nil {
 			return nil, err
@@ -71,6 +76,7 @@ func buildBox(s *setup) ([]string, error) {
 	if err := mountScratch(root, disk, s.NestedUser); err != nil {
 		return nil, err
 	}
+	itr.mark("scratch")
 	for i, c := range s.Caches {
 		if err := mountCache(root, s.CacheDir, i, c, s.NestedUser); err != nil {
 			return nil, err
@@ -89,6 +95,7 @@ func buildBox(s *setup) ([]string, error) {
 	if err := detachDisk(disk, root, s.Disk); err != nil {
 		return nil, err
 	}
+	itr.mark("detachDisk")
 	// The image's top-level links (bin -> usr/bin) come last: nothing
 	// above resolves a path through them while the host is still the
 	// root they would resolve against.
@@ -98,6 +105,7 @@ func buildBox(s *setup) ([]string, error) {
 	if err := pivot(root); err != nil {
 		return nil, err
 	}
+	itr.mark("pivot")
 	layers = append(layers, "mount namespace with a fresh root (system directories read-only)")
 	if s.GitRO {
 		if st, err := os.Stat(WorkDir + "/.git"); err == nil && st.IsDir() {
@@ -110,12 +118,14 @@ func buildBox(s *setup) ([]string, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
 		return nil, fmt.Errorf("make root read-only: %w", err)
 	}
+	itr.mark("rootRO")
 	if err := unix.Sethostname([]byte("sandbox")); err != nil {
 		return nil, fmt.Errorf("set hostname: %w", err)
 	}
 	if err := loopbackUp(); err != nil {
 		return nil, err
 	}
+	itr.mark("lo")
 	if s.ProxySock != "" {
 		if err := startBridge(); err != nil {
 			return nil, fmt.Errorf("egress bridge: %w", err)
@@ -215,6 +225,7 @@ func pivot(root string) error {
 	if err := unix.PivotRoot(root, old); err != nil {
 		return fmt.Errorf("pivot_root: %w", err)
 	}
+	itr.mark("pivot_root")
 	if err := unix.Chdir("/"); err != nil {
 		return err
 	}

@@ -63,17 +63,20 @@ func runInit() int {
 		return 1
 	}
 	nestedUser, cgroupV1 = req.Setup.NestedUser, req.Setup.CgroupV1
+	itr = newTracer("init")
 	layers, err := buildBox(req.Setup)
 	if err == nil {
 		var more []string
 		more, err = lockDown(req.Setup.NestedUser)
 		layers = append(layers, more...)
 	}
+	itr.mark("lockDown")
 	if err == nil {
 		var more []string
 		more, err = startSpawner(req.Setup.NestedUser)
 		layers = append(layers, more...)
 	}
+	itr.mark("startSpawner")
 	if err != nil {
 		c.send(response{ID: req.ID, Nonce: req.Nonce, Error: err.Error(), Layers: layers})
 		return 1

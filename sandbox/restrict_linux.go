@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"runtime"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -28,18 +29,25 @@ func lockDown(nestedUser bool) ([]string, error) {
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: Landlock is not enabled in this kernel (need Linux 5.13+ with lsm=landlock)", ErrUnavailable)
 	}
-	// The version is pinned to what the kernel has, so nothing is silently
-	// downgraded below it; BestEffort only drops rights newer than abi.
-	err := landlock.V7.BestEffort().RestrictPaths(fsRules(nestedUser)...)
-	if err != nil {
+	itr.mark("abi")
+	if err := restrictAllThreads(fsRules(nestedUser)); err != nil {
 		return nil, fmt.Errorf("%w: landlock: %w", ErrUnavailable, err)
 	}
+	itr.mark("landlock")
 	layers := []string{fmt.Sprintf("landlock ABI %d (writes only to /work, /tmp, %s)", abi, HomeDir)}
 	// Landlock's signal and abstract-socket scopes are left off: before
 	// ABI 8 each thread of a Go process gets its own sibling domain, so a
 	// command started from one thread could not be killed from another.
 	// The box's own PID and network namespaces already confine both.
-	if err := seccomp.LoadFilter(seccompFilter(nestedUser)); err != nil {
+	f := seccompFilter(nestedUser)
+	itr.mark("filter")
+	// One thread sets no_new_privs and loads the filter, so TSYNC gives
+	// every thread both (the filter's prctl and its seccomp call are two
+	// syscalls a goroutine could otherwise make from two threads).
+	runtime.LockOSThread()
+	err := seccomp.LoadFilter(f)
+	runtime.UnlockOSThread()
+	if err != nil {
 		return nil, fmt.Errorf("%w: seccomp: %w", ErrUnavailable, err)
 	}
 	if err := loadCompatFilter(nestedUser); err != nil {
@@ -47,6 +55,31 @@ func lockDown(nestedUser bool) ([]string, error) {
 	}
 	layers = append(layers, "no_new_privs", "seccomp (no mount, namespaces, ptrace, pidfd_open/getfd, process_vm, io_uring, bpf, keyrings, module loading, vsock; in every ABI the kernel takes)")
 	return layers, nil
+}
+
+// restrictAllThreads puts every thread of init in one Landlock domain of
+// rules. The version is pinned to what the kernel has, so nothing is
+// silently downgraded below it; BestEffort only drops rights newer than
+// the kernel's ABI.
+//
+// go-landlock's RestrictPaths first sets no_new_privs on every thread
+// and then enforces the ruleset on every thread: before ABI 8 each is a
+// round of signals to all of the Go runtime's threads, which wait for
+// each other (by trace 6-12 ms of a box's start on this 2-core machine).
+// Init is root in its user namespace, and CAP_SYS_ADMIN there is what
+// landlock_restrict_self asks for instead of no_new_privs, so one round
+// enforces the ruleset; the seccomp filter loaded next, before any
+// command runs, sets no_new_privs on every thread (TSYNC does).
+func restrictAllThreads(rules []landlock.Rule) error {
+	fd, flags, err := landlock.V7.BestEffort().NewRulesetFD(rules...)
+	if err != nil {
+		return err
+	}
+	if fd < 0 {
+		return fmt.Errorf("no ruleset to enforce")
+	}
+	defer unix.Close(fd)
+	return llsys.AllThreadsLandlockRestrictSelf(fd, flags)
 }
 
 // fsRules are the filesystem rules of init's domain and of the commands'

@@ -198,4 +198,5 @@ func (z *zygote) discard() {
 		unix.Close(z.mounts)
 	}
 	_ = z.b.stop()
+	releaseLater(z.b.deadNS, nil)
 }
