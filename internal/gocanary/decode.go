@@ -1,6 +1,7 @@
 package gocanary
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -65,14 +66,19 @@ func (p *Plan) Decode(res *sandbox.Result) (*sandbox.Result, []string) {
 				listed: p.listed[pp.importPath], unlisted: slices.Contains(p.unlisted, pp.importPath), sel: p.sel, ranTop: map[string]bool{}}
 		}
 	}
-	lines := strings.SplitAfter(string(res.Output), "\n")
-	for _, line := range lines {
-		var e event
-		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &e) != nil {
+	// Each line is parsed once (a 13 MB report on prometheus took 0.8 s of
+	// CPU parsed twice, a quarter of the canary's cost over the command):
+	// evs[i] is line i's event, nil for a line that is not one.
+	lines := bytes.SplitAfter(res.Output, []byte("\n"))
+	evs := make([]*event, len(lines))
+	for i, line := range lines {
+		e := new(event)
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, e) != nil {
 			continue
 		}
+		evs[i] = e
 		if s := states[e.Package]; s != nil {
-			s.observe(e)
+			s.observe(*e)
 		}
 	}
 	var problems []string
@@ -87,28 +93,28 @@ func (p *Plan) Decode(res *sandbox.Result) (*sandbox.Result, []string) {
 			problems = append(problems, fmt.Sprintf("the test binary's report for package %s is forged: %s; none of the package's results is believed", pkg, why))
 		}
 	}
-	var out strings.Builder
+	out := make([]byte, 0, len(res.Output))
 	failed := false
-	for _, line := range lines {
-		var e event
-		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &e) != nil {
-			out.WriteString(line)
+	for i, line := range lines {
+		e := evs[i]
+		if e == nil {
+			out = append(out, line...)
 			continue
 		}
-		keep, changed := states[e.Package].rewrite(&e)
+		keep, changed := states[e.Package].rewrite(e)
 		if !keep {
 			continue
 		}
 		failed = failed || e.Action == "fail"
 		if !changed {
-			out.WriteString(line)
+			out = append(out, line...)
 			continue
 		}
 		b, _ := json.Marshal(e)
-		out.Write(append(b, '\n'))
+		out = append(append(out, b...), '\n')
 	}
 	clean := *res
-	clean.Output = []byte(out.String())
+	clean.Output = out
 	if clean.ExitCode == 1 && !failed && len(problems) == 0 {
 		clean.ExitCode = 0 // go test's exit for failures that were canaries
 	}

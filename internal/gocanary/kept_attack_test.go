@@ -36,7 +36,8 @@ func TestSwap(t *testing.T) {
 // only lone. calc's and twice's binaries, linked in the first phase, wait
 // for the last run while lone's code runs; whether it replaces a binary
 // with a program that reports a pass, narrows its arguments to no test,
-// or sends it to another directory, calc's failure must stay in the
+// sends it to another directory, or rewrites the copy of test2json the
+// last run reads it through, calc's failure must stay in the
 // report, and the change must be refused. Or it leaves the binary alone
 // and writes calc's output and exit status ahead, read-only (the box's
 // commands are not root; the test is only real run as a user that is
@@ -66,6 +67,14 @@ func TestAttackSwapsAKeptBinary(t *testing.T) {
 		out += "{\"Action\":\"pass\",\"Package\":\"" + pkg + "\",\"Elapsed\":0}\n"
 		os.WriteFile(filepath.Join(d, "out"), []byte(out), 0o444)
 		os.WriteFile(filepath.Join(d, "rc"), []byte("0\n"), 0o444)`,
+		// The first phase keeps a copy of test2json beside the binaries
+		// for the last run (l/t2j): rewritten, it reports a pass for
+		// whatever package it is handed.
+		"test2json": `_ = bin
+		if filepath.Base(d) == "t2j" {
+			os.Remove(d)
+			os.WriteFile(d, []byte("#!/bin/sh\nprintf '{\"Action\":\"pass\",\"Package\":\"%s\",\"Elapsed\":0}\\n' \"$3\"\n"), 0o755)
+		}`,
 		"directory": `_ = bin
 		os.WriteFile(filepath.Join(d, "dir"), []byte(os.TempDir()), 0o644)`,
 	} {

@@ -30,12 +30,22 @@ import (
 func (p *Plan) last(ctx context.Context, exec Exec, keep []stash, timeout time.Duration, outputBytes int) (*sandbox.Result, error) {
 	x := path.Join(p.tmpDir, "sandgate-canary-"+randomHex(8))
 	var b strings.Builder
-	fmt.Fprintf(&b, "D=%s\nrm -rf \"$D\" && (umask 077 && mkdir -p \"$D\") || exit %d\nT=$(go tool -n test2json </dev/null) || exit %d\n: > \"$D/ok\"\n", quote(x), failedInternally, failedInternally)
+	fmt.Fprintf(&b, "D=%s\nrm -rf \"$D\" && (umask 077 && mkdir -p \"$D\") || exit %d\n", quote(x), failedInternally)
+	// The first phase's copy of test2json, if its digest still holds: the
+	// change's code in the sealed binaries could have rewritten it, or the
+	// build cache's, to forge these unsealed reports. One that changed
+	// refuses every package here (check fails).
+	if p.t2j.path != "" {
+		fmt.Fprintf(&b, "T=%s\n[ \"$(sha256sum < \"$T\" 2>/dev/null | cut -c1-64)\" = %s ] || : > \"$D/bad\"\n", quote(p.t2j.path), quote(p.t2j.hash))
+	} else {
+		fmt.Fprintf(&b, "T=$(go tool -n test2json </dev/null) || exit %d\n", failedInternally)
+	}
+	b.WriteString(": > \"$D/ok\"\n")
 	// The run writes its package, output and exit status in a directory of
 	// its own ($3, in the fresh $D) that links to the kept files the digest
 	// covers: files left beside them (an out and rc written read-only
 	// ahead, which the run could not replace) are never read.
-	b.WriteString("check() { mkdir \"$3\" && for f in bin dir args b cov; do ln -s \"$1/$f\" \"$3/$f\" || return 1; done && [ \"$(cd \"$3\" && sha256sum bin dir args \"b/$(cat bin)\" 2>/dev/null | cut -c1-64 | tr -d '\\n')\" = \"$2\" ]; }\n")
+	b.WriteString("check() { [ ! -e \"$D/bad\" ] && mkdir \"$3\" && for f in bin dir args b cov; do ln -s \"$1/$f\" \"$3/$f\" || return 1; done && [ \"$(cd \"$3\" && sha256sum bin dir args \"b/$(cat bin)\" 2>/dev/null | cut -c1-64 | tr -d '\\n')\" = \"$2\" ]; }\n")
 	dirs := map[string]bool{}
 	for i, k := range keep {
 		dirs[path.Dir(path.Dir(k.id))] = true

@@ -66,6 +66,9 @@ type Plan struct {
 	// changed are the import paths of unreached packages whose kept
 	// binary or its files changed before the last run (see last.go).
 	changed []string
+	// t2j is the copy of test2json the first phase kept beside the
+	// binaries for the last run, and its digest (see phaseOne, last).
+	t2j     struct{ path, hash string }
 	overlay map[string][]byte // path → sealed source
 	hide    []string
 	nonce   string

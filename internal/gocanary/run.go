@@ -130,9 +130,14 @@ func (p *Plan) round(ctx context.Context, exec Exec, args []string, timeout time
 	if one.ExitCode == failedInternally {
 		return nil, nil, nil, nil, fmt.Errorf("the test gate's canary set-up failed in the box: %s", tail(one.Output))
 	}
+	var t2j string
+	one.Output, t2j = p.tool(one.Output)
 	kept, stash, keep, deferred, later := p.stashed(one.Output)
 	for i := range keep {
 		keep[i].id = path.Join(dir, "l", keep[i].id)
+	}
+	if len(keep) > 0 && t2j != "" && p.t2j.path == "" {
+		p.t2j.path, p.t2j.hash = path.Join(dir, "l", "t2j"), t2j
 	}
 	if len(stash) == 0 {
 		one.Output = kept
@@ -242,13 +247,36 @@ func (p *Plan) phaseOne(dir, cmd string, canDefer bool) string {
 	fmt.Fprintf(&b, "printf '%%s' %s > \"$D/overlay.json\"\n", quote(string(js)))
 	fmt.Fprintf(&b, "rm -rf %[2]s\nprintf '%%s' %[1]s > %[2]s\nchmod 755 %[2]s\n", quote(p.collector(dir, canDefer)), quote(p.execPath))
 	b.WriteString("set +e\n")
+	// test2json is found, copied beside the kept binaries and digested
+	// while go test builds, before any code of the change runs: go tool
+	// -n starts the go command (0.2 s, twice a run on prometheus), and the
+	// last run checks the copy's digest (see last).
+	b.WriteString("(T=$(go tool -n test2json </dev/null 2>/dev/null) && cp \"$T\" \"$D/l/t2j\" && sha256sum < \"$D/l/t2j\" | cut -c1-64 > \"$D/t2jh\") & tp=$!\n")
 	fmt.Fprintf(&b, "%s </dev/null\nrc=$?\n", cmd)
+	fmt.Fprintf(&b, "wait $tp; [ -s \"$D/t2jh\" ] && echo %s\"$(cat \"$D/t2jh\")\"\nrm -f \"$D/t2jh\"\n", quote(p.nonce+" test2json "))
 	b.WriteString("rm -rf \"$D/s\" \"$D/overlay.json\"")
 	for _, h := range p.hide {
 		b.WriteString(" " + quote(path.Join(p.root, h)))
 	}
-	b.WriteString("\nrm -f \"$D/one\"\nrmdir \"$D/r\" \"$D/l\" 2>/dev/null\nrmdir \"$D\" 2>/dev/null\nexit $rc\n")
+	b.WriteString("\nrm -f \"$D/one\"\n" + dropTool + "rmdir \"$D/r\" \"$D/l\" 2>/dev/null\nrmdir \"$D\" 2>/dev/null\nexit $rc\n")
 	return b.String()
+}
+
+// dropTool removes the copy of test2json when nothing is left to run
+// beside it: no stashed binary ($D/r empty, or gone) and no kept one.
+const dropTool = "[ -z \"$(ls -A \"$D/r\" 2>/dev/null)\" ] && [ \"$(ls -A \"$D/l\")\" = t2j ] && rm -f \"$D/l/t2j\"\n"
+
+// tool takes the line of the first phase's output naming test2json's
+// digest out of it (see phaseOne); hash is "" when it found none.
+func (p *Plan) tool(out []byte) (rest []byte, hash string) {
+	for _, line := range strings.SplitAfter(string(out), "\n") {
+		if h, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), p.nonce+" test2json "); ok && hash == "" {
+			hash = h
+			continue
+		}
+		rest = append(rest, line...)
+	}
+	return rest, hash
 }
 
 // collector is the -exec program: it runs no binary, for none may run
@@ -404,7 +432,7 @@ func (p *Plan) list(pkg, what, name string) {
 // removes the binaries. Its exit code is 1 when a binary failed.
 func phaseTwo(dir string, st []stash) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "D=%s\nT=$(go tool -n test2json </dev/null) || exit %d\n", quote(dir), failedInternally)
+	fmt.Fprintf(&b, "D=%s\nT=$D/l/t2j\n[ -x \"$T\" ] || T=$(go tool -n test2json </dev/null) || exit %d\n", quote(dir), failedInternally)
 	ids := make([]string, len(st))
 	for i, s := range st {
 		ids[i] = s.id
@@ -414,7 +442,7 @@ func phaseTwo(dir string, st []stash) string {
 	fmt.Fprintf(&b, "printf '%%s\\n' %s | xargs -P \"$(nproc)\" -I@ sh \"$D/run\" \"$T\" \"$D/r/@\"\nrc=0\n", strings.Join(ids, " "))
 	fmt.Fprintf(&b, "for n in %s; do cat \"$D/r/$n/out\"; [ \"$(cat \"$D/r/$n/rc\" 2>/dev/null)\" = 0 ] || rc=1; done\n", strings.Join(ids, " "))
 	// The binaries kept for the last stay (see last).
-	b.WriteString("rm -rf \"$D/r\" \"$D/run\" \"$D/bin\"\nrmdir \"$D/l\" \"$D\" 2>/dev/null\nexit $rc\n")
+	b.WriteString("rm -rf \"$D/r\" \"$D/run\" \"$D/bin\"\n" + dropTool + "rmdir \"$D/l\" \"$D\" 2>/dev/null\nexit $rc\n")
 	return b.String()
 }
 
