@@ -69,6 +69,9 @@ func (h *Host) runtimeFor(repo, rev string) *runtime.Runtime {
 
 // Open prepares a run's workspace here, or reopens it for an answer.
 func (h *Host) Open(ctx context.Context, in openInput) (openResult, error) {
+	// Heartbeat while preparing: a worker killed mid-open is noticed after
+	// the heartbeat timeout, not the activity's 30 minutes.
+	defer h.beating(ctx)()
 	res := openResult{Queue: h.Queue, Host: h.Name, Dir: filepath.Join(h.runsDir(), in.RunID)}
 	h.mu.Lock()
 	if h.runs == nil {
@@ -167,6 +170,15 @@ func (h *Host) Node(ctx context.Context, in nodeInput) (nodeResult, error) {
 	return nodeResult{Event: ev, Journaled: n, Change: ch, NoChange: why}, nil
 }
 
+// beating heartbeats until the function it returns is called, which
+// waits for the last heartbeat: none may follow the activity's return.
+func (h *Host) beating(ctx context.Context) func() {
+	hctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); h.heartbeat(hctx) }()
+	return func() { stop(); <-done }
+}
+
 func (h *Host) heartbeat(ctx context.Context) {
 	every := h.Heartbeat
 	if every <= 0 {
@@ -187,6 +199,7 @@ func (h *Host) heartbeat(ctx context.Context) {
 // Finish journals the rest of the run and wraps it up: attempts still
 // running are stopped, the hand-off report written, the box closed.
 func (h *Host) Finish(ctx context.Context, in finishInput) (finishResult, error) {
+	defer h.beating(ctx)()
 	dir := filepath.Join(h.runsDir(), in.RunID)
 	if done, ok := closedAt(dir, in.Events); ok {
 		return finishResult{Journaled: done, Dir: dir}, nil // a retry of a finish that succeeded

@@ -110,7 +110,7 @@ func (r *run) finish(ctx workflow.Context) {
 	}
 	r.running, r.launches = map[string]*attempt{}, nil
 	opts := workflow.ActivityOptions{TaskQueue: r.host.Queue, ScheduleToStartTimeout: r.in.HostTimeout,
-		StartToCloseTimeout: 10 * time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}}
+		StartToCloseTimeout: 10 * time.Minute, HeartbeatTimeout: r.in.HeartbeatTimeout, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}}
 	var res finishResult
 	in := finishInput{RunID: r.id, Repo: r.in.Repo, Rev: r.in.Rev, Events: r.unacked()}
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(dctx, opts), ActivityFinish, in).Get(dctx, &res)

@@ -36,6 +36,7 @@ func (r *run) move(ctx workflow.Context, res result) string {
 	}
 	from := r.host.Host
 	opts := workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Minute, ScheduleToCloseTimeout: time.Hour,
+		HeartbeatTimeout: r.in.HeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{MaximumInterval: 10 * time.Second,
 			NonRetryableErrorTypes: []string{"BlueprintInvalid", "PrepareFailed", "RecordTampered", "RebuildFailed"}}}
 	in := openInput{RunID: r.id, Run: r.in, Move: &moveInput{From: from, Events: r.unackedFrom(0), Change: r.change}}

@@ -148,7 +148,8 @@ func (r *run) snapshot() Status {
 func (r *run) open(ctx workflow.Context, again bool) error {
 	// A new run waits up to an hour for a host with room (--max-runs).
 	opts := workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Minute, ScheduleToCloseTimeout: time.Hour,
-		RetryPolicy: &temporal.RetryPolicy{MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: []string{"BlueprintInvalid", "PrepareFailed"}}}
+		HeartbeatTimeout: r.in.HeartbeatTimeout,
+		RetryPolicy:      &temporal.RetryPolicy{MaximumInterval: 30 * time.Second, NonRetryableErrorTypes: []string{"BlueprintInvalid", "PrepareFailed"}}}
 	if again {
 		opts.TaskQueue, opts.ScheduleToStartTimeout = r.host.Queue, r.in.HostTimeout
 		opts.RetryPolicy.MaximumAttempts = 2
