@@ -145,6 +145,9 @@ func (h *Host) remote(ctx context.Context, runID, repo, rev string) (*runtime.Re
 // heartbeating; a cancel delivered through the heartbeat ends the
 // attempt's context, which kills its box command.
 func (h *Host) Node(ctx context.Context, in nodeInput) (nodeResult, error) {
+	// Heartbeat from the start (a reopen takes time); the heartbeat
+	// stops, and is waited for, before the activity returns.
+	defer h.beating(ctx)()
 	r, err := h.remote(ctx, in.RunID, in.Repo, in.Rev)
 	if err != nil {
 		return nodeResult{}, err
@@ -153,9 +156,6 @@ func (h *Host) Node(ctx context.Context, in nodeInput) (nodeResult, error) {
 	if err != nil {
 		return nodeResult{}, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go h.heartbeat(ctx)
 	ev, err := r.Attempt(ctx, in.Node, in.Attempt, in.Feedback)
 	if err != nil {
 		return nodeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "RunClosed", nil)
