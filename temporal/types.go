@@ -126,6 +126,9 @@ type nodeInput struct {
 	// Have is the fingerprint of the change the workflow recorded last:
 	// the host sends the change back only when it differs.
 	Have string `json:",omitempty"`
+	// Unrecorded says the workflow holds no record of the latest change
+	// (NoChange): a host has nothing to check its workspace against.
+	Unrecorded bool `json:",omitempty"`
 }
 
 // nodeResult is the attempt's node_finished event and the journal's

@@ -239,6 +239,7 @@ func (r *run) launch(ctx workflow.Context, c runtime.Event) {
 		if r.change != nil {
 			in.Have = r.change.Fingerprint
 		}
+		in.Unrecorded = r.noChange != ""
 		queue := r.host.Queue
 		var res nodeResult
 		err := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, r.nodeOptions(c.Node)), ActivityNode, in).Get(gctx, &res)
