@@ -39,9 +39,12 @@ type soakFigures struct {
 	// the runs with at least one.
 	Moves     int `json:"moves"`
 	MovedRuns int `json:"moved_runs"`
-	// AddedP50MS and AddedP99MS: per move, the time from the last event
-	// journaled before the host was lost to the run_resumed event on the
-	// new host (detection, rebuild), in milliseconds.
+	// Restores counts run_resumed events after a worker refused a
+	// workspace a killed attempt had written to (rebuilt from the record).
+	Restores int `json:"restores"`
+	// AddedP50MS and AddedP99MS: per move or restore, the time from the
+	// last event journaled before the host was lost to the run_resumed
+	// event (detection, rebuild), in milliseconds.
 	AddedP50MS    int64   `json:"added_latency_per_host_loss_p50_ms"`
 	AddedP99MS    int64   `json:"added_latency_per_host_loss_p99_ms"`
 	WallSeconds   float64 `json:"wall_seconds"`
@@ -68,8 +71,9 @@ func figures(mode string, runs []soakRun, kills int, wall time.Duration) soakFig
 		if r.jerr != nil || len(r.events) == 0 {
 			f.Unread = append(f.Unread, fmt.Sprintf("%s: %v (%s)", r.id, r.jerr, r.st.Note))
 		}
-		moves, gaps := movesIn(r.events)
+		moves, restores, gaps := movesIn(r.events)
 		f.Moves += moves
+		f.Restores += restores
 		added = append(added, gaps...)
 		if moves > 0 {
 			f.MovedRuns++
@@ -118,19 +122,25 @@ func (f *soakFigures) duplicates(r soakRun) int {
 }
 
 // movesIn counts a journal's moves (run_resumed after a host loss) and
-// the gap before each.
-func movesIn(events []runtime.Event) (int, []time.Duration) {
-	n := 0
-	var gaps []time.Duration
+// restores (after a workspace unlike the record), and the gap before each.
+func movesIn(events []runtime.Event) (moves, restores int, gaps []time.Duration) {
 	for i, ev := range events {
-		if ev.Type == runtime.EvRunResumed && strings.Contains(ev.Reason, " lost") {
-			n++
-			if i > 0 {
-				gaps = append(gaps, ev.Time.Sub(events[i-1].Time))
-			}
+		if ev.Type != runtime.EvRunResumed {
+			continue
+		}
+		switch {
+		case strings.Contains(ev.Reason, " lost"):
+			moves++
+		case strings.Contains(ev.Reason, "is not the recorded one"):
+			restores++
+		default:
+			continue
+		}
+		if i > 0 {
+			gaps = append(gaps, ev.Time.Sub(events[i-1].Time))
 		}
 	}
-	return n, gaps
+	return moves, restores, gaps
 }
 
 // percentile is the p-th percentile (nearest rank) in milliseconds, 0
