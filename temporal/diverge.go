@@ -9,6 +9,11 @@ import (
 	"github.com/sandgate/sandgate/runtime"
 )
 
+// versionDiverged names the change that brought the check: runs started
+// before it (no marker in their history) never ask for it, so their
+// histories never hold a refusal their code did not handle.
+const versionDiverged = "rebuild-diverged-workspace"
+
 // errDiverged is the error type of a node activity that refused to run on
 // a workspace unlike the workflow's record; the workflow rebuilds the run
 // from the record then, as for a lost host (movewf.go).
@@ -23,9 +28,10 @@ const errDiverged = "WorkspaceDiverged"
 //
 // A workspace that matches runs as it is. So does one the record cannot
 // vouch for: an environment without Patch/Apply (such a run cannot move
-// either) or a run whose latest change was too large to record.
+// either), a run whose latest change was too large to record, or a run
+// started before the check came in (in.Check false for both).
 func checkRecorded(host string, r *runtime.Remote, in nodeInput) error {
-	if in.Unrecorded {
+	if !in.Check {
 		return nil
 	}
 	patch, err := r.Change()

@@ -84,7 +84,7 @@ func TestNodeRefusesAWorkspaceACutOffAttemptWrote(t *testing.T) {
 	if err != nil || edit.Change == nil {
 		t.Fatalf("edit: %+v %v", edit, err)
 	}
-	late := nodeInput{RunID: "cut", Repo: repo, Events: rec.input(t, edit.Event), Node: "late", Attempt: 1, Have: edit.Change.Fingerprint}
+	late := nodeInput{RunID: "cut", Repo: repo, Events: rec.input(t, edit.Event), Node: "late", Attempt: 1, Have: edit.Change.Fingerprint, Check: true}
 	cut, err := execute[nodeResult](t, env, "a.node", late)
 	if err != nil || cut.Change == nil || !strings.Contains(string(cut.Change.Patch), "evil.txt") {
 		t.Fatalf("the box's write is not in host a's workspace: %+v %v", cut, err)
