@@ -112,22 +112,28 @@ func (h *Host) runsDir() string {
 
 // remote finds a run this process holds, or reopens it from its directory
 // (this worker restarted on the same host: the workspace is still here).
-func (h *Host) remote(ctx context.Context, runID, repo, rev string) (*runtime.Remote, error) {
+// A reopened copy is not held yet (reopened true): hold it once checked.
+func (h *Host) remote(ctx context.Context, runID, repo, rev string) (r *runtime.Remote, reopened bool, err error) {
 	h.mu.Lock()
-	r := h.runs[runID]
+	r = h.runs[runID]
 	h.mu.Unlock()
 	if r != nil {
-		return r, nil
+		return r, false, nil
 	}
 	dir := filepath.Join(h.runsDir(), runID)
 	bp, err := h.Runtime.Registry.Load(filepath.Join(dir, "blueprint.yaml"))
 	if err != nil {
-		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("host %s does not hold run %s: %v", h.Name, runID, err), "RunClosed", nil)
+		return nil, false, temporal.NewNonRetryableApplicationError(fmt.Sprintf("host %s does not hold run %s: %v", h.Name, runID, err), "RunClosed", nil)
 	}
 	r, _, err = h.runtimeFor(repo, rev).OpenRemote(ctx, bp, runID, runtime.RemoteOptions{Workspace: repo})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	return r, true, nil
+}
+
+// hold keeps a reopened run, or the copy another call reopened first.
+func (h *Host) hold(runID string, r *runtime.Remote) *runtime.Remote {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.runs == nil {
@@ -135,27 +141,41 @@ func (h *Host) remote(ctx context.Context, runID, repo, rev string) (*runtime.Re
 	}
 	if held := h.runs[runID]; held != nil {
 		_ = r.Abort()
-		return held, nil
+		return held
 	}
 	h.runs[runID] = r
-	return r, nil
+	return r
 }
 
 // Node journals the events it carries and runs one node attempt,
 // heartbeating; a cancel delivered through the heartbeat ends the
 // attempt's context, which kills its box command.
 func (h *Host) Node(ctx context.Context, in nodeInput) (nodeResult, error) {
-	r, err := h.remote(ctx, in.RunID, in.Repo, in.Rev)
+	// Heartbeat from the start (a reopen and the check take time); the
+	// heartbeat stops, and is waited for, before the activity returns.
+	defer h.beating(ctx)()
+	r, reopened, err := h.remote(ctx, in.RunID, in.Repo, in.Rev)
 	if err != nil {
 		return nodeResult{}, err
+	}
+	// A copy reopened from disk, or one an earlier try of this activity
+	// ran on, may hold what a killed or cut-off attempt wrote: it runs
+	// nothing unless it is the recorded workspace (diverge.go).
+	if reopened || activity.GetInfo(ctx).Attempt > 1 {
+		if err := checkRecorded(h.Name, r, in); err != nil {
+			if reopened {
+				_ = r.Abort()
+			}
+			return nodeResult{}, err
+		}
+	}
+	if reopened {
+		r = h.hold(in.RunID, r)
 	}
 	n, err := r.Record(in.Events)
 	if err != nil {
 		return nodeResult{}, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go h.heartbeat(ctx)
 	ev, err := r.Attempt(ctx, in.Node, in.Attempt, in.Feedback)
 	if err != nil {
 		return nodeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "RunClosed", nil)
@@ -204,7 +224,7 @@ func (h *Host) Finish(ctx context.Context, in finishInput) (finishResult, error)
 	if done, ok := closedAt(dir, in.Events); ok {
 		return finishResult{Journaled: done, Dir: dir}, nil // a retry of a finish that succeeded
 	}
-	r, err := h.remote(ctx, in.RunID, in.Repo, in.Rev)
+	r, _, err := h.remote(ctx, in.RunID, in.Repo, in.Rev)
 	if err != nil {
 		return finishResult{}, err
 	}

@@ -64,7 +64,9 @@ func (r *run) result(ctx workflow.Context, res result) {
 		ev := res.res.Event
 		ev.Seq, ev.Time = 0, time.Time{}
 		r.input(ctx, ev, nil)
-	case hostLost(res.err):
+	case hostLost(res.err) || diverged(res.err):
+		// A lost host, or a workspace a cut-off attempt wrote to: the
+		// run is rebuilt from the record and the attempt runs again.
 		why := r.move(ctx, res)
 		if why == "" {
 			return // the attempt runs again on the run's new host

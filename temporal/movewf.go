@@ -18,9 +18,10 @@ func (r *run) recordChange(res nodeResult) {
 	r.noChange = res.NoChange
 }
 
-// move continues a run whose host was lost on another host: it rebuilds
-// the workspace there from the base commit and the recorded change, then
-// runs the lost attempt again under its number. It returns why the run
+// move continues a run whose host was lost (or whose workspace is not the
+// recorded one, diverge.go) on another host: it rebuilds the workspace
+// there from the base commit and the recorded change, then runs the lost
+// attempt again under its number. It returns why the run
 // cannot move ("" once it has moved).
 func (r *run) move(ctx workflow.Context, res result) string {
 	v := workflow.GetVersion(ctx, versionMove, workflow.DefaultVersion, versionMoveWaits)
@@ -55,8 +56,12 @@ func (r *run) move(ctx workflow.Context, res result) string {
 	r.host = opened
 	r.status.Host, r.status.Dir = opened.Host, opened.Dir
 	r.acked = len(in.Move.Events)
+	cause := fmt.Sprintf("host %s lost", from)
+	if diverged(res.err) {
+		cause = fmt.Sprintf("the workspace on host %s is not the recorded one", from)
+	}
 	r.emit(ctx, runtime.Event{Type: runtime.EvRunResumed, Node: res.node, Attempt: res.attempt,
-		Reason: fmt.Sprintf("host %s lost: rebuilt on host %s from the base and the recorded change; %s#%d runs again", from, opened.Host, res.node, res.attempt)})
+		Reason: fmt.Sprintf("%s: rebuilt on host %s from the base and the recorded change; %s#%d runs again", cause, opened.Host, res.node, res.attempt)})
 	for _, i := range opened.Info {
 		i.Time = time.Time{}
 		r.emit(ctx, i)

@@ -126,6 +126,12 @@ type nodeInput struct {
 	// Have is the fingerprint of the change the workflow recorded last:
 	// the host sends the change back only when it differs.
 	Have string `json:",omitempty"`
+	// Check asks the host to refuse a copy of the workspace that may hold
+	// a killed attempt's writes (reopened from disk, or an activity
+	// retry's) unless it is the recorded one (diverge.go). Workflows set
+	// it from versionDiverged on, while their record holds the latest
+	// change (no NoChange).
+	Check bool `json:",omitempty"`
 }
 
 // nodeResult is the attempt's node_finished event and the journal's

@@ -49,6 +49,9 @@ type run struct {
 	// noChange says why the latest could not be (movewf.go).
 	change   *Change
 	noChange string
+	// checkCopies is set for runs started since the check of reopened
+	// and retried workspaces came in (diverge.go).
+	checkCopies bool
 }
 
 type attempt struct {
@@ -76,6 +79,7 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (Status, error) {
 		return Status{}, err
 	}
 	r.mayContinue = workflow.GetVersion(ctx, versionContinue, workflow.DefaultVersion, 1) >= 1
+	r.checkCopies = workflow.GetVersion(ctx, versionDiverged, workflow.DefaultVersion, 1) >= 1
 	if in.Carried != nil {
 		r.resume(ctx, in.Carried)
 	} else {
@@ -239,6 +243,7 @@ func (r *run) launch(ctx workflow.Context, c runtime.Event) {
 		if r.change != nil {
 			in.Have = r.change.Fingerprint
 		}
+		in.Check = r.checkCopies && r.noChange == ""
 		queue := r.host.Queue
 		var res nodeResult
 		err := workflow.ExecuteActivity(workflow.WithActivityOptions(gctx, r.nodeOptions(c.Node)), ActivityNode, in).Get(gctx, &res)
