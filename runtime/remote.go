@@ -25,7 +25,11 @@ import (
 // events to a scheduler of its own, which mirrors the engine's and gives
 // node templates their expression state.
 type Remote struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// envMu keeps Change and Restore from reading the workspace while
+	// Finish or Abort closes it (a cancel finishes the run while a node
+	// activity still takes its change).
+	envMu   sync.Mutex
 	x       *execution
 	pending map[int]Event
 	closed  bool
@@ -230,6 +234,8 @@ func (r *Remote) Finish() (*Summary, int, error) {
 		return nil, 0, errors.Join(errors.New("finish: the run has not finished (no run_finished recorded)"), r.x.abort(nil))
 	}
 	seq := r.x.journal.seq
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
 	sum, err := r.x.finish()
 	return sum, seq + 1, err
 }
@@ -244,6 +250,8 @@ func (r *Remote) Abort() error {
 	}
 	r.closed = true
 	r.mu.Unlock()
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
 	return r.x.abort(nil)
 }
 
@@ -254,6 +262,11 @@ var ErrNoRebuild = errors.New("the run's environment cannot record and re-apply 
 // Change returns the run's change so far as a patch, taken by the harness
 // from the workspace (Environment.Patch).
 func (r *Remote) Change() ([]byte, error) {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if r.isClosed() {
+		return nil, errors.New("run record is closed")
+	}
 	env := r.x.env
 	if env == nil || env.Patch == nil || env.Apply == nil {
 		return nil, ErrNoRebuild
@@ -264,6 +277,11 @@ func (r *Remote) Change() ([]byte, error) {
 // Restore applies a recorded change to the fresh workspace of a run opened
 // on this host to continue a run whose host was lost.
 func (r *Remote) Restore(patch []byte) error {
+	r.envMu.Lock()
+	defer r.envMu.Unlock()
+	if r.isClosed() {
+		return errors.New("run record is closed")
+	}
 	env := r.x.env
 	if env == nil || env.Patch == nil || env.Apply == nil {
 		return ErrNoRebuild
@@ -272,4 +290,10 @@ func (r *Remote) Restore(patch []byte) error {
 		return nil
 	}
 	return env.Apply(patch)
+}
+
+func (r *Remote) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
 }

@@ -177,7 +177,9 @@ func (b *Box) stop() error {
 	var err error
 	if b.cg != nil {
 		err = b.cg.remove()
+		b.mu.Lock() // noteFilesHoldMemory reads it while a command returns
 		b.cg = nil
+		b.mu.Unlock()
 	}
 	return err
 }

@@ -244,10 +244,14 @@ func Mode() Layer {
 // commands' memory limit: the box can start nothing more, and saying
 // "fork: ENOMEM" would hide why.
 func (b *Box) noteFilesHoldMemory(res *Result, err error) error {
-	if b.cg == nil || (err == nil && (res == nil || res.ExitCode == 0)) {
+	// Close may be removing the cgroup while a command returns.
+	b.mu.Lock()
+	cg := b.cg
+	b.mu.Unlock()
+	if cg == nil || (err == nil && (res == nil || res.ExitCode == 0)) {
 		return err
 	}
-	held, full := b.cg.filesHoldMemory(b.limits.MemoryBytes)
+	held, full := cg.filesHoldMemory(b.limits.MemoryBytes)
 	if !full {
 		return err
 	}

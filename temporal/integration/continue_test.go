@@ -115,12 +115,8 @@ func continueRun(t *testing.T, c client.Client, src string, answers, bound int) 
 // unordered, it is also without sequence numbers, sorted.
 func journalShape(t *testing.T, dir string, unordered bool) []string {
 	t.Helper()
-	events, err := runtime.ReadJournal(filepath.Join(dir, "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, ev := range events {
+	for _, ev := range journal(t, dir) {
 		line := fmt.Sprintf("%s %s#%d %s %s→%s %s %s", ev.Type, ev.Node, ev.Attempt, ev.Outcome, ev.Edge, ev.To, ev.Status, ev.Kind)
 		if !unordered {
 			line = fmt.Sprintf("%d %s", ev.Seq, line)
@@ -141,7 +137,14 @@ func executions(t *testing.T, c client.Client, wr client.WorkflowRun) []*history
 	// Not wr.GetRunID(): once Get has followed the chain it names the
 	// last execution, and the chain read from there is one execution long
 	// (what made an earlier version of this test see 0 continuations).
-	for runID := wr.GetFirstExecutionRunID(); runID != ""; {
+	first := wr.GetFirstExecutionRunID()
+	if v, ok := firstRuns.Load(wr.GetID()); first == "" && ok {
+		first = v.(string)
+	}
+	if first == "" {
+		t.Fatalf("run %s: its first execution's run id is unknown", wr.GetID())
+	}
+	for runID := first; runID != ""; {
 		h := history(t, c, wr.GetID(), runID)
 		out = append(out, h)
 		runID = ""

@@ -154,8 +154,15 @@ func start(t testing.TB, c client.Client, queue, src string, in temporal.RunInpu
 	if err != nil {
 		t.Fatal(err)
 	}
+	firstRuns.Store(wr.GetID(), wr.GetRunID())
 	return wr
 }
+
+// firstRuns maps a workflow id started here to its first execution's run
+// id, taken before Get follows a continue-as-new chain: the dev server
+// (v1.30.8) leaves the start response's first_execution_run_id empty, so
+// the SDK's GetFirstExecutionRunID is "" against it.
+var firstRuns sync.Map
 
 func result(t testing.TB, wr client.WorkflowRun) temporal.Status {
 	t.Helper()
@@ -181,4 +188,14 @@ func waitFor(t testing.TB, c client.Client, wr client.WorkflowRun, what string, 
 	}
 	t.Fatalf("run %s: never %s", wr.GetID(), what)
 	return temporal.Status{}
+}
+
+// journal reads the run's journal in dir.
+func journal(t testing.TB, dir string) []runtime.Event {
+	t.Helper()
+	events, err := runtime.ReadJournal(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
 }

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -58,9 +57,8 @@ func TestBinaryRunMovesOnHostKill(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("moved run's node results %v, undisturbed %v", got, want)
 	}
-	events, _ := runtime.ReadJournal(filepath.Join(moved.Dir, "events.jsonl"))
 	n := 0
-	for _, ev := range events {
+	for _, ev := range journal(t, moved.Dir) {
 		if ev.Type == runtime.EvRunResumed && strings.Contains(ev.Reason, "host "+lost+" lost") {
 			n++
 		}
@@ -73,12 +71,8 @@ func TestBinaryRunMovesOnHostKill(t *testing.T) {
 // outcomes lists a run's node results in order, as node:outcome.
 func outcomes(t *testing.T, dir string) []string {
 	t.Helper()
-	events, err := runtime.ReadJournal(filepath.Join(dir, "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, ev := range events {
+	for _, ev := range journal(t, dir) {
 		if ev.Type == runtime.EvNodeFinished {
 			out = append(out, ev.Node+":"+string(ev.Outcome)+ev.Error)
 		}
