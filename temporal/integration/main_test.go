@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -64,24 +65,12 @@ func startServer() (func(), error) {
 			return nil, fmt.Errorf("build the dev server: %w", err)
 		}
 	}
-	cmd := exec.Command(bin)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	devserverBin = bin
+	cmd, stdin, hostPort, ns, err := launchServer(bin)
+	if err != nil {
 		return nil, err
 	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("dev server did not start: %w", err)
-	}
-	f := strings.Fields(line)
-	if len(f) != 2 {
-		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("dev server said %q", line)
-	}
-	server.hostPort, server.namespace = f[0], f[1]
+	server.hostPort, server.namespace = hostPort, ns
 	return func() {
 		stdin.Close()
 		done := make(chan struct{})
@@ -93,6 +82,35 @@ func startServer() (func(), error) {
 		}
 		os.RemoveAll(dir)
 	}, nil
+}
+
+// devserverBin is the dev server binary TestMain started (restart_test.go
+// starts more of it).
+var devserverBin string
+
+// launchServer starts the dev server binary with args and reads the
+// address and namespace it prints once ready; closing stdin stops it.
+func launchServer(bin string, args ...string) (*exec.Cmd, io.WriteCloser, string, string, error) {
+	cmd := exec.Command(bin, args...)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, nil, "", "", err
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, nil, "", "", fmt.Errorf("dev server did not start: %w", err)
+	}
+	f := strings.Fields(line)
+	if len(f) != 2 {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, nil, "", "", fmt.Errorf("dev server said %q", line)
+	}
+	return cmd, stdin, f[0], f[1], nil
 }
 
 func dial(t testing.TB) client.Client {

@@ -60,21 +60,25 @@ var soakNodes = []string{"a", "b", "c", "d", "check"}
 // without chaos first (the throughput ratio side by side), and
 // SANDGATE_SOAK_OUT names a JSON file for the figures.
 //
-// The Temporal server is not restarted mid-soak: the dev server is
-// temporaltest, which always runs on in-memory SQLite (Ephemeral is fixed
-// to true in v1.30.8) on a free port chosen at start, so a restart would
-// come back empty and elsewhere; every run would be lost by construction.
+// The soak runs on a Temporal server of its own on a SQLite file, which
+// it SIGKILLs once, mid-soak, and starts again on the same file and port
+// (soakrestart_test.go); SANDGATE_SOAK_SERVER_RESTART=0 keeps the shared
+// in-memory server and restarts nothing.
 func TestChaosSoak(t *testing.T) {
 	n, par := envInt(t, "SANDGATE_SOAK_RUNS", 12), envInt(t, "SANDGATE_SOAK_PARALLEL", 4)
+	restart := soakServer(t)
 	c := dial(t)
 	repo := gitRepo(t)
 	out := soakReport{Runs: n, Parallel: par, ServerRestarts: 0,
-		ServerRestartNote: "not done: temporaltest keeps its state in memory only and picks a new port at start"}
+		ServerRestartNote: "not asked: SANDGATE_SOAK_SERVER_RESTART=0"}
 	if os.Getenv("SANDGATE_SOAK_BASELINE") == "1" {
-		calm := soak(t, c, repo, "soak-calm", n, par, false)
+		calm := soak(t, c, repo, "soak-calm", n, par, false, nil)
 		out.Baseline = &calm
 	}
-	out.Chaos = soak(t, c, repo, "soak-chaos", n, par, true)
+	out.Chaos = soak(t, c, repo, "soak-chaos", n, par, true, restart)
+	if restart != nil {
+		out.ServerRestarts, out.ServerRestartNote = restartNote(out.Chaos.ServerRestart)
+	}
 	if out.Baseline != nil && out.Baseline.RunsPerMinute > 0 {
 		out.ThroughputRatio = out.Chaos.RunsPerMinute / out.Baseline.RunsPerMinute
 	}
@@ -84,6 +88,9 @@ func TestChaosSoak(t *testing.T) {
 		if err := os.WriteFile(f, append(b, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if r := out.Chaos.ServerRestart; r != nil && r.Error != "" {
+		t.Errorf("server restart: %s", r.Error)
 	}
 	for _, s := range []*soakFigures{out.Baseline, &out.Chaos} {
 		if s == nil {
@@ -123,7 +130,7 @@ type soakRun struct {
 
 // soak starts n runs on queue, par at a time, across three fresh worker
 // processes, with the chaos loop on or off, and returns its figures.
-func soak(t *testing.T, c client.Client, repo, queue string, n, par int, chaos bool) soakFigures {
+func soak(t *testing.T, c client.Client, repo, queue string, n, par int, chaos bool, restart *soakRestart) soakFigures {
 	hosts := []string{queue + "-1", queue + "-2", queue + "-3"}
 	runsDirs, workers := map[string]string{}, map[string]*proc{}
 	for _, h := range hosts {
@@ -149,12 +156,19 @@ func soak(t *testing.T, c client.Client, repo, queue string, n, par int, chaos b
 		}
 		wg.Wait()
 	}()
+	if restart != nil {
+		restart.begin(done)
+	}
 	kills := 0
 	if chaos {
 		kills = chaosLoop(t, queue, hosts, runsDirs, workers, done)
 	}
 	<-done
-	return figures(queue, results, kills, time.Since(t0))
+	f := figures(queue, results, kills, time.Since(t0))
+	if restart != nil {
+		f.ServerRestart = restart.figures(results)
+	}
+	return f
 }
 
 // chaosLoop kills a random worker every 2–5 s and starts it again after
@@ -178,7 +192,9 @@ func chaosLoop(t *testing.T, queue string, hosts []string, runsDirs map[string]s
 		<-workers[h].done
 		kills++
 		down := pause(500*time.Millisecond, 5*time.Second)
+		serverGate.RLock()
 		workers[h] = binWorker(t, queue, h, runsDirs[h])
+		serverGate.RUnlock()
 		if !down {
 			break
 		}

@@ -56,6 +56,8 @@ type soakFigures struct {
 	// Unread lists runs whose journal could not be read (not counted
 	// for duplicates or moves).
 	Unread []string `json:"journals_unread,omitempty"`
+	// ServerRestart: the Temporal server's restart mid-soak, if any.
+	ServerRestart *restartFigures `json:"server_restart,omitempty"`
 }
 
 // figures counts a soak's results.

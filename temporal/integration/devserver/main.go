@@ -15,28 +15,66 @@
 // with the search attributes SandgateStatus, SandgateBlueprint and
 // SandgateRepository registered, and stops when its standard input
 // closes.
+//
+// With -db FILE it keeps its state in the SQLite file FILE (made on the
+// first start) and serves on 127.0.0.1:PORT (-port), in namespace
+// "sandgate": started again on the same file and port, even after a
+// SIGKILL, it carries on with the runs it had, which is how the tests
+// restart the server under running workers (see file.go). Without -db it
+// is temporaltest, in memory, on a free port, as before.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/server/common/testing/freeport"
 	"go.temporal.io/server/temporaltest"
 )
 
 func main() {
-	ts := temporaltest.NewServer()
-	defer ts.Stop()
-	c := ts.GetDefaultClient()
+	db := flag.String("db", "", "keep state in this SQLite `file` (default: in memory)")
+	port := flag.Int("port", 0, "frontend port on 127.0.0.1 with -db (default: a free one)")
+	flag.Parse()
+	var (
+		c            client.Client
+		hostPort, ns string
+		stop         func()
+	)
+	if *db == "" {
+		ts := temporaltest.NewServer()
+		c, hostPort, ns, stop = ts.GetDefaultClient(), ts.GetFrontendHostPort(), ts.GetDefaultNamespace(), ts.Stop
+	} else {
+		if *port == 0 {
+			*port = freeport.MustGetFreePort()
+		}
+		s, hp, err := fileServer(*db, *port)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "devserver:", err)
+			os.Exit(1)
+		}
+		hostPort, ns, stop = hp, fileNamespace, func() { _ = s.Stop() }
+		if c, err = client.Dial(client.Options{HostPort: hp, Namespace: ns,
+			Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))}); err != nil {
+			fmt.Fprintln(os.Stderr, "devserver: dial:", err)
+			os.Exit(1)
+		}
+	}
+	defer stop()
+	// Registering is idempotent: a restarted file-backed server has them.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace: ts.GetDefaultNamespace(),
+		Namespace: ns,
 		SearchAttributes: map[string]enums.IndexedValueType{
 			"SandgateStatus":     enums.INDEXED_VALUE_TYPE_KEYWORD,
 			"SandgateBlueprint":  enums.INDEXED_VALUE_TYPE_KEYWORD,
@@ -46,6 +84,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "devserver: register search attributes:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("%s %s\n", ts.GetFrontendHostPort(), ts.GetDefaultNamespace())
+	fmt.Printf("%s %s\n", hostPort, ns)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 }
