@@ -230,11 +230,11 @@ func stuck(c client.Client, id string) string {
 	defer cancel()
 	st, err := temporal.QueryRun(ctx, c, id)
 	out := fmt.Sprintf("status %+v (query: %v)", st, err)
-	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	d, err := c.DescribeWorkflow(ctx, id, "")
 	if err != nil {
 		return out + "; describe: " + err.Error()
 	}
-	for _, a := range d.GetPendingActivities() {
+	for _, a := range d.RawResponse.GetPendingActivities() {
 		out += fmt.Sprintf("; pending %s state %s attempt %d last worker %s failure %q",
 			a.GetActivityType().GetName(), a.GetState(), a.GetAttempt(), a.GetLastWorkerIdentity(), a.GetLastFailure().GetMessage())
 	}
