@@ -71,7 +71,11 @@ func lockDown(nestedUser bool) ([]string, error) {
 // enforces the ruleset; the seccomp filter loaded next, before any
 // command runs, sets no_new_privs on every thread (TSYNC does).
 func restrictAllThreads(rules []landlock.Rule) error {
-	fd, flags, err := landlock.V7.BestEffort().NewRulesetFD(rules...)
+	// Filesystem rights only, as RestrictPaths restricts: V7 as a whole
+	// also handles TCP bind/connect and the signal and abstract-socket
+	// scopes, which would deny every command loopback and the proxy, and
+	// init's kill of a command (see lockDown).
+	fd, flags, err := landlock.MustConfig(landlock.V7.HandledAccessFS).BestEffort().NewRulesetFD(rules...)
 	if err != nil {
 		return err
 	}
