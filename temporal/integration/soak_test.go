@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -145,6 +146,7 @@ func soak(t *testing.T, c client.Client, repo, queue string, n, par int, chaos b
 	go func() { // no t calls here: the test goroutine runs the chaos loop
 		defer close(done)
 		sem := make(chan struct{}, par)
+		var ended atomic.Int64
 		var wg sync.WaitGroup
 		for i := range n {
 			sem <- struct{}{}
@@ -152,6 +154,7 @@ func soak(t *testing.T, c client.Client, repo, queue string, n, par int, chaos b
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				results[i] = soakOne(c, queue, fmt.Sprintf("%s-%d-%d", queue, t0.UnixNano(), i), in)
+				progress(queue, int(ended.Add(1)), n, t0)
 			}()
 		}
 		wg.Wait()
@@ -169,6 +172,14 @@ func soak(t *testing.T, c client.Client, repo, queue string, n, par int, chaos b
 		f.ServerRestart = restart.figures(results)
 	}
 	return f
+}
+
+// progress says how far a long soak (100 runs or more) is, every tenth of
+// its runs, on stderr: a 1,000-run soak takes most of an hour.
+func progress(queue string, ended, n int, t0 time.Time) {
+	if n >= 100 && ended%(n/10) == 0 {
+		fmt.Fprintf(os.Stderr, "soak %s: %d of %d runs ended, %s\n", queue, ended, n, time.Since(t0).Round(time.Second))
+	}
 }
 
 // chaosLoop kills a random worker every 2–5 s and starts it again after
