@@ -215,10 +215,7 @@ var imageFreeTimeout = 30 * time.Second
 // without the run's change, and two live mounts of one ext4 image
 // corrupt it. Past the timeout the box fails closed.
 func waitImageFree(image string, timeout time.Duration) error {
-	abs, err := filepath.Abs(image)
-	if err != nil {
-		return err
-	}
+	abs := imagePath(image) // the name the loop device reports
 	deadline := time.Now().Add(timeout)
 	for {
 		held := loopsBacking(abs)

@@ -87,6 +87,19 @@ func releaseKey(image string) string {
 	if image == "" {
 		return ""
 	}
+	return imagePath(image)
+}
+
+// imagePath is the path the kernel names image by (a loop device's
+// backing_file): absolute, with no symlink in it. A resumed run may
+// reach the image through a link the box that holds it did not go
+// through (TestAttackImageThroughAnotherPathWaitsForItsRelease); under
+// any other name, neither wait would see the holder, and the image
+// would be mounted twice.
+func imagePath(image string) string {
+	if real, err := filepath.EvalSymlinks(image); err == nil {
+		image = real
+	}
 	if abs, err := filepath.Abs(image); err == nil {
 		return abs
 	}
