@@ -138,6 +138,21 @@ func TestAttackEveryInitThreadIsLockedDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	initThreadsLockedDown(t, b)
+}
+
+// TestAttackEveryNestedInitThreadIsLockedDown: the same on the path a
+// harness that is not root takes (a user namespace per command), where
+// init's CAP_SYS_ADMIN in its user namespace is what its one-round
+// Landlock enforcement relies on.
+func TestAttackEveryNestedInitThreadIsLockedDown(t *testing.T) {
+	initThreadsLockedDown(t, nestedBox(t))
+}
+
+// initThreadsLockedDown fails t unless every thread of b's init has
+// no_new_privs and a seccomp filter.
+func initThreadsLockedDown(t *testing.T, b *Box) {
+	t.Helper()
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", b.cmd.Process.Pid))
 	if len(tasks) < 2 {
 		t.Fatalf("init has %d threads: the test proves nothing", len(tasks))
