@@ -4,10 +4,13 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestAttackImageThroughAnotherPathWaitsForItsRelease: a run resumed on
@@ -48,5 +51,54 @@ func TestAttackImageThroughAnotherPathWaitsForItsRelease(t *testing.T) {
 	if c, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: link}); err == nil {
 		c.Close()
 		t.Errorf("BREACH: a second box started on %s through %s while the first box holds it: two mounts of one ext4 image", b.disk.image, link)
+	}
+}
+
+// TestAttackLaterInitHoldsNothingOfAnEarlierBox: the harness holds each
+// box's mount namespace (from its start until after its Close) and its
+// disk's mount. A box started meanwhile (pooled or cold) must not inherit
+// either into its init: init is the box's PID 1, and with a namespace fd
+// of another box's it could enter that box's mounts (its workspace and
+// disk, read-write).
+func TestAttackLaterInitHoldsNothingOfAnEarlierBox(t *testing.T) {
+	start := func() *Box {
+		b, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	a := start()
+	if len(a.deadNS) == 0 {
+		t.Fatal("setup: the harness holds no mount namespace of the first box")
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", a.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diskDev uint64
+	if a.disk != nil && a.disk.mnt != nil {
+		var st unix.Stat_t
+		if err := unix.Fstat(int(a.disk.mnt.Fd()), &st); err != nil {
+			t.Fatal(err)
+		}
+		diskDev = st.Dev
+	}
+	for i := 0; i < 2; i++ { // the second is the pool's spare when there is a pool
+		b := start()
+		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", b.cmd.Process.Pid))
+		if len(fds) == 0 {
+			t.Fatal("setup: cannot list the later init's descriptors")
+		}
+		for _, fd := range fds {
+			if l, _ := os.Readlink(fd); l == ns {
+				t.Errorf("BREACH: the later box's init holds the first box's mount namespace (%s)", fd)
+			}
+			var st unix.Stat_t
+			if diskDev != 0 && unix.Stat(fd, &st) == nil && st.Dev == diskDev {
+				t.Errorf("BREACH: the later box's init holds a file of the first box's disk (%s)", fd)
+			}
+		}
 	}
 }
