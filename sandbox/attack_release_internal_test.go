@@ -22,14 +22,7 @@ import (
 // on the host holds the namespace or its disk any more.
 func TestAttackClosedBoxIsDeadWhenCloseReturns(t *testing.T) {
 	marker := fmt.Sprintf("98%d", time.Now().UnixNano()%100000+100000)
-	start := func() *Box {
-		b, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close() })
-		return b
-	}
+	start := func() *Box { return plainBox(t) }
 	a := start()
 	// The command runs until Close: a command's orphans die with it.
 	done := make(chan error, 1)
@@ -98,6 +91,17 @@ sleep ` + marker + `2`}})
 	if err := waitImageFree(image, 10*time.Second); err != nil {
 		t.Errorf("the closed box's disk is still attached after its release: %v", err)
 	}
+}
+
+// plainBox starts a box of the default policy, closed with the test.
+func plainBox(t *testing.T) *Box {
+	t.Helper()
+	b, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
 }
 
 // procsWith lists the host pids whose command line starts with prefix.

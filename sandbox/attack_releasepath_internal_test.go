@@ -61,14 +61,7 @@ func TestAttackImageThroughAnotherPathWaitsForItsRelease(t *testing.T) {
 // of another box's it could enter that box's mounts (its workspace and
 // disk, read-write).
 func TestAttackLaterInitHoldsNothingOfAnEarlierBox(t *testing.T) {
-	start := func() *Box {
-		b, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close() })
-		return b
-	}
+	start := func() *Box { return plainBox(t) }
 	a := start()
 	if len(a.deadNS) == 0 {
 		t.Fatal("setup: the harness holds no mount namespace of the first box")
