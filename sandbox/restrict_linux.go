@@ -75,7 +75,7 @@ func restrictAllThreads(rules []landlock.Rule) error {
 	// also handles TCP bind/connect and the signal and abstract-socket
 	// scopes, which would deny every command loopback and the proxy, and
 	// init's kill of a command (see lockDown).
-	fd, flags, err := landlock.MustConfig(landlock.V7.HandledAccessFS).BestEffort().NewRulesetFD(rules...)
+	fd, flags, err := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS}.BestEffort().NewRulesetFD(rules...)
 	if err != nil {
 		return err
 	}
