@@ -35,6 +35,10 @@ type Host struct {
 
 	mu   sync.Mutex
 	runs map[string]*runtime.Remote
+	// gates and claims keep an activity's new try off the run its earlier
+	// try still holds in this process (hostgate.go).
+	gates  runGates
+	claims nodeClaims
 }
 
 // Runs is the number of runs the host holds now.
@@ -73,6 +77,11 @@ func (h *Host) Open(ctx context.Context, in openInput) (openResult, error) {
 	// the heartbeat timeout, not the activity's 30 minutes.
 	defer h.beating(ctx)()
 	res := openResult{Queue: h.Queue, Host: h.Name, Dir: filepath.Join(h.runsDir(), in.RunID)}
+	leave, err := h.gates.enter(ctx, in.RunID)
+	if err != nil {
+		return res, err
+	}
+	defer leave()
 	h.mu.Lock()
 	if h.runs == nil {
 		h.runs = map[string]*runtime.Remote{}
@@ -97,13 +106,23 @@ func (h *Host) Open(ctx context.Context, in openInput) (openResult, error) {
 	if err != nil {
 		// A workspace that cannot be made (no such repository, no such
 		// commit) will not be made by trying again on another host.
-		return res, temporal.NewNonRetryableApplicationError(err.Error(), "PrepareFailed", nil)
+		return res, openFailed(err)
 	}
 	h.mu.Lock()
 	h.runs[in.RunID] = r
 	h.mu.Unlock()
 	res.Info = info
 	return res, nil
+}
+
+// openFailed classes an OpenRemote error: a run another process holds
+// (a worker of this host not yet dead) may be free on the next try; any
+// other error will not go away by trying again.
+func openFailed(err error) error {
+	if errors.Is(err, runtime.ErrRunBusy) {
+		return temporal.NewApplicationError(err.Error(), "RunBusy")
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), "PrepareFailed", nil)
 }
 
 func (h *Host) runsDir() string {
@@ -154,40 +173,60 @@ func (h *Host) Node(ctx context.Context, in nodeInput) (nodeResult, error) {
 	// Heartbeat from the start (a reopen and the check take time); the
 	// heartbeat stops, and is waited for, before the activity returns.
 	defer h.beating(ctx)()
-	r, reopened, err := h.remote(ctx, in.RunID, in.Repo, in.Rev)
+	actx, release, err := h.claims.claim(ctx, in.RunID, in.Node)
 	if err != nil {
 		return nodeResult{}, err
 	}
-	// A copy reopened from disk, or one an earlier try of this activity
-	// ran on, may hold what a killed or cut-off attempt wrote: it runs
-	// nothing unless it is the recorded workspace (diverge.go).
-	if reopened || activity.GetInfo(ctx).Attempt > 1 {
-		if err := checkRecorded(h.Name, r, in); err != nil {
-			if reopened {
-				_ = r.Abort()
-			}
-			return nodeResult{}, err
-		}
-	}
-	if reopened {
-		r = h.hold(in.RunID, r)
+	defer release()
+	r, err := h.checked(ctx, in)
+	if err != nil {
+		return nodeResult{}, err
 	}
 	n, err := r.Record(in.Events)
 	if err != nil {
 		return nodeResult{}, err
 	}
-	ev, err := r.Attempt(ctx, in.Node, in.Attempt, in.Feedback)
+	ev, err := r.Attempt(actx, in.Node, in.Attempt, in.Feedback)
 	if err != nil {
 		return nodeResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "RunClosed", nil)
 	}
-	if ctx.Err() != nil {
-		return nodeResult{}, ctx.Err()
+	if actx.Err() != nil {
+		return nodeResult{}, actx.Err()
 	}
 	// The change as the attempt left it, recorded by the harness now: a
 	// run moved to another host is rebuilt from this, never from what a
 	// box may write later.
 	ch, why := takeChange(r, in.Have)
 	return nodeResult{Event: ev, Journaled: n, Change: ch, NoChange: why}, nil
+}
+
+// checked is the run's copy a node may run on: the one held here, or one
+// reopened from disk, at the run's gate so no other activity of the run
+// opens it at once. A copy reopened from disk, or one an earlier try of
+// this activity ran on, may hold what a killed or cut-off attempt wrote:
+// it runs nothing unless it is the recorded workspace (diverge.go).
+func (h *Host) checked(ctx context.Context, in nodeInput) (*runtime.Remote, error) {
+	leave, err := h.gates.enter(ctx, in.RunID)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	r, reopened, err := h.remote(ctx, in.RunID, in.Repo, in.Rev)
+	if err != nil {
+		return nil, err
+	}
+	if reopened || activity.GetInfo(ctx).Attempt > 1 {
+		if err := checkRecorded(h.Name, r, in); err != nil {
+			if reopened {
+				_ = r.Abort()
+			}
+			return nil, err
+		}
+	}
+	if reopened {
+		r = h.hold(in.RunID, r)
+	}
+	return r, nil
 }
 
 // beating heartbeats until the function it returns is called, which
@@ -224,6 +263,11 @@ func (h *Host) Finish(ctx context.Context, in finishInput) (finishResult, error)
 	if done, ok := closedAt(dir, in.Events); ok {
 		return finishResult{Journaled: done, Dir: dir}, nil // a retry of a finish that succeeded
 	}
+	leave, err := h.gates.enter(ctx, in.RunID)
+	if err != nil {
+		return finishResult{}, err
+	}
+	defer leave()
 	r, _, err := h.remote(ctx, in.RunID, in.Repo, in.Rev)
 	if err != nil {
 		return finishResult{}, err

@@ -113,7 +113,7 @@ func (h *Host) rebuild(ctx context.Context, in openInput, res openResult) (openR
 	_ = os.RemoveAll(res.Dir) // a stale copy from an earlier stay here: the record is the workflow's
 	r, info, err := h.runtimeFor(in.Run.Repo, in.Run.Rev).OpenRemote(ctx, bp, in.RunID, runtime.RemoteOptions{Workspace: in.Run.Repo, Labels: in.Run.Labels})
 	if err != nil {
-		return res, temporal.NewNonRetryableApplicationError(err.Error(), "PrepareFailed", nil)
+		return res, openFailed(err)
 	}
 	if err := restore(r, patch, records, m.Events); err != nil {
 		_ = r.Abort()
