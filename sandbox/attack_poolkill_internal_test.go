@@ -95,7 +95,7 @@ func TestAttackKilledHarnessLeavesNoSpare(t *testing.T) {
 		_, rest, _ := strings.Cut(string(st), ") ")
 		return err != nil || strings.HasPrefix(rest, "Z")
 	})
-	gone("a loop device still holds the spare's image", func() bool { return len(loopsBacking(image)) == 0 })
+	gone("a loop device still holds the spare's image", func() bool { held, err := loopsHolding(image); return err == nil && len(held) == 0 })
 	// The next harness's spare sweeps what the dead one left.
 	b, err := Start(context.Background(), Options{Workspace: t.TempDir(), StateDir: t.TempDir()})
 	if err != nil {

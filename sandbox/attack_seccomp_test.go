@@ -14,8 +14,12 @@ import (
 // denies are made another way: through the i386 ABI (int $0x80: pidfd_open,
 // userfaultfd, keyctl, io_uring_setup, a clone into a new user and network
 // namespace), which a filter checking only the native architecture lets
-// through; and an AF_VSOCK socket, which no network namespace confines. A
-// kernel without the i386 ABI (ia32 emulation off) has nothing to take
+// through; and an AF_VSOCK socket, which no network namespace confines:
+// natively, with the family's upper 32 bits set (the kernel drops them,
+// a filter comparing all 64 did not), and through the i386 ABI's socket
+// and socketcall(SYS_SOCKET) (its family in memory). A kernel without
+// the i386 ABI (ia32 emulation off, or a guest whose int $0x80 faults,
+// as on the Firecracker VMs this was written on) has nothing to take
 // that way: TestSeccompCoversEveryABI judges the filters themselves.
 func TestAttackSeccompGaps(t *testing.T) {
 	b, ws := newBox(t, sandbox.Policy{})

@@ -205,43 +205,6 @@ func formatImage(path string, size int64, root string) error {
 	return nil
 }
 
-// imageFreeTimeout bounds the wait for a killed box's loop device.
-var imageFreeTimeout = 30 * time.Second
-
-// waitImageFree waits until no loop device is backed by image. A run
-// resumed right after its harness was killed finds the old box's mount
-// still being torn down: its writes reach the image only at that
-// unmount, so mounting the image again before then shows a workspace
-// without the run's change, and two live mounts of one ext4 image
-// corrupt it. Past the timeout the box fails closed.
-func waitImageFree(image string, timeout time.Duration) error {
-	abs := imagePath(image) // the name the loop device reports
-	deadline := time.Now().Add(timeout)
-	for {
-		held := loopsBacking(abs)
-		if len(held) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: disk image %s is still attached to %s after %s: a previous box of this run has not let go (is the run still running in another process?)",
-				ErrUnavailable, abs, strings.Join(held, ", "), timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// loopsBacking lists the loop devices whose backing file is path.
-func loopsBacking(path string) []string {
-	var held []string
-	files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
-	for _, f := range files {
-		if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) == path {
-			held = append(held, filepath.Base(filepath.Dir(filepath.Dir(f))))
-		}
-	}
-	return held
-}
-
 // attachLoop binds the image to a free loop device that detaches itself
 // once nothing holds it.
 func attachLoop(image string) (*os.File, error) {

@@ -3,9 +3,16 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Tearing down what a dead box leaves.
@@ -30,31 +37,34 @@ import (
 
 var releases = struct {
 	sync.Mutex
-	pending map[string]chan struct{} // by image path
+	pending map[string]chan struct{} // by releaseKeys
 	all     sync.WaitGroup           // every release under way (tests wait for them)
 }{pending: map[string]chan struct{}{}}
 
 // releaseLater closes files (namespaces, then the disk's mount) in the
 // background; a disk's image is marked busy until they are closed.
 func releaseLater(files []*os.File, d *disk) {
-	var image string
+	var keys []string
 	if d != nil && d.mnt != nil {
 		files = append(files, d.mnt)
 		d.mnt = nil
-		image = releaseKey(d.image)
+		keys = releaseKeys(d.image)
 	}
 	if len(files) == 0 {
 		return
 	}
 	done := make(chan struct{})
-	if image != "" {
-		releases.Lock()
-		prev := releases.pending[image]
-		releases.pending[image] = done
-		releases.Unlock()
-		if prev != nil {
-			<-prev // never two releases of one image at once
+	var prev []chan struct{}
+	releases.Lock()
+	for _, k := range keys {
+		if c := releases.pending[k]; c != nil {
+			prev = append(prev, c)
 		}
+		releases.pending[k] = done
+	}
+	releases.Unlock()
+	for _, c := range prev {
+		<-c // never two releases of one image at once
 	}
 	releases.all.Add(1)
 	go func() {
@@ -62,40 +72,67 @@ func releaseLater(files []*os.File, d *disk) {
 		for _, f := range files {
 			_ = f.Close()
 		}
-		if image != "" {
-			releases.Lock()
-			if releases.pending[image] == done {
-				delete(releases.pending, image)
+		releases.Lock()
+		for _, k := range keys {
+			if releases.pending[k] == done {
+				delete(releases.pending, k)
 			}
-			releases.Unlock()
 		}
+		releases.Unlock()
 		close(done)
 	}()
 }
 
 // awaitRelease waits until no box of this process still holds image.
 func awaitRelease(image string) {
+	keys := releaseKeys(image)
+	var held []chan struct{}
 	releases.Lock()
-	c := releases.pending[releaseKey(image)]
+	for _, k := range keys {
+		if c := releases.pending[k]; c != nil {
+			held = append(held, c)
+		}
+	}
 	releases.Unlock()
-	if c != nil {
+	for _, c := range held {
 		<-c
 	}
 }
 
-func releaseKey(image string) string {
+// releaseKeys names image in releases.pending: by the file itself
+// (device and inode, the same through a symlink, a bind mount or any
+// other path: TestAttackImageThroughBindMountWaitsForItsRelease) and by
+// imagePath, for an image that cannot be looked at. A release is found
+// by any key it shares.
+func releaseKeys(image string) []string {
 	if image == "" {
-		return ""
+		return nil
 	}
-	return imagePath(image)
+	keys := []string{"path " + imagePath(image)}
+	if id, err := statID(image); err == nil {
+		keys = append(keys, fmt.Sprintf("file %d:%d", id.dev, id.ino))
+	}
+	return keys
+}
+
+// fileID is a file's identity, as a loop device records its backing
+// file's (LOOP_GET_STATUS64's lo_device and lo_inode).
+type fileID struct{ dev, ino uint64 }
+
+func statID(path string) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return fileID{}, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return fileID{dev: uint64(st.Dev), ino: st.Ino}, nil
 }
 
 // imagePath is the path the kernel names image by (a loop device's
 // backing_file): absolute, with no symlink in it. A resumed run may
 // reach the image through a link the box that holds it did not go
-// through (TestAttackImageThroughAnotherPathWaitsForItsRelease); under
-// any other name, neither wait would see the holder, and the image
-// would be mounted twice.
+// through (TestAttackImageThroughAnotherPathWaitsForItsRelease). Through
+// a bind mount the names differ still: the waits compare the file's
+// identity too (releaseKeys, loopsHolding).
 func imagePath(image string) string {
 	if real, err := filepath.EvalSymlinks(image); err == nil {
 		image = real
@@ -104,6 +141,97 @@ func imagePath(image string) string {
 		return abs
 	}
 	return image
+}
+
+// imageFreeTimeout bounds the wait for a killed box's loop device.
+var imageFreeTimeout = 30 * time.Second
+
+// waitImageFree waits until no loop device is backed by image. A run
+// resumed right after its harness was killed finds the old box's mount
+// still being torn down: its writes reach the image only at that
+// unmount, so mounting the image again before then shows a workspace
+// without the run's change, and two live mounts of one ext4 image
+// corrupt it. Past the timeout, or when the loop devices cannot be
+// asked, the box fails closed.
+func waitImageFree(image string, timeout time.Duration) error {
+	abs := imagePath(image)
+	deadline := time.Now().Add(timeout)
+	for {
+		held, err := loopsHolding(image)
+		if err != nil {
+			return fmt.Errorf("%w: disk image %s: which loop devices hold it: %w", ErrUnavailable, abs, err)
+		}
+		if len(held) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: disk image %s is still attached to %s after %s: a previous box of this run has not let go (is the run still running in another process?)",
+				ErrUnavailable, abs, strings.Join(held, ", "), timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// loopsHolding lists the loop devices backed by image: by the name the
+// kernel gives their backing file (imagePath), or by the file itself
+// (its device and inode), which another path to it (a bind mount of the
+// runs directory) does not change. A loop device that cannot be asked is
+// listed as holding it (fail closed); an image that is not there is
+// compared by name alone.
+func loopsHolding(image string) ([]string, error) {
+	path := imagePath(image)
+	id, err := statID(image)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	byID := err == nil
+	var held []string
+	files, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	for _, f := range files {
+		name := filepath.Base(filepath.Dir(filepath.Dir(f)))
+		b, err := os.ReadFile(f)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue // detached since the glob
+		case err != nil:
+			held = append(held, fmt.Sprintf("%s (%v)", name, err))
+			continue
+		case strings.TrimSpace(string(b)) == path:
+			held = append(held, name)
+			continue
+		}
+		if !byID {
+			continue
+		}
+		if same, err := loopBacks(name, id); err != nil {
+			held = append(held, fmt.Sprintf("%s (%v)", name, err))
+		} else if same {
+			held = append(held, name)
+		}
+	}
+	return held, nil
+}
+
+// loopBacks reports whether loop device name is backed by the file id.
+// Opening it does not hold it past the call: a loop device with
+// autoclear whose last holder lets go meanwhile detaches at our close.
+func loopBacks(name string, id fileID) (bool, error) {
+	f, err := os.OpenFile("/dev/"+name, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENXIO) {
+		return false, nil // detached since
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	info, err := unix.IoctlLoopGetStatus64(int(f.Fd()))
+	if errors.Is(err, unix.ENXIO) {
+		return false, nil // detached since
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: LOOP_GET_STATUS64: %w", name, err)
+	}
+	return info.Device == id.dev && info.Inode == id.ino, nil
 }
 
 // holdMountNS opens init's mount namespace, so that its exit does not

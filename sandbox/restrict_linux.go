@@ -134,6 +134,8 @@ var deniedSyscalls = []string{
 // refuses AF_VSOCK sockets: vsock is not in the box's network namespace
 // (it reaches the VM's host and the host's own listeners), so it would
 // be a way out past the allowlist on any virtual machine that has it.
+// This library compares all 64 bits of the family, which the kernel
+// reads as an int: compatFilter checks the low half, which holds.
 func seccompFilter(nestedUser bool) seccomp.Filter {
 	return seccomp.Filter{
 		NoNewPrivs: true,

@@ -64,12 +64,30 @@ func TestSeccompCoversEveryABI(t *testing.T) {
 				{"clone a user namespace", "clone", unix.CLONE_NEWUSER | uint64(unix.SIGCHLD), newUserAllowed},
 				{"clone3", "clone3", 0, false},
 				{"an AF_VSOCK socket", "socket", unix.AF_VSOCK, false},
+				// The kernel reads the family as an int: the upper half is dropped.
+				{"an AF_VSOCK socket, the family's upper half set", "socket", 1<<32 | unix.AF_VSOCK, false},
+				{"an AF_INET socket, the family's upper half set", "socket", 1<<32 | unix.AF_INET, true},
 				{"an AF_INET socket", "socket", unix.AF_INET, true},
 				{"getpid", "getpid", 0, true},
 			} {
 				got := call(c.name, c.arg0)&unix.SECCOMP_RET_ACTION_FULL == unix.SECCOMP_RET_ALLOW
 				if got != c.allow {
 					t.Errorf("nested=%v: %s through the %s ABI: allowed %v, want %v", nested, c.what, abi.Name, got, c.allow)
+				}
+			}
+		}
+		// A 32-bit socketcall's family is in memory: refused, whatever it asks.
+		for _, abi := range abis {
+			nr, ok := abi.SyscallNames["socketcall"]
+			if !ok {
+				continue // the ABI has no socketcall: nothing hides a family
+			}
+			for _, call := range []uint64{1 /* SYS_SOCKET */, 3 /* SYS_CONNECT */, 8 /* SYS_SOCKETPAIR */} {
+				switch got := decide(t, vms, uint32(abi.ID), uint32(nr), call); {
+				case got&unix.SECCOMP_RET_ACTION_FULL == unix.SECCOMP_RET_ALLOW:
+					t.Errorf("BREACH: nested=%v: socketcall(%d) through the %s ABI is allowed: its family may be AF_VSOCK", nested, call, abi.Name)
+				case got != retENOSYS:
+					t.Errorf("nested=%v: socketcall(%d) through the %s ABI answers %#x, want ENOSYS (libc's cue to make the direct call)", nested, call, abi.Name, got)
 				}
 			}
 		}
@@ -118,7 +136,7 @@ func decide(t *testing.T, vms []*bpf.VM, auditArch, nr uint32, arg0 uint64) uint
 	binary.BigEndian.PutUint32(data[seccompNr:], nr)
 	binary.BigEndian.PutUint32(data[seccompArch:], auditArch)
 	binary.BigEndian.PutUint32(data[seccompArg0:], uint32(arg0))
-	binary.BigEndian.PutUint32(data[seccompArg0+4:], uint32(arg0>>32))
+	binary.BigEndian.PutUint32(data[16+20-seccompArg0:], uint32(arg0>>32)) // the other half
 	best := int32(unix.SECCOMP_RET_ALLOW)
 	for _, vm := range vms {
 		r, err := vm.Run(data)

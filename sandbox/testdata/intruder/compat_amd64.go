@@ -52,7 +52,42 @@ func attackCompat() {
 		syscall.Wait4(int(pid), &ws, 0, nil)
 	}
 	report(pid > 0, "clone(CLONE_NEWUSER|CLONE_NEWNET) through the i386 ABI (%s)", errOrPid(pid))
+	compatVsock()
 	report(false, "i386 ABI calls")
+}
+
+// compatVsock opens an AF_VSOCK socket through the i386 ABI both ways a
+// 32-bit program can: the direct socket call (359, family in a register)
+// and socketcall (102) with SYS_SOCKET, whose arguments (family first)
+// are in memory below 4 GiB, where no seccomp filter can read them.
+func compatVsock() {
+	fd, _ := compat(359 /* socket */, 40 /* AF_VSOCK */, syscall.SOCK_STREAM, 0)
+	closeCompat(fd)
+	report(fd >= 0, "an AF_VSOCK socket through the i386 ABI's socket (%s)", errOrFd(fd))
+	mem, err := syscall.Mmap(-1, 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON|0x40 /* MAP_32BIT */)
+	if err != nil {
+		report(false, "socketcall through the i386 ABI: no memory below 4 GiB (%v)", err)
+		return
+	}
+	defer syscall.Munmap(mem)
+	args := (*[3]uint32)(unsafe.Pointer(&mem[0]))
+	*args = [3]uint32{40 /* AF_VSOCK */, syscall.SOCK_STREAM, 0}
+	fd, _ = compat(102 /* socketcall */, 1 /* SYS_SOCKET */, uintptr(unsafe.Pointer(&mem[0])))
+	closeCompat(fd)
+	report(fd >= 0, "an AF_VSOCK socket through the i386 ABI's socketcall(SYS_SOCKET) (%s)", errOrFd(fd))
+}
+
+func closeCompat(fd int32) {
+	if fd >= 0 {
+		syscall.Close(int(fd))
+	}
+}
+
+func errOrFd(r int32) string {
+	if r < 0 {
+		return syscall.Errno(-r).Error()
+	}
+	return fmt.Sprint("fd ", r)
 }
 
 func errOrPid(r int32) string {

@@ -259,4 +259,11 @@ func attackVsock() {
 		syscall.Close(fd)
 	}
 	report(err == nil, "an AF_VSOCK socket (%v)", err)
+	// The kernel takes the family as an int: the upper half of the
+	// register is dropped after the filter has seen the whole of it.
+	r, _, errno := syscall.RawSyscall(syscall.SYS_SOCKET, 1<<32|40, syscall.SOCK_STREAM, 0)
+	if errno == 0 {
+		syscall.Close(int(r))
+	}
+	report(errno == 0, "an AF_VSOCK socket with the family's upper 32 bits set (%v)", errno)
 }
