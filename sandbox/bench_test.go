@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandgate/sandgate/sandbox"
 )
@@ -67,6 +68,24 @@ func BenchmarkExecTrue(b *testing.B) {
 				b.Fatal(err)
 			}
 			box.Close()
+		}
+	})
+	// One box's Start alone, its spare init and disk given time to be
+	// ready (made and prepared) first, as when boxes do not follow each
+	// other at once; Close and the wait are not timed.
+	b.Run("sandgate-box-start-ready", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			ws, state := b.TempDir(), b.TempDir()
+			time.Sleep(50 * time.Millisecond)
+			b.StartTimer()
+			box, err := sandbox.Start(context.Background(), sandbox.Options{Workspace: ws, StateDir: state})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			box.Close()
+			b.StartTimer()
 		}
 	})
 	// A resumed run's box: its disk image exists already.

@@ -20,6 +20,7 @@ import (
 // the pool (see zygote_linux.go) or, when there is none, started now.
 func (b *Box) startInit(ctx context.Context) error {
 	if b.cmd == nil {
+		b.prepHost = b.opts.Policy.RootFS == ""
 		if err := b.spawn(); err != nil {
 			return err
 		}
@@ -60,8 +61,9 @@ func (b *Box) startInit(ctx context.Context) error {
 }
 
 // spawn starts init in new namespaces and the box's cgroups, where it
-// waits for its setup. It needs only b.limits: nothing of the box's
-// options reaches init before its setup.
+// prepares the part of the root no option changes and waits for its
+// setup. It needs only b.limits and b.prepHost: nothing else of the
+// box's options reaches init before its setup.
 func (b *Box) spawn() error {
 	sock, child, err := newChannel()
 	if err != nil {
@@ -69,6 +71,10 @@ func (b *Box) spawn() error {
 	}
 	b.sock = sock
 	defer child.Close()
+	// Init mounts its root here before its setup (see prep_linux.go).
+	if err := os.MkdirAll(boxRoot(), 0o755); err != nil {
+		return err
+	}
 	cg, err := newCgroups(b.limits)
 	if err != nil {
 		return fmt.Errorf("%w: resource limits: %w", ErrUnavailable, err)
@@ -125,9 +131,6 @@ func (b *Box) newSetup() (*setup, error) {
 	}
 	s.Caches = presentCaches(b.opts.Policy.Caches)
 	b.caches = s.Caches
-	if err := os.MkdirAll(s.Root, 0o755); err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(s.Disk, 0o700); err != nil {
 		return nil, err
 	}
@@ -165,7 +168,11 @@ func (b *Box) spawnInit(files []*os.File) error {
 	}
 	b.cmd = exec.Command(self)
 	b.cmd.Args = []string{"sandgate-box-init"}
-	b.cmd.Env = []string{roleEnv + "=init"}
+	prep := "image"
+	if b.prepHost {
+		prep = "host"
+	}
+	b.cmd.Env = []string{roleEnv + "=init", prepEnv + "=" + prep, prepRootEnv + "=" + boxRoot()}
 	if traceOn {
 		b.cmd.Env = append(b.cmd.Env, "SANDGATE_BOX_TRACE=1")
 	}

@@ -41,16 +41,19 @@ type Box struct {
 	// spareDisk is the disk made with it (see diskpool_linux.go).
 	pooled    bool
 	spareDisk *disk
-	enc       *json.Encoder
-	mu        sync.Mutex
-	nextID    int
-	pending   map[int]pendingCall
-	dead      chan struct{}
-	deadErr   error
-	cg        *cgroups
-	audit     *auditLog
-	closed    bool
-	initLog   *lockedWriter
+	// prepHost: init prepares the host's system in its root before its
+	// setup, for a box without an image (see prep_linux.go).
+	prepHost bool
+	enc      *json.Encoder
+	mu       sync.Mutex
+	nextID   int
+	pending  map[int]pendingCall
+	dead     chan struct{}
+	deadErr  error
+	cg       *cgroups
+	audit    *auditLog
+	closed   bool
+	initLog  *lockedWriter
 	// unconfined runs commands directly, for Isolation "none".
 	unconfined bool
 	// copyDir is the private workspace copy when no overlay is used.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 )
 
 // The box's /etc is built, not bound: the host's /etc holds shadow files,
@@ -44,9 +43,9 @@ var etcGenerated = map[string]string{
 	"resolv.conf": "# sandgate: the box has no DNS server\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n",
 }
 
-// buildEtc fills root/etc and returns what it holds, sorted. With an
-// image, the system entries come from the image's /etc, not the host's.
-func buildEtc(root string, img *imageRoot) ([]string, error) {
+// writeEtc writes the generated files into root/etc and returns their
+// names.
+func writeEtc(root string) ([]string, error) {
 	etc := filepath.Join(root, "etc")
 	if err := os.MkdirAll(etc, 0o755); err != nil {
 		return nil, err
@@ -58,18 +57,47 @@ func buildEtc(root string, img *imageRoot) ([]string, error) {
 		}
 		shown = append(shown, name)
 	}
+	return shown, nil
+}
+
+// hostEtcNames are the host's /etc entries a box may see, if they exist.
+func hostEtcNames() []string {
 	names := append([]string(nil), etcFromHost...)
-	show := showEtc
-	if img != nil {
-		names, show = img.etcNames(), img.showEtc
-	} else {
-		for _, g := range etcGlobs {
-			m, _ := filepath.Glob(filepath.Join("/etc", g))
-			for _, p := range m {
-				names = append(names, strings.TrimPrefix(p, "/etc/"))
+	// /etc read once for every glob (it is read again at a pooled box's
+	// take, see hostPrint), in filepath.Glob's order.
+	d, err := os.Open("/etc")
+	if err != nil {
+		return names
+	}
+	list, _ := d.Readdirnames(-1)
+	d.Close()
+	return append(names, globbedEtc(list)...)
+}
+
+// globbedEtc are the names in list that etcGlobs match, in
+// filepath.Glob's order.
+func globbedEtc(list []string) []string {
+	sort.Strings(list)
+	var names []string
+	for _, g := range etcGlobs {
+		for _, n := range list {
+			if ok, _ := filepath.Match(g, n); ok {
+				names = append(names, n)
 			}
 		}
 	}
+	return names
+}
+
+// showEtcEntries shows the system's entries in root/etc and returns
+// those shown: the host's, or with an image the image's.
+func showEtcEntries(root string, img *imageRoot) ([]string, error) {
+	etc := filepath.Join(root, "etc")
+	names, show := hostEtcNames(), showEtc
+	if img != nil {
+		names, show = img.etcNames(), img.showEtc
+	}
+	var shown []string
 	for _, name := range names {
 		ok, err := show(name, etc)
 		if err != nil {
@@ -79,7 +107,6 @@ func buildEtc(root string, img *imageRoot) ([]string, error) {
 			shown = append(shown, name)
 		}
 	}
-	sort.Strings(shown)
 	return shown, nil
 }
 

@@ -33,6 +33,9 @@ func SetImageFreeTimeout(d time.Duration) func() {
 // started ahead (see zygote_linux.go).
 func Pooled(b *Box) bool { return b.pooled }
 
+// InitPID is the host pid of the box's init.
+func InitPID(b *Box) int { return b.cmd.Process.Pid }
+
 // SpareInit waits for the pool's next init and returns its pid as the
 // harness sees it (0 when there is none), leaving it in the pool.
 func SpareInit() int {

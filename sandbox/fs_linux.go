@@ -16,7 +16,7 @@ import (
 )
 
 // systemDirs are shown read-only inside the box when they exist.
-// /etc is built by buildEtc instead.
+// /etc is built by writeEtc and showEtcEntries instead.
 var systemDirs = []string{"/usr", "/opt"}
 
 // topLinks are the usr-merge symlinks recreated in the new root.
@@ -27,148 +27,9 @@ const shmBytes = 64 << 20
 
 var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
-// buildBox prepares the new root under s.Root and pivots into it.
-func buildBox(s *setup) ([]string, error) {
-	var layers []string
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return nil, fmt.Errorf("make mounts private: %w", err)
-	}
-	root := s.Root
-	if err := unix.Mount("tmpfs", root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=16m"); err != nil {
-		return nil, fmt.Errorf("mount new root: %w", err)
-	}
-	itr.mark("root-tmpfs")
-	var img *imageRoot
-	if s.RootFS != "" {
-		var err error
-		if img, err = showImage(s.RootFS, root); err != nil {
-			return nil, fmt.Errorf("%w: the box's image: %w", ErrUnavailable, err)
-		}
-		layers = append(layers, "root from the image (read-only): "+strings.Join(img.shown, " "))
-	}
-	etc, err := buildEtc(root, img)
-	if err != nil {
-		return nil, err
-	}
-	layers = append(layers, "minimal /etc: "+strings.Join(etc, " "))
-	itr.mark("etc")
-	disk, err := attachDisk(s, root)
-	if err != nil {
-		return nil, err
-	}
-	itr.mark("attachDisk")
-	if err := showHostDirs(root, s.ReadOnly, img); err != nil {
-		return nil, err
-	}
-	itr.mark("hostDirs")
-	ws, err := mountWorkspace(s, root)
-	if err != nil {
-		return nil, err
-	}
-	layers = append(layers, ws)
-	itr.mark("workspace")
-	if s.Objects != "" {
-		if err := mountObjects(s.Objects, filepath.Join(root, WorkDir)); err != nil {
-			return nil, err
-		}
-		layers = append(layers, "git objects from the shared object store, read-only")
-	}
-	if err := mountScratch(root, disk, s.NestedUser); err != nil {
-		return nil, err
-	}
-	itr.mark("scratch")
-	for i, c := range s.Caches {
-		if err := mountCache(root, s.CacheDir, i, c, s.NestedUser); err != nil {
-			return nil, err
-		}
-		layers = append(layers, "copy-on-write cache "+c.Box)
-	}
-	if s.ProxySock != "" {
-		dst := filepath.Join(root, "run/sandgate/proxy.sock")
-		if err := touch(dst); err != nil {
-			return nil, err
-		}
-		if err := unix.Mount(s.ProxySock, dst, "", unix.MS_BIND, ""); err != nil {
-			return nil, fmt.Errorf("bind proxy socket: %w", err)
-		}
-	}
-	if err := detachDisk(disk, root, s.Disk); err != nil {
-		return nil, err
-	}
-	itr.mark("detachDisk")
-	// The image's top-level links (bin -> usr/bin) come last: nothing
-	// above resolves a path through them while the host is still the
-	// root they would resolve against.
-	if err := img.link(root); err != nil {
-		return nil, err
-	}
-	if err := pivot(root); err != nil {
-		return nil, err
-	}
-	itr.mark("pivot")
-	layers = append(layers, "mount namespace with a fresh root (system directories read-only)")
-	if s.GitRO {
-		if st, err := os.Stat(WorkDir + "/.git"); err == nil && st.IsDir() {
-			if err := bindRO(WorkDir+"/.git", WorkDir+"/.git"); err != nil {
-				return nil, err
-			}
-			layers = append(layers, ".git read-only")
-		}
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-		return nil, fmt.Errorf("make root read-only: %w", err)
-	}
-	itr.mark("rootRO")
-	if err := unix.Sethostname([]byte("sandbox")); err != nil {
-		return nil, fmt.Errorf("set hostname: %w", err)
-	}
-	if err := loopbackUp(); err != nil {
-		return nil, err
-	}
-	itr.mark("lo")
-	if s.ProxySock != "" {
-		if err := startBridge(); err != nil {
-			return nil, fmt.Errorf("egress bridge: %w", err)
-		}
-		layers = append(layers, "network namespace (loopback only; HTTP(S) egress through the harness allowlist proxy)")
-	} else {
-		layers = append(layers, "network namespace (loopback only)")
-	}
-	return layers, nil
-}
-
-func mountWorkspace(s *setup, root string) (string, error) {
-	dst := filepath.Join(root, WorkDir)
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return "", err
-	}
-	if s.Lower != "" {
-		lowers := []string{s.Lower}
-		if len(s.Layers) > 0 {
-			lowers = s.Layers
-		}
-		opts, done, err := overlayOptions(lowers, s.Upper, s.OvlWork)
-		if err != nil {
-			return "", err
-		}
-		defer done()
-		if err := unix.Mount("overlay", dst, "overlay", 0, opts); err != nil {
-			return "", fmt.Errorf("mount overlay workspace: %w", err)
-		}
-		return "overlay workspace (copy-on-write over a read-only snapshot)", nil
-	}
-	if err := unix.Mount(s.Workspace, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return "", fmt.Errorf("bind workspace: %w", err)
-	}
-	return "workspace copy", nil
-}
-
-// mountScratch creates /tmp and the home directory (on the box's disk;
-// the home is the commands' own), /dev and /proc.
-func mountScratch(root, disk string, nestedUser bool) error {
-	if err := mountDiskScratch(root, disk, nestedUser); err != nil {
-		return err
-	}
+// mountDevProc mounts the box's /dev (its few device nodes and a
+// tmpfs /dev/shm) and /proc.
+func mountDevProc(root string) error {
 	dev := filepath.Join(root, "dev")
 	if err := os.MkdirAll(dev, 0o755); err != nil {
 		return err

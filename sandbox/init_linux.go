@@ -57,6 +57,9 @@ func runInit() int {
 	cmdMemTasks = os.NewFile(tasksFD+1, "sandgate-cmd-mem-tasks")
 	memTasks = os.NewFile(tasksFD+2, "sandgate-mem-tasks")
 	c := &conn{enc: json.NewEncoder(f), dec: json.NewDecoder(bufio.NewReader(f))}
+	// What no option changes is built before the setup is read: in a
+	// pooled init, while it waits to be taken (see prep_linux.go).
+	prep := prepareFromEnv()
 	var req request
 	if err := c.dec.Decode(&req); err != nil || req.Setup == nil {
 		fmt.Fprintln(os.Stderr, "sandbox init: no setup message:", err)
@@ -64,7 +67,7 @@ func runInit() int {
 	}
 	nestedUser, cgroupV1 = req.Setup.NestedUser, req.Setup.CgroupV1
 	itr = newTracer("init")
-	layers, err := buildBox(req.Setup)
+	layers, err := buildBox(req.Setup, prep)
 	if err == nil {
 		var more []string
 		more, err = lockDown(req.Setup.NestedUser)

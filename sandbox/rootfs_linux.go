@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -110,15 +109,7 @@ func (img *imageRoot) etcNames() []string {
 	}
 	defer d.Close()
 	list, _ := d.Readdirnames(-1)
-	sort.Strings(list)
-	for _, n := range list {
-		for _, g := range etcGlobs {
-			if ok, _ := filepath.Match(g, n); ok {
-				names = append(names, n)
-			}
-		}
-	}
-	return names
+	return append(names, globbedEtc(list)...)
 }
 
 // showEtc shows the image's /etc/name at etc/name: a link is recreated
@@ -171,13 +162,9 @@ func (img *imageRoot) link(root string) error {
 	return nil
 }
 
-// showHostDirs shows the host's system directories and the policy's
-// read-only paths, or with an image only the latter.
-func showHostDirs(root string, readOnly []string, img *imageRoot) error {
-	dirs := append([]string(nil), readOnly...)
-	if img == nil {
-		dirs = append(append([]string(nil), systemDirs...), readOnly...)
-	}
+// showHostDirs shows each of dirs that exists on the host read-only at
+// the same path under root.
+func showHostDirs(root string, dirs []string, img *imageRoot) error {
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err != nil {
 			continue
@@ -189,9 +176,22 @@ func showHostDirs(root string, readOnly []string, img *imageRoot) error {
 			return err
 		}
 	}
-	if img != nil {
-		return nil
+	return nil
+}
+
+// showSystem shows the host's system directories and makes its
+// usr-merge links (a prepared root's order; see buildBox for an
+// unprepared one's).
+func showSystem(root string) error {
+	if err := showHostDirs(root, systemDirs, nil); err != nil {
+		return err
 	}
+	return showTopLinks(root)
+}
+
+// showTopLinks recreates the host's usr-merge links (or binds what is a
+// directory there).
+func showTopLinks(root string) error {
 	for _, l := range topLinks {
 		if target, err := os.Readlink(l); err == nil {
 			if err := os.Symlink(target, filepath.Join(root, l)); err != nil {

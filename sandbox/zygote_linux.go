@@ -53,7 +53,7 @@ func pooledFor(o Options) bool {
 // started ahead when the pool has one for it, else a new one.
 func boxFor(ctx context.Context, o Options) *Box {
 	if pooledFor(o) {
-		if b := zygotes.take(ctx, o.Policy.Limits.withDefaults()); b != nil {
+		if b := zygotes.take(ctx, keyOf(o.Policy.Limits.withDefaults(), o.Policy.RootFS == "")); b != nil {
 			b.pooled = true
 			return b
 		}
@@ -68,10 +68,13 @@ type zygoteKey struct {
 	memory, disk int64
 	pids         int
 	root         bool // rootHarness: the uid maps and setgroups
+	// host: the init prepared the host's system directories and /etc
+	// entries in its root, for a box without an image (prep_linux.go).
+	host bool
 }
 
-func keyOf(l Limits) zygoteKey {
-	return zygoteKey{memory: l.MemoryBytes, disk: l.DiskBytes, pids: l.Pids, root: rootHarness()}
+func keyOf(l Limits, host bool) zygoteKey {
+	return zygoteKey{memory: l.MemoryBytes, disk: l.DiskBytes, pids: l.Pids, root: rootHarness(), host: host}
 }
 
 // zygote is a started init waiting for its setup.
@@ -109,11 +112,10 @@ func ReleaseSpares() {
 	}
 }
 
-// take returns a pre-started init for a box with limits l (waiting for
-// the one being made, if any: it is further on than one started now),
-// or nil. It starts making the next one either way.
-func (p *zygotePool) take(ctx context.Context, l Limits) *Box {
-	key := keyOf(l)
+// take returns a pre-started init made for key (waiting for the one
+// being made, if any: it is further on than one started now), or nil.
+// It starts making the next one either way.
+func (p *zygotePool) take(ctx context.Context, key zygoteKey) *Box {
 	p.mu.Lock()
 	c := p.next
 	// The next box's is started now: most of making one is waiting (for
@@ -166,6 +168,7 @@ func (p *zygotePool) make(key zygoteKey, c chan *zygote) {
 		z.mounts = -1
 	} else {
 		z.b.limits = Limits{MemoryBytes: key.memory, Pids: key.pids}
+		z.b.prepHost = key.host
 		err = z.b.spawn()
 	}
 	z.b.spareDisk = <-dc
