@@ -16,6 +16,7 @@ import (
 	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/temporal/internal/runfixture"
 )
 
 // restarted is host old's worker started again: a new process, the same
@@ -111,21 +112,7 @@ func TestNodeRefusesAWorkspaceACutOffAttemptWrote(t *testing.T) {
 
 // cutBP appends a and b to s.txt; check fails the run unless the file is
 // exactly those two lines.
-const cutBP = `version: 1
-name: cut
-start: a
-nodes:
-  a: {type: shell, run: "echo a > s.txt", next: b}
-  b: {type: shell, run: "echo b >> s.txt", next: check}
-  check:
-    type: shell
-    run: |
-      [ "$(tr -d '\n' < s.txt)" = ab ]
-    on_pass: done
-    on_fail: broken
-  done: {type: succeed}
-  broken: {type: fail, reason: s.txt is not exactly a b}
-`
+var cutBP = runfixture.AppendsBP("cut", "s.txt", []string{"a", "b"}, nil)
 
 // TestWorkflowRetryDoesNotSeeACutOffWrite: b's box appends its line and
 // the attempt is cut off before its result is recorded (the worker dies
