@@ -11,10 +11,8 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/sandgate/sandgate/internal/gitfixture"
-	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/temporal/internal/runfixture"
 )
@@ -129,18 +127,9 @@ func TestWorkflowRetryDoesNotSeeACutOffWrite(t *testing.T) {
 			if err := gitfixture.Seed(repo, map[string]string{"README": "x\n"}, "init"); err != nil {
 				t.Fatal(err)
 			}
-			env := testEnv()
+			f := newFixtureOn(t, newSandboxHost(t, "h1", "sandgate@h1"))
+			env, h := f.env, f.host
 			env.SetTestTimeout(5 * time.Minute) // real boxes: the 3 s default is too short on a loaded machine
-			reg := nodes.NewRegistry()
-			h := &Host{Name: "h1", Queue: "sandgate@h1", Runtime: &runtime.Runtime{Registry: reg, RunsDir: t.TempDir()},
-				Prepare: func(repo, rev string) runtime.Prepare {
-					return nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev})
-				}}
-			t.Cleanup(func() { _ = h.Close() })
-			env.RegisterWorkflowWithOptions((&Workflows{Registry: reg}).Run, workflow.RegisterOptions{Name: WorkflowName})
-			env.RegisterActivityWithOptions(h.Open, activity.RegisterOptions{Name: ActivityOpen})
-			env.RegisterActivityWithOptions(h.Node, activity.RegisterOptions{Name: ActivityNode})
-			env.RegisterActivityWithOptions(h.Finish, activity.RegisterOptions{Name: ActivityFinish})
 			cut := false
 			env.OnActivity(ActivityNode, mock.Anything, mock.Anything).Return(func(ctx context.Context, in nodeInput) (nodeResult, error) {
 				res, err := h.Node(ctx, in)
@@ -161,7 +150,6 @@ func TestWorkflowRetryDoesNotSeeACutOffWrite(t *testing.T) {
 			if st.Status != runtime.StatusSucceeded {
 				t.Fatalf("the retry saw the cut-off write: %+v", st)
 			}
-			f := &fixture{env: env, host: h}
 			restored := 0
 			for _, ev := range f.journal(t, st) {
 				if ev.Type == runtime.EvRunResumed && strings.Contains(ev.Reason, "is not the recorded one") {
