@@ -11,11 +11,10 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/sandgate/sandgate/internal/gitfixture"
-	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/temporal/internal/runfixture"
 )
 
 // restarted is host old's worker started again: a new process, the same
@@ -111,21 +110,7 @@ func TestNodeRefusesAWorkspaceACutOffAttemptWrote(t *testing.T) {
 
 // cutBP appends a and b to s.txt; check fails the run unless the file is
 // exactly those two lines.
-const cutBP = `version: 1
-name: cut
-start: a
-nodes:
-  a: {type: shell, run: "echo a > s.txt", next: b}
-  b: {type: shell, run: "echo b >> s.txt", next: check}
-  check:
-    type: shell
-    run: |
-      [ "$(tr -d '\n' < s.txt)" = ab ]
-    on_pass: done
-    on_fail: broken
-  done: {type: succeed}
-  broken: {type: fail, reason: s.txt is not exactly a b}
-`
+var cutBP = runfixture.AppendsBP("cut", "s.txt", []string{"a", "b"}, nil)
 
 // TestWorkflowRetryDoesNotSeeACutOffWrite: b's box appends its line and
 // the attempt is cut off before its result is recorded (the worker dies
@@ -142,18 +127,9 @@ func TestWorkflowRetryDoesNotSeeACutOffWrite(t *testing.T) {
 			if err := gitfixture.Seed(repo, map[string]string{"README": "x\n"}, "init"); err != nil {
 				t.Fatal(err)
 			}
-			env := testEnv()
+			f := newFixtureOn(t, newSandboxHost(t, "h1", "sandgate@h1"))
+			env, h := f.env, f.host
 			env.SetTestTimeout(5 * time.Minute) // real boxes: the 3 s default is too short on a loaded machine
-			reg := nodes.NewRegistry()
-			h := &Host{Name: "h1", Queue: "sandgate@h1", Runtime: &runtime.Runtime{Registry: reg, RunsDir: t.TempDir()},
-				Prepare: func(repo, rev string) runtime.Prepare {
-					return nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev})
-				}}
-			t.Cleanup(func() { _ = h.Close() })
-			env.RegisterWorkflowWithOptions((&Workflows{Registry: reg}).Run, workflow.RegisterOptions{Name: WorkflowName})
-			env.RegisterActivityWithOptions(h.Open, activity.RegisterOptions{Name: ActivityOpen})
-			env.RegisterActivityWithOptions(h.Node, activity.RegisterOptions{Name: ActivityNode})
-			env.RegisterActivityWithOptions(h.Finish, activity.RegisterOptions{Name: ActivityFinish})
 			cut := false
 			env.OnActivity(ActivityNode, mock.Anything, mock.Anything).Return(func(ctx context.Context, in nodeInput) (nodeResult, error) {
 				res, err := h.Node(ctx, in)
@@ -174,7 +150,6 @@ func TestWorkflowRetryDoesNotSeeACutOffWrite(t *testing.T) {
 			if st.Status != runtime.StatusSucceeded {
 				t.Fatalf("the retry saw the cut-off write: %+v", st)
 			}
-			f := &fixture{env: env, host: h}
 			restored := 0
 			for _, ev := range f.journal(t, st) {
 				if ev.Type == runtime.EvRunResumed && strings.Contains(ev.Reason, "is not the recorded one") {

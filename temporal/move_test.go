@@ -19,6 +19,7 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/temporal/internal/runfixture"
 )
 
 // TestMain lets the test binary serve the sandbox's re-executed helpers
@@ -40,12 +41,16 @@ nodes:
 // sandboxHost is a worker host with the built-in nodes in sandboxed
 // workspaces, its activities registered under the host's name.
 func sandboxHost(t *testing.T, env *testsuite.TestActivityEnvironment, name string) *Host {
-	h := &Host{Name: name, Queue: "q@" + name, Runtime: &runtime.Runtime{Registry: nodes.NewRegistry(), RunsDir: t.TempDir()},
-		Prepare: func(repo, rev string) runtime.Prepare {
-			return nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev})
-		}}
+	h := newSandboxHost(t, name, "q@"+name)
 	env.RegisterActivityWithOptions(h.Open, activity.RegisterOptions{Name: name + ".open"})
 	env.RegisterActivityWithOptions(h.Node, activity.RegisterOptions{Name: name + ".node"})
+	return h
+}
+
+// newSandboxHost is a worker host with the built-in nodes in sandboxed
+// workspaces, closed when the test ends.
+func newSandboxHost(t *testing.T, name, queue string) *Host {
+	h := &Host{Name: name, Queue: queue, Runtime: &runtime.Runtime{Registry: nodes.NewRegistry(), RunsDir: t.TempDir()}, Prepare: runfixture.Sandboxed}
 	t.Cleanup(func() { _ = h.Close() })
 	return h
 }

@@ -1,7 +1,6 @@
 package temporal
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,19 +11,8 @@ import (
 	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/temporal/internal/runfixture"
 )
-
-const pushBP = `version: 1
-name: push
-start: edit
-nodes:
-  edit: {type: shell, run: "echo changed > hello.txt", next: guard}
-  guard: {type: protect, paths: ["ci/**"], on_pass: commit, on_fail: stuck}
-  commit: {type: git_commit, branch: fix/hello, message: "fix hello", next: push}
-  push: {type: git_push, remote: REMOTE, on_pass: done, on_fail: stuck}
-  done: {type: succeed}
-  stuck: {type: handoff}
-`
 
 // moving numbers a run's events as the workflow does, with its scheduler,
 // for activity tests that play the workflow's part.
@@ -62,19 +50,14 @@ func TestMoveAfterPushPushesOnce(t *testing.T) {
 	if err := gitfixture.Seed(repo, map[string]string{"hello.txt": "hello\n"}, "init"); err != nil {
 		t.Fatal(err)
 	}
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	if _, err := gitfixture.Git(t.TempDir(), "clone", "-q", "--bare", repo, remote); err != nil {
-		t.Fatal(err)
-	}
-	updates := filepath.Join(t.TempDir(), "updates")
-	if err := os.WriteFile(filepath.Join(remote, "hooks", "post-receive"), []byte("#!/bin/sh\ncat >> "+updates+"\n"), 0o755); err != nil {
+	remote, updates := filepath.Join(t.TempDir(), "remote.git"), filepath.Join(t.TempDir(), "updates")
+	if err := gitfixture.Remote(repo, remote, gitfixture.LogUpdates(updates)); err != nil {
 		t.Fatal(err)
 	}
 	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
 	sandboxHost(t, env, "a")
 	sandboxHost(t, env, "b")
-	src := strings.ReplaceAll(pushBP, "REMOTE", remote)
-	run := RunInput{File: "bp.yaml", Source: []byte(src), Repo: repo}
+	run := RunInput{File: "bp.yaml", Source: []byte(runfixture.PushBP(remote)), Repo: repo}
 	bp, err := nodes.NewRegistry().Parse(run.File, run.Source)
 	if err != nil {
 		t.Fatal(err)
@@ -129,10 +112,10 @@ func TestMoveAfterPushPushesOnce(t *testing.T) {
 	if p.Event.Outputs["pushed"] != false {
 		t.Fatalf("host b's push of the same commit must find it there: %+v", p.Event)
 	}
-	if tip, err := gitfixture.Git(remote, "rev-parse", "fix/hello"); err != nil || strings.TrimSpace(tip) != sha {
-		t.Fatalf("remote fix/hello at %q (%v), want host a's commit %v", tip, err, sha)
+	if tip, err := gitfixture.Git(remote, "rev-parse", runfixture.PushBranch); err != nil || strings.TrimSpace(tip) != sha {
+		t.Fatalf("remote %s at %q (%v), want host a's commit %v", runfixture.PushBranch, tip, err, sha)
 	}
-	if b, _ := os.ReadFile(updates); strings.Count(string(b), "refs/heads/fix/hello") != 1 {
-		t.Fatalf("the remote's ref updates:\n%s\nwant one", b)
+	if n, log := gitfixture.Updates(updates, runfixture.PushBranch); n != 1 {
+		t.Fatalf("the remote's ref updates:\n%s\nwant one", log)
 	}
 }

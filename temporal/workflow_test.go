@@ -49,10 +49,14 @@ type fixture struct {
 // newFixture registers the workflow and a real Host (test node types, a
 // temporary runs directory) in the SDK's in-memory test environment.
 func newFixture(t *testing.T) *fixture {
+	return newFixtureOn(t, &Host{Name: "h1", Queue: "sandgate@h1", Runtime: &runtime.Runtime{Registry: testnodes.Registry(), RunsDir: t.TempDir(), NoSync: true}})
+}
+
+// newFixtureOn registers the workflow, with h's registry, and h's
+// activities in the SDK's in-memory test environment.
+func newFixtureOn(t *testing.T, h *Host) *fixture {
 	env := testEnv()
-	reg := testnodes.Registry()
-	h := &Host{Name: "h1", Queue: "sandgate@h1", Runtime: &runtime.Runtime{Registry: reg, RunsDir: t.TempDir(), NoSync: true}}
-	env.RegisterWorkflowWithOptions((&Workflows{Registry: reg}).Run, workflow.RegisterOptions{Name: WorkflowName})
+	env.RegisterWorkflowWithOptions((&Workflows{Registry: h.Runtime.Registry}).Run, workflow.RegisterOptions{Name: WorkflowName})
 	env.RegisterActivityWithOptions(h.Open, activity.RegisterOptions{Name: ActivityOpen})
 	env.RegisterActivityWithOptions(h.Node, activity.RegisterOptions{Name: ActivityNode})
 	env.RegisterActivityWithOptions(h.Finish, activity.RegisterOptions{Name: ActivityFinish})

@@ -9,12 +9,49 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/runtime"
 )
 
 // logoBytes is what the scripted agent writes as logo.png: not text (NUL
 // bytes, no trailing newline, a byte that is not UTF-8).
 var logoBytes = []byte("\x89PNG\r\n\x1a\n\x00\x01\xff")
+
+// handoffGround is what a hand-off test works in: the calc repository,
+// a runs directory, a bare remote of the repository, and the scripted
+// model's turns (model.yaml).
+type handoffGround struct{ work, repo, runs, remote, script string }
+
+func newHandoffGround(t *testing.T, turns string) handoffGround {
+	t.Helper()
+	g := handoffGround{work: t.TempDir(), repo: gitRepo(t)}
+	g.runs, g.remote, g.script = filepath.Join(g.work, "runs"), filepath.Join(g.work, "remote.git"), filepath.Join(g.work, "model.yaml")
+	if err := gitfixture.Remote(g.repo, g.remote, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(g.script, []byte(turns), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// takeOver runs cmds (a hand-off's takeover or fetch commands) as the
+// person taking the run over would, in a fresh clone of the repository
+// in place of the repository, and returns the clone.
+func (g handoffGround) takeOver(t *testing.T, cmds []string) string {
+	t.Helper()
+	clone := filepath.Join(g.work, "clone")
+	if _, err := gitfixture.Git(g.work, "clone", "-q", g.repo, clone); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cmds {
+		c = strings.Replace(c, "git -C "+g.repo+" ", "git -C "+clone+" ", 1)
+		if out, err := exec.Command("sh", "-c", c).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", c, err, out)
+		}
+	}
+	return clone
+}
 
 // TestHandoffTakeover runs the shipped fix-failing-test blueprint with a
 // scripted agent that adds a binary file and twice fails to fix the bug,
@@ -23,21 +60,15 @@ var logoBytes = []byte("\x89PNG\r\n\x1a\n\x00\x01\xff")
 // clone of the repository, those commands apply change.patch cleanly and
 // yield exactly the agent's change, binary file included.
 func TestHandoffTakeover(t *testing.T) {
-	work := t.TempDir()
-	repo, runs := gitRepo(t), filepath.Join(work, "runs")
-	remote := filepath.Join(work, "remote.git")
-	if out, err := exec.Command("git", "clone", "-q", "--bare", repo, remote).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	script := filepath.Join(work, "model.yaml")
-	os.WriteFile(script, []byte(`- tool_calls: [{function: {name: run, arguments: {command: "printf '\\211PNG\\015\\012\\032\\012\\000\\001\\377' > logo.png"}}}]
+	g := newHandoffGround(t, `- tool_calls: [{function: {name: run, arguments: {command: "printf '\\211PNG\\015\\012\\032\\012\\000\\001\\377' > logo.png"}}}]
 - tool_calls: [{function: {name: edit_file, arguments: {path: calc.go, old: "a - b", new: "a - b + 0"}}}]
 - tool_calls: [{function: {name: finish, arguments: {summary: "added a logo and touched Add"}}}]
 - tool_calls: [{function: {name: edit_file, arguments: {path: calc.go, old: "a - b + 0", new: "b - a"}}}]
 - tool_calls: [{function: {name: finish, arguments: {summary: "swapped the operands"}}}]
-`), 0o644)
+`)
+	repo, runs, remote := g.repo, g.runs, g.remote
 	bp, _ := filepath.Abs(filepath.Join("..", "..", "blueprints", "fix-failing-test.yaml"))
-	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--model", "script:"+script,
+	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--model", "script:"+g.script,
 		"--input", "task=fix Add", "--input", "remote="+remote)
 	if code != exitHandoff {
 		t.Fatalf("exit %d, want a hand-off\n%s\n%s", code, out, errs)
@@ -71,19 +102,12 @@ func TestHandoffTakeover(t *testing.T) {
 		}
 	}
 
-	clone := filepath.Join(work, "clone")
-	if out, err := exec.Command("git", "clone", "-q", repo, clone).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
 	for _, c := range h.Takeover {
 		if !strings.Contains(shown, c) {
 			t.Errorf("show does not print %q", c)
 		}
-		c = strings.Replace(c, "git -C "+repo+" ", "git -C "+clone+" ", 1)
-		if out, err := exec.Command("sh", "-c", c).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", c, err, out)
-		}
 	}
+	clone := g.takeOver(t, h.Takeover)
 	if got := string(must(os.ReadFile(filepath.Join(clone, "calc.go")))); !strings.Contains(got, "return b - a") {
 		t.Fatalf("calc.go after the takeover:\n%s", got)
 	}
@@ -99,17 +123,11 @@ func TestHandoffTakeover(t *testing.T) {
 // a later step failed. The hand-off names the pushed branch, and its
 // fetch commands, run in a fresh clone, check out the agent's change.
 func TestHandoffAfterPush(t *testing.T) {
-	work := t.TempDir()
-	repo, runs := gitRepo(t), filepath.Join(work, "runs")
-	remote := filepath.Join(work, "remote.git")
-	if out, err := exec.Command("git", "clone", "-q", "--bare", repo, remote).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	script := filepath.Join(work, "model.yaml")
-	os.WriteFile(script, []byte(`- tool_calls: [{function: {name: run, arguments: {command: "printf '\\211PNG\\015\\012\\032\\012\\000\\001\\377' > logo.png"}}}]
+	g := newHandoffGround(t, `- tool_calls: [{function: {name: run, arguments: {command: "printf '\\211PNG\\015\\012\\032\\012\\000\\001\\377' > logo.png"}}}]
 - tool_calls: [{function: {name: edit_file, arguments: {path: calc.go, old: "a - b", new: "a + b"}}}]
 - tool_calls: [{function: {name: finish, arguments: {summary: "fixed Add"}}}]
-`), 0o644)
+`)
+	repo, runs, remote := g.repo, g.runs, g.remote
 	bp := writeBlueprint(t, `version: 1
 name: push-then-fail
 inputs:
@@ -124,7 +142,7 @@ nodes:
   done: {type: succeed}
   stuck: {type: handoff, reason: the announcement failed}
 `)
-	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--model", "script:"+script, "--input", "remote="+remote)
+	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--model", "script:"+g.script, "--input", "remote="+remote)
 	if code != exitHandoff {
 		t.Fatalf("exit %d, want a hand-off\n%s\n%s", code, out, errs)
 	}
@@ -140,16 +158,7 @@ nodes:
 		!strings.Contains(h.Outcome, "hand-off step `stuck` (the announcement failed) after step `announce` (shell) ended fail") {
 		t.Fatalf("pushed %+v, fetch %q, outcome %q", h.Pushed, h.Fetch, h.Outcome)
 	}
-	clone := filepath.Join(work, "clone")
-	if out, err := exec.Command("git", "clone", "-q", repo, clone).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	for _, c := range h.Fetch {
-		c = strings.Replace(c, "git -C "+repo+" ", "git -C "+clone+" ", 1)
-		if out, err := exec.Command("sh", "-c", c).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", c, err, out)
-		}
-	}
+	clone := g.takeOver(t, h.Fetch)
 	if got := string(must(os.ReadFile(filepath.Join(clone, "calc.go")))); !strings.Contains(got, "return a + b") {
 		t.Fatalf("calc.go on the fetched branch:\n%s", got)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandgate/sandgate/blueprint"
+	"github.com/sandgate/sandgate/internal/cliflag"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -166,7 +167,7 @@ func startArgs(in startIn, bp *blueprint.Blueprint, operator []string) ([]string
 	if err != nil {
 		return nil, repoState{}, err
 	}
-	inputs := inputFlags{}
+	inputs := cliflag.Inputs{}
 	for k, v := range in.Inputs {
 		if err := inputs.Set(k + "=" + v); err != nil || strings.Contains(k, "=") {
 			return nil, repoState{}, fmt.Errorf("input %q: a name is non-empty and has no '='", k)

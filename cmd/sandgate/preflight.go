@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/blueprints"
+	"github.com/sandgate/sandgate/internal/cliflag"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -42,7 +43,7 @@ func builtinNames() []string {
 
 // checkInputs is the runtime's input check done before anything is
 // created, with one line per problem that says how to fix it.
-func checkInputs(bp *blueprint.Blueprint, in inputFlags) error {
+func checkInputs(bp *blueprint.Blueprint, in cliflag.Inputs) error {
 	var problems []string
 	for k, v := range in {
 		decl, ok := bp.Inputs[k]
@@ -98,7 +99,7 @@ func checkModelKeys(bp *blueprint.Blueprint, rf *runFlags) error {
 // checkRemotes fails when a git_push node pushes to a local path that does
 // not exist, or would send its token to a remote the operator did not
 // allow: the run would do all its work and fail at the end.
-func checkRemotes(bp *blueprint.Blueprint, inputs inputFlags, repo string, allowed []string) error {
+func checkRemotes(bp *blueprint.Blueprint, inputs cliflag.Inputs, repo string, allowed []string) error {
 	scope := &blueprint.Scope{Inputs: withDefaults(bp, inputs)}
 	for _, id := range bp.Order {
 		n := bp.Nodes[id]
@@ -147,7 +148,7 @@ func localRemote(r string) (string, bool) {
 	return r, true
 }
 
-func withDefaults(bp *blueprint.Blueprint, in inputFlags) map[string]any {
+func withDefaults(bp *blueprint.Blueprint, in cliflag.Inputs) map[string]any {
 	out := map[string]any{}
 	for k, d := range bp.Inputs {
 		if d.Default != nil {

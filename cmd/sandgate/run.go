@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/cost"
+	"github.com/sandgate/sandgate/internal/cliflag"
 	"github.com/sandgate/sandgate/internal/termtext"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/agent"
@@ -23,20 +24,6 @@ import (
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/secrets"
 )
-
-// inputFlags collects repeated --input k=v flags.
-type inputFlags map[string]any
-
-func (f inputFlags) String() string { return fmt.Sprint(map[string]any(f)) }
-
-func (f inputFlags) Set(s string) error {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("want NAME=VALUE, got %q", s)
-	}
-	f[k] = v
-	return nil
-}
 
 // labelText is labels as NAME=VALUE words in name order.
 func labelText(l runtime.Labels) string {
@@ -169,7 +156,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	inc := fs.Bool("include-uncommitted", false, "run on a snapshot of the work tree, uncommitted and untracked (not ignored) files included")
 	head := fs.Bool("head", false, "run on HEAD, leaving uncommitted changes out")
 	runID := fs.String("run-id", "", "name of the run directory (default: a time-stamped random id; sandgate mcp names its runs)")
-	inputs := inputFlags{}
+	inputs := cliflag.Inputs{}
 	fs.Var(inputs, "input", "blueprint input NAME=VALUE (repeatable)")
 	labels := runtime.Labels{}
 	fs.Var(labels, "label", "label NAME=VALUE to find the run by later, kept with it and shown in the inbox (repeatable; search label:NAME=VALUE)")
@@ -228,7 +215,7 @@ func validRunID(id string) bool {
 
 // preflight checks everything a run needs before anything is created and
 // settles the commit and the record directories.
-func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs inputFlags, repo string, inc, head bool, stderr io.Writer) (root, rev string, err error) {
+func preflight(bp *blueprint.Blueprint, rf *runFlags, inputs cliflag.Inputs, repo string, inc, head bool, stderr io.Writer) (root, rev string, err error) {
 	if err := sandbox.Platform(); err != nil {
 		return "", "", err
 	}

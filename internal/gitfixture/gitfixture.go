@@ -57,3 +57,29 @@ func Seed(dir string, files map[string]string, msg string) error {
 	}
 	return Commit(dir, "dev", msg)
 }
+
+// Remote makes dir a bare clone of repo for a test to push to. A
+// non-empty hook (a shell script's text) becomes its post-receive hook.
+func Remote(repo, dir, hook string) error {
+	if _, err := Git(filepath.Dir(dir), "clone", "-q", "--bare", repo, dir); err != nil {
+		return err
+	}
+	if hook == "" {
+		return nil
+	}
+	return os.WriteFile(filepath.Join(dir, "hooks", "post-receive"), []byte(hook), 0o755)
+}
+
+// LogUpdates is a post-receive hook that appends each ref update the
+// remote takes ("old new ref" lines) to file; more script may follow it.
+func LogUpdates(file string) string {
+	return "#!/bin/sh\ncat >> " + file + "\n"
+}
+
+// Updates counts the updates of branch in a LogUpdates file (how often a
+// push moved it) and returns the file's text for a failure to show. A
+// file not written yet holds none.
+func Updates(file, branch string) (int, string) {
+	b, _ := os.ReadFile(file)
+	return strings.Count(string(b), "refs/heads/"+branch), string(b)
+}

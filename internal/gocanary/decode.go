@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/sandgate/sandgate/sandbox"
@@ -88,7 +88,7 @@ func (p *Plan) Decode(res *sandbox.Result) (*sandbox.Result, []string) {
 	for _, pkg := range p.changed {
 		problems = append(problems, fmt.Sprintf("the test binary of package %s, which the change cannot reach, or its arguments, changed between its build and its run, while the change's code ran; it was not run", pkg))
 	}
-	for _, pkg := range sortedKeys(states) {
+	for _, pkg := range slices.Sorted(maps.Keys(states)) {
 		if why := states[pkg].verdict(); why != "" {
 			problems = append(problems, fmt.Sprintf("the test binary's report for package %s is forged: %s; none of the package's results is believed", pkg, why))
 		}
@@ -119,15 +119,6 @@ func (p *Plan) Decode(res *sandbox.Result) (*sandbox.Result, []string) {
 		clean.ExitCode = 0 // go test's exit for failures that were canaries
 	}
 	return &clean, problems
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // observe takes one event of the package into account.
@@ -297,7 +288,7 @@ func (s *pkgState) missing() string {
 		return ""
 	}
 	var out []string
-	for _, n := range sortedKeys(s.listed) {
+	for _, n := range slices.Sorted(maps.Keys(s.listed)) {
 		if n != s.plan.failing && n != s.plan.passing && s.sel.runs(n) && !s.ranTop[n] {
 			out = append(out, n)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/sandbox"
 	"github.com/sandgate/sandgate/temporal"
+	"github.com/sandgate/sandgate/temporal/internal/runfixture"
 	"github.com/sandgate/sandgate/temporal/internal/testnodes"
 )
 
@@ -147,13 +148,16 @@ func startHost(t testing.TB, c client.Client, queue, name string, sandboxed bool
 	t.Helper()
 	h := &temporal.Host{Name: name, Runtime: &runtime.Runtime{RunsDir: t.TempDir()}}
 	if sandboxed {
-		h.Runtime.Registry = nodes.NewRegistry()
-		h.Prepare = func(repo, rev string) runtime.Prepare {
-			return nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev})
-		}
+		h.Runtime.Registry, h.Prepare = nodes.NewRegistry(), runfixture.Sandboxed
 	} else {
 		h.Runtime.Registry, h.Runtime.NoSync = testnodes.Registry(), true
 	}
+	return serveHost(t, c, queue, h)
+}
+
+// serveHost starts h's workers on queue, stopped when the test ends.
+func serveHost(t testing.TB, c client.Client, queue string, h *temporal.Host) *host {
+	t.Helper()
 	hp := &host{h: h, workers: temporal.NewWorkers(c, queue, h)}
 	for _, w := range hp.workers {
 		if err := w.Start(); err != nil {

@@ -6,13 +6,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/temporal"
+	"github.com/sandgate/sandgate/temporal/internal/runfixture"
 )
 
 // fileServer is a dev server of its own (`devserver -db FILE -port N`)
@@ -92,7 +92,7 @@ func (s *fileServer) use(t *testing.T) {
 
 // restartBP is the soak's chain with a longer sleep in c, so a server
 // restart lands while c runs.
-var restartBP = strings.Replace(soakBP, "sleep 2;", "sleep 6;", 1)
+var restartBP = runfixture.AppendsBP("soak", "soak.txt", soakLines, map[string]string{"c": "sleep 6"})
 
 // TestRunAcrossServerRestart: a boxed run whose node c is running on a
 // `sandgate-temporal worker` process when the Temporal server is killed

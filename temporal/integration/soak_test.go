@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/temporal"
+	"github.com/sandgate/sandgate/temporal/internal/runfixture"
 )
 
 // soakBP is five sandboxed shell nodes in a chain. Four append one line
@@ -26,26 +28,13 @@ import (
 // and the fifth checks the file holds exactly those four lines in order:
 // a node that ran twice on one workspace, or an edit lost in a move,
 // fails the run.
-const soakBP = `version: 1
-name: soak
-start: a
-nodes:
-  a: {type: shell, run: "echo a > soak.txt", next: b}
-  b: {type: shell, run: "echo b >> soak.txt", next: c}
-  c: {type: shell, run: "sleep 2; echo c >> soak.txt", next: d}
-  d: {type: shell, run: "echo d >> soak.txt", next: check}
-  check:
-    type: shell
-    run: |
-      [ "$(tr -d '\n' < soak.txt)" = abcd ]
-    on_pass: done
-    on_fail: broken
-  done: {type: succeed}
-  broken: {type: fail, reason: soak.txt is not exactly a b c d}
-`
+var soakBP = runfixture.AppendsBP("soak", "soak.txt", soakLines, map[string]string{"c": "sleep 2"})
+
+// soakLines are the lines soak.txt ends with, one a node.
+var soakLines = []string{"a", "b", "c", "d"}
 
 // soakNodes are the nodes every finished soak run ran exactly once.
-var soakNodes = []string{"a", "b", "c", "d", "check"}
+var soakNodes = slices.Concat(soakLines, []string{"check"})
 
 // TestChaosSoak runs N five-node runs in real boxes across three
 // `sandgate-temporal worker` processes while a chaos loop SIGKILLs a

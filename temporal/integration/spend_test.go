@@ -13,6 +13,7 @@ import (
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
 	"github.com/sandgate/sandgate/temporal"
+	"github.com/sandgate/sandgate/temporal/internal/runfixture"
 )
 
 // loopModel is an OpenAI-compatible endpoint on loopback that answers
@@ -46,17 +47,7 @@ func TestCostBudgetParallelAgents(t *testing.T) {
 	c := dial(t)
 	reg := nodes.NewRegistryWith(nodes.Options{Agent: agent.Options{BaseURL: srv.URL + "/v1", APIKeyEnv: "SANDGATE_TEST_KEY",
 		Getenv: func(string) string { return "test-key" }, Prices: cost.Table{"house-model": {Input: 2, Output: 8}}}})
-	h := &temporal.Host{Name: "host-spend", Runtime: &runtime.Runtime{RunsDir: t.TempDir(), Registry: reg},
-		Prepare: func(repo, rev string) runtime.Prepare {
-			return nodes.Environment(nodes.EnvOptions{Repo: repo, Rev: rev})
-		}}
-	hp := &host{h: h, workers: temporal.NewWorkers(c, "spend", h)}
-	for _, w := range hp.workers {
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(hp.stop)
+	serveHost(t, c, "spend", &temporal.Host{Name: "host-spend", Runtime: &runtime.Runtime{RunsDir: t.TempDir(), Registry: reg}, Prepare: runfixture.Sandboxed})
 	src := `version: 1
 name: pair
 budget: {cost: 1.0, answers: 0}

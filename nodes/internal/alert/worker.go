@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/sandgate/sandgate/internal/pause"
 )
 
 // worker delivers one sink's events in order, one at a time, so a dead
@@ -156,13 +158,4 @@ func (w *worker) wait(n int, retryAfter time.Duration) time.Duration {
 }
 
 // sleep waits d unless the run's end cancels the worker first.
-func (w *worker) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
-}
+func (w *worker) sleep(d time.Duration) bool { return pause.For(w.ctx, d) == nil }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/pause"
 	"github.com/sandgate/sandgate/nodes/internal/credential"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/internal/github"
@@ -46,16 +47,7 @@ type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (realClock) Sleep(ctx context.Context, d time.Duration) error { return pause.For(ctx, d) }
 
 // ghCheck is one check run or commit status, by name.
 type ghCheck struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/nodes/internal/nodetest"
 	"github.com/sandgate/sandgate/runtime"
 )
@@ -40,10 +41,14 @@ func finished(t *testing.T, dir, node string) []runtime.Event {
 	return out
 }
 
-func retryRemote(t *testing.T, repo string) string {
+// retryRemote is a bare clone of repo to push to, with hook (a script's
+// text; "" for none) as its post-receive hook.
+func retryRemote(t *testing.T, repo, hook string) string {
 	t.Helper()
 	remote := filepath.Join(t.TempDir(), "remote.git")
-	nodetest.Run(t, "", "git", "clone", "-q", "--bare", repo, remote)
+	if err := gitfixture.Remote(repo, remote, hook); err != nil {
+		t.Fatal(err)
+	}
 	// A non-fast-forward update would need --force; the remote refuses
 	// even that, so a forced push would fail this test.
 	nodetest.Run(t, remote, "git", "config", "receive.denyNonFastForwards", "true")
@@ -55,7 +60,7 @@ func retryRemote(t *testing.T, repo string) string {
 // pushing the same commit again changes nothing.
 func TestRetryCommitsOnTopOfTheRunsCommit(t *testing.T) {
 	repo := nodetest.SeedRepo(t)
-	remote := retryRemote(t, repo)
+	remote := retryRemote(t, repo, "")
 	sum := nodetest.NewHarness(t, repo).Run(t, strings.ReplaceAll(retryPipeline, "REMOTE", remote), nil)
 	if sum.Status != runtime.StatusSucceeded {
 		for _, n := range []string{"commit", "push", "ci", "again"} {
@@ -103,8 +108,6 @@ func TestRetryCommitsOnTopOfTheRunsCommit(t *testing.T) {
 // someone else adds a commit to the branch. The retry's push must fail,
 // saying so, and leave their commit in place.
 func TestPushRefusesABranchSomeoneElseMoved(t *testing.T) {
-	repo := nodetest.SeedRepo(t)
-	remote := retryRemote(t, repo)
 	hook := `#!/bin/sh
 read old new ref
 test -f moved && exit 0
@@ -112,9 +115,8 @@ touch moved
 export GIT_AUTHOR_NAME=other GIT_AUTHOR_EMAIL=other@example.com GIT_COMMITTER_NAME=other GIT_COMMITTER_EMAIL=other@example.com
 c=$(echo "someone else's fix" | git commit-tree "$new^{tree}" -p "$new") && git update-ref "$ref" "$c" && echo "$c" > other
 `
-	if err := os.WriteFile(filepath.Join(remote, "hooks", "post-receive"), []byte(hook), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	repo := nodetest.SeedRepo(t)
+	remote := retryRemote(t, repo, hook)
 	sum := nodetest.NewHarness(t, repo).Run(t, strings.ReplaceAll(retryPipeline, "REMOTE", remote), nil)
 	pushes := finished(t, sum.Dir, "push")
 	if sum.Status != runtime.StatusHandedOff || len(pushes) != 2 || pushes[1].Outcome != runtime.OutcomeFail {

@@ -2,7 +2,6 @@ package promote_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/internal/ghfake"
+	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/internal/nodetest"
 	"github.com/sandgate/sandgate/runtime"
@@ -181,12 +181,8 @@ func TestCommitIsTheSameOnAFreshWorkspace(t *testing.T) {
 // holds one pull request.
 func TestMovedRunPushesAndReviewsOnce(t *testing.T) {
 	repo := nodetest.SeedRepo(t)
-	remote := retryRemote(t, repo)
 	updates := filepath.Join(t.TempDir(), "updates")
-	hook := "#!/bin/sh\ncat >> " + updates + "\n"
-	if err := os.WriteFile(filepath.Join(remote, "hooks", "post-receive"), []byte(hook), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	remote := retryRemote(t, repo, gitfixture.LogUpdates(updates))
 	gh := ghfake.New("gh-secret", "acme/calc")
 	defer gh.Close()
 	t.Setenv("SANDGATE_TEST_GH_TOKEN", "gh-secret")
@@ -228,8 +224,8 @@ func TestMovedRunPushesAndReviewsOnce(t *testing.T) {
 	if tip := nodetest.Run(t, remote, "git", "rev-parse", "fix/f"); tip != sha {
 		t.Fatalf("remote fix/f at %s, want host a's commit %s", tip, sha)
 	}
-	if b, _ := os.ReadFile(updates); strings.Count(string(b), "refs/heads/fix/f") != 1 {
-		t.Fatalf("the remote's ref updates:\n%s\nwant one", b)
+	if n, log := gitfixture.Updates(updates, "fix/f"); n != 1 {
+		t.Fatalf("the remote's ref updates:\n%s\nwant one", log)
 	}
 	if p := gh.Pulls(); len(p) != 1 || p[0].Head != "fix/f" || p[0].Updates != 1 {
 		t.Fatalf("pull requests %+v, want one from fix/f, found again once", p)

@@ -3,6 +3,8 @@ package review
 import (
 	"context"
 	"time"
+
+	"github.com/sandgate/sandgate/internal/pause"
 )
 
 // FastReviewPolling makes waiting review nodes poll the local queue every
@@ -16,7 +18,7 @@ func FastReviewPolling(slept func(time.Duration)) (restore func()) {
 		if slept != nil {
 			slept(d)
 		}
-		return sleepCtx(ctx, min(d, 20*time.Millisecond))
+		return pause.For(ctx, min(d, 20*time.Millisecond))
 	}
 	return func() { reviewPolling = old }
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandgate/sandgate/internal/pause"
 	"github.com/sandgate/sandgate/nodes/internal/feedback"
 	"github.com/sandgate/sandgate/nodes/reviewqueue"
 	"github.com/sandgate/sandgate/runtime"
@@ -27,19 +28,7 @@ const (
 var reviewPolling = struct {
 	local, ghMin, ghMax time.Duration
 	sleep               func(ctx context.Context, d time.Duration) error
-}{local: time.Second, ghMin: 10 * time.Second, ghMax: 2 * time.Minute, sleep: sleepCtx}
-
-// sleepCtx waits d or until ctx ends (the kill switch, a node timeout).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+}{local: time.Second, ghMin: 10 * time.Second, ghMax: 2 * time.Minute, sleep: pause.For}
 
 // Feedback bounds: what the agent is handed from the reviewers.
 const (

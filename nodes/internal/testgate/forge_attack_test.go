@@ -3,6 +3,7 @@ package testgate_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,47 +27,24 @@ type (
 // a library, nothing but the test binary runs its init), a pass for
 // every Test function in the package's test files, then exits 0 before
 // any real test runs.
-const forgeAllInit = `package calc
-
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-)
-
-func init() {
-	files, _ := filepath.Glob("*_test.go")
-	re := regexp.MustCompile("(?m)^func (Test[A-Za-z0-9_]*)\\(")
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
-			fmt.Printf("\x16=== RUN   %s\n\x16--- PASS: %s (0.00s)\n", m[1], m[1])
-		}
-	}
-	fmt.Println("\x16PASS")
-	os.Exit(0)
-}
-`
+var forgeAllInit = forging("")
 
 // forgeCmdlineInit forges like forgeAllInit, but only when
 // /proc/self/cmdline shows the test2json framing go test -json asks for.
-const forgeCmdlineInit = `package calc
-
-import (
-	"bytes"
-	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-)
-
-func init() {
-	cmd, _ := os.ReadFile("/proc/self/cmdline")
+var forgeCmdlineInit = forging(`	cmd, _ := os.ReadFile("/proc/self/cmdline")
 	if !bytes.Contains(cmd, []byte("=test2json")) {
 		return
 	}
-	files, _ := filepath.Glob("*_test.go")
+`, `"bytes"`)
+
+// forging is package calc's init that prints, in test2json's framing, a
+// pass for every Test function in the package's test files and exits 0
+// before any real test runs. guard (Go statements, may be "") comes
+// first, returning where the init should not forge; imports (quoted)
+// are what it needs beside the forging's own.
+func forging(guard string, imports ...string) string {
+	imports = slices.Sorted(slices.Values(append([]string{`"fmt"`, `"os"`, `"path/filepath"`, `"regexp"`}, imports...)))
+	return "package calc\n\nimport (\n\t" + strings.Join(imports, "\n\t") + "\n)\n\nfunc init() {\n" + guard + `	files, _ := filepath.Glob("*_test.go")
 	re := regexp.MustCompile("(?m)^func (Test[A-Za-z0-9_]*)\\(")
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
@@ -78,6 +56,7 @@ func init() {
 	os.Exit(0)
 }
 `
+}
 
 // rewriteInit re-runs its own binary (found with os.Executable, when its
 // name ends in .test) and turns every failure in the real report into a

@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/sandgate/sandgate/internal/cliflag"
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/nodes/agent"
 	"github.com/sandgate/sandgate/runtime"
@@ -177,18 +178,6 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-type inputFlags map[string]any
-
-func (f inputFlags) String() string { return fmt.Sprint(map[string]any(f)) }
-func (f inputFlags) Set(s string) error {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("want NAME=VALUE, got %q", s)
-	}
-	f[k] = v
-	return nil
-}
-
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -197,7 +186,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	repo := fs.String("repo", ".", "repository the run works on (a path the workers see)")
 	wait := fs.Duration("handoff-wait", temporal.DefaultHandoffWait, "how long a handed-off run waits for an answer")
 	attrs := fs.Bool("search-attributes", false, "keep SandgateStatus/SandgateBlueprint/SandgateRepository search attributes (registered in the namespace) instead of the memo")
-	inputs := inputFlags{}
+	inputs := cliflag.Inputs{}
 	fs.Var(inputs, "input", "blueprint input NAME=VALUE (repeatable)")
 	labels := runtime.Labels{}
 	fs.Var(labels, "label", "label NAME=VALUE to find the run by later, as sandgate run's (repeatable)")
@@ -248,7 +237,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 // prepareRun validates the blueprint and inputs here, before anything
 // starts, and pins the commit the run works on.
-func prepareRun(file, repo string, inputs inputFlags) (temporal.RunInput, string, error) {
+func prepareRun(file, repo string, inputs cliflag.Inputs) (temporal.RunInput, string, error) {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return temporal.RunInput{}, "", err
