@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -107,6 +108,14 @@ func (h *Host) Open(ctx context.Context, in openInput) (openResult, error) {
 		// A workspace that cannot be made (no such repository, no such
 		// commit) will not be made by trying again on another host.
 		return res, openFailed(err)
+	}
+	if ctx.Err() != nil {
+		// The server gave up on this try while it prepared (a heartbeat
+		// answered "not found"), and its next try may have placed the run
+		// on another host: a copy kept here would be held by nobody.
+		_ = r.Abort()
+		_ = os.RemoveAll(res.Dir)
+		return res, ctx.Err()
 	}
 	h.mu.Lock()
 	h.runs[in.RunID] = r

@@ -3,11 +3,15 @@ package temporal
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/sandgate/sandgate/blueprint"
 	"github.com/sandgate/sandgate/internal/gitfixture"
@@ -127,5 +131,39 @@ nodes:
 		}
 	case <-time.After(time.Minute): // a hang guard: the first sleeps 600 s unless stopped
 		t.Fatal("the first try still runs after the second finished")
+	}
+}
+
+// TestAbandonedOpenKeepsNothing: a try of a run's open that the server
+// gave up on while it prepared (its context ended) keeps no copy of the
+// run here: the next try may have placed the run on another host, and a
+// copy held here would hold its box and a --max-runs slot for nobody.
+func TestAbandonedOpenKeepsNothing(t *testing.T) {
+	repo := t.TempDir()
+	if err := gitfixture.Seed(repo, map[string]string{"hello.txt": "hello\n"}, "init"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, giveUp := context.WithCancel(context.Background())
+	defer giveUp()
+	h := &Host{Name: "a", Queue: "q@a", Runtime: &runtime.Runtime{Registry: nodes.NewRegistry(), RunsDir: t.TempDir(), NoSync: true},
+		Prepare: func(repo, rev string) runtime.Prepare {
+			return func(context.Context, string, *blueprint.Blueprint, bool) (*runtime.Environment, error) {
+				giveUp() // the server gives up while the workspace is made, which succeeds
+				return &runtime.Environment{Workspace: repo}, nil
+			}
+		}}
+	t.Cleanup(func() { _ = h.Close() })
+	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx})
+	env.RegisterActivityWithOptions(h.Open, activity.RegisterOptions{Name: "open"})
+	res, err := execute[openResult](t, env, "open", openInput{RunID: "r", Run: RunInput{File: "bp.yaml", Source: []byte(moveBP), Repo: repo}})
+	if err == nil {
+		t.Fatal("an abandoned open reported the run placed here")
+	}
+	if n := h.Runs(); n != 0 {
+		t.Fatalf("host holds %d runs after an abandoned open", n)
+	}
+	if _, err := os.Stat(filepath.Join(h.runsDir(), "r")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the abandoned run's directory %s is still there (%v)", res.Dir, err)
 	}
 }
