@@ -26,6 +26,16 @@ func HostName() string {
 	return "localhost"
 }
 
+// StickyTimeout is how long a run's next workflow task waits for the
+// worker that ran its last one (which holds the run's state in memory)
+// before any worker of the queue takes it, replaying the history. A
+// killed worker says nothing to the server, so each run it last served
+// waits this long at its next step: the SDK's default 5 s was most of
+// the added latency of a host loss in the chaos soak. A live worker
+// takes its task at once; a second (the option's resolution) leaves room
+// for a busy one.
+const StickyTimeout = time.Second
+
 // NewWorkers returns the two workers of one host: one on the shared queue
 // (the run workflow, and the open activity that places a run here) and one
 // on the host's own queue (every later activity of its runs). h.Queue is
@@ -40,7 +50,7 @@ func NewWorkers(c client.Client, queue string, h *Host) []worker.Worker {
 	// A cancel reaches a node through its next heartbeat: send them often
 	// enough that a canceled box command dies within about a second.
 	opts := worker.Options{MaxHeartbeatThrottleInterval: 500 * time.Millisecond, Identity: h.Name,
-		WorkerStopTimeout: 5 * time.Second}
+		WorkerStopTimeout: 5 * time.Second, StickyScheduleToStartTimeout: StickyTimeout}
 	shared := worker.New(c, queue, opts)
 	wf := &Workflows{Registry: h.Runtime.Registry}
 	shared.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: WorkflowName})

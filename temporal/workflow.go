@@ -52,6 +52,9 @@ type run struct {
 	// checkCopies is set for runs started since the check of reopened
 	// and retried workspaces came in (diverge.go).
 	checkCopies bool
+	// quickRetry is set for runs started since a node activity's second
+	// try follows its first at once (versionQuickRetry).
+	quickRetry bool
 }
 
 type attempt struct {
@@ -80,6 +83,7 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (Status, error) {
 	}
 	r.mayContinue = workflow.GetVersion(ctx, versionContinue, workflow.DefaultVersion, 1) >= 1
 	r.checkCopies = workflow.GetVersion(ctx, versionDiverged, workflow.DefaultVersion, 1) >= 1
+	r.quickRetry = workflow.GetVersion(ctx, versionQuickRetry, workflow.DefaultVersion, 1) >= 1
 	if in.Carried != nil {
 		r.resume(ctx, in.Carried)
 	} else {
@@ -259,12 +263,28 @@ func (r *run) nodeOptions(node string) workflow.ActivityOptions {
 	if t := r.bp.Nodes[node].Timeout; t > 0 {
 		limit = t + 5*time.Minute
 	}
-	return workflow.ActivityOptions{TaskQueue: r.host.Queue, ScheduleToStartTimeout: r.in.HostTimeout,
+	opts := workflow.ActivityOptions{TaskQueue: r.host.Queue, ScheduleToStartTimeout: r.in.HostTimeout,
 		StartToCloseTimeout: limit, HeartbeatTimeout: r.in.HeartbeatTimeout,
 		// A node's failure is its result; only the harness breaking is
 		// an error, and a second try is enough to ride out a hiccup.
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 2, NonRetryableErrorTypes: []string{"RunClosed"}}}
+	if r.quickRetry {
+		opts.RetryPolicy.InitialInterval = quickRetryInterval
+	}
+	return opts
 }
+
+// versionQuickRetry names the change that sends a node activity's second
+// try quickRetryInterval after its first failed instead of the default
+// second: after a heartbeat timeout that try waits on the host's queue
+// for the host timeout anyway (a worker restarted on the host takes it),
+// and each moment before it is added to the run's time when the host is
+// gone for good. Runs started before it keep the second.
+const versionQuickRetry = "node-retry-quick"
+
+// quickRetryInterval leaves a worker that failed a node try (not a
+// timeout) a moment before the same host tries again.
+const quickRetryInterval = 200 * time.Millisecond
 
 func (r *run) unacked() []runtime.Event {
 	return append([]runtime.Event(nil), r.events[r.acked:]...)

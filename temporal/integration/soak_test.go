@@ -151,12 +151,15 @@ func soak(t *testing.T, c client.Client, repo, queue string, n, par int, chaos b
 	if restart != nil {
 		restart.begin(done)
 	}
-	kills := 0
+	kills, kl := 0, &killLog{}
 	if chaos {
-		kills = chaosLoop(t, queue, hosts, runsDirs, workers, done)
+		kills = chaosLoop(t, queue, hosts, runsDirs, workers, done, kl)
 	}
 	<-done
 	f := figures(queue, results, kills, time.Since(t0))
+	gaps := kl.fromKill(results)
+	f.FromKillP50MS, f.FromKillP99MS = percentile(gaps, 50), percentile(gaps, 99)
+	logTimelines(t, c, results, kl)
 	if restart != nil {
 		f.ServerRestart = restart.figures(results)
 	}
@@ -174,7 +177,7 @@ func progress(queue string, ended, n int, t0 time.Time) {
 // chaosLoop kills a random worker every 2–5 s and starts it again after
 // 0.5–5 s, until done; it returns the number of kills. One worker at most
 // is down at a time.
-func chaosLoop(t *testing.T, queue string, hosts []string, runsDirs map[string]string, workers map[string]*proc, done chan struct{}) int {
+func chaosLoop(t *testing.T, queue string, hosts []string, runsDirs map[string]string, workers map[string]*proc, done chan struct{}, kl *killLog) int {
 	kills := 0
 	pause := func(lo, hi time.Duration) bool {
 		select {
@@ -191,10 +194,12 @@ func chaosLoop(t *testing.T, queue string, hosts []string, runsDirs map[string]s
 		}
 		<-workers[h].done
 		kills++
+		k := kl.killed(h)
 		down := pause(500*time.Millisecond, 5*time.Second)
 		serverGate.RLock()
 		workers[h] = binWorker(t, queue, h, runsDirs[h])
 		serverGate.RUnlock()
+		kl.up(k)
 		if !down {
 			break
 		}

@@ -45,8 +45,14 @@ type soakFigures struct {
 	// AddedP50MS and AddedP99MS: per move or restore, the time from the
 	// last event journaled before the host was lost to the run_resumed
 	// event (detection, rebuild), in milliseconds.
-	AddedP50MS    int64   `json:"added_latency_per_host_loss_p50_ms"`
-	AddedP99MS    int64   `json:"added_latency_per_host_loss_p99_ms"`
+	AddedP50MS int64 `json:"added_latency_per_host_loss_p50_ms"`
+	AddedP99MS int64 `json:"added_latency_per_host_loss_p99_ms"`
+	// FromKillP50MS and FromKillP99MS: per move or restore, the time from
+	// the chaos loop's kill of the host to the run_resumed event
+	// (detection and rebuild only; the figure above also counts the
+	// killed attempt's work before the kill).
+	FromKillP50MS int64   `json:"kill_to_resumed_p50_ms"`
+	FromKillP99MS int64   `json:"kill_to_resumed_p99_ms"`
 	WallSeconds   float64 `json:"wall_seconds"`
 	RunsPerMinute float64 `json:"runs_per_minute"`
 	// RunP50MS and RunP99MS are whole runs' durations (journal start to
