@@ -120,3 +120,81 @@ ls /usr/bin >/dev/null || echo "BREACH: no /usr"`)
 		t.Fatalf("host /dev and /proc read-only cover the box's own mounts (pooled %v):\n%s", sandbox.Pooled(b), res.Output)
 	}
 }
+
+// TestAttackPreparedRootIsReadOnly: what a spare init prepared while it
+// waited (the host's /usr, /opt, /etc entries and usr-merge links,
+// /proc/sys) is as read-only in the box that takes it as in one built
+// afresh: every mount in the box's table is read-only but the box's own
+// scratch (workspace, /tmp, home, /dev, /dev/shm, /proc and its device
+// nodes), recursive submounts included, and writing there fails even as
+// the owner the files' permissions name.
+func TestAttackPreparedRootIsReadOnly(t *testing.T) {
+	pooledBox(t, sandbox.Policy{}).Close()
+	preparedMounts(t, sandbox.SpareInit())
+	b := pooledBox(t, sandbox.Policy{})
+	res := sh(t, b, `cat /proc/self/mountinfo`)
+	writable := map[string]bool{"/work": true, "/tmp": true, sandbox.HomeDir: true, "/dev": true, "/dev/shm": true, "/proc": true}
+	for _, n := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
+		writable["/dev/"+n] = true
+	}
+	system := 0
+	for _, l := range strings.Split(string(res.Output), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 6 || writable[f[4]] {
+			continue
+		}
+		if strings.HasPrefix(f[4], "/usr") || strings.HasPrefix(f[4], "/etc/") {
+			system++
+		}
+		if f[5] != "ro" && !strings.HasPrefix(f[5], "ro,") {
+			t.Errorf("BREACH: %s is mounted %s in a box from a prepared root", f[4], f[5])
+		}
+	}
+	if system == 0 {
+		t.Fatalf("no /usr or /etc mounts in the box (the test proves nothing):\n%s", res.Output)
+	}
+	res = sh(t, b, `for f in /usr/left-by-box /etc/ld.so.cache /etc/ssl/certs/left-by-box /opt/left-by-box /left-by-box /proc/sys/kernel/hostname; do
+  (echo x >> $f) 2>/dev/null && echo "BREACH: wrote $f"
+done; true`)
+	if strings.Contains(string(res.Output), "BREACH") {
+		t.Fatalf("a box from a prepared root writes its system:\n%s", res.Output)
+	}
+}
+
+// TestPreparedRootShowsHostEtcOfNow: a host /etc entry replaced (renamed
+// over, as ldconfig and update-ca-certificates do) or added after a
+// spare init bound the host's entries is shown as it is now in the box
+// that takes that spare, not as it was when the spare was prepared (a
+// certificate taken away must not stay trusted in the next box).
+func TestPreparedRootShowsHostEtcOfNow(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("writing the host's /etc needs root")
+	}
+	// Names etcGlobs match (python3*), unique to this test.
+	name := fmt.Sprintf("python3-sandgate-redprep-%d", os.Getpid())
+	entry, added := filepath.Join("/etc", name), filepath.Join("/etc", name+"-added")
+	t.Cleanup(func() { os.Remove(entry); os.Remove(entry + ".new"); os.Remove(added) })
+	if err := os.WriteFile(entry, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pooledBox(t, sandbox.Policy{}).Close()
+	spare := sandbox.SpareInit()
+	preparedMounts(t, spare) // the spare bound the old entry
+	if err := os.WriteFile(entry+".new", []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(entry+".new", entry); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(added, []byte("added\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := newBox(t, sandbox.Policy{})
+	if sandbox.InitPID(b) != spare {
+		t.Skip("the spare was thrown away (the host's mounts changed): nothing to check")
+	}
+	res := sh(t, b, fmt.Sprintf("cat %s %s", entry, added))
+	if string(res.Output) != "new\nadded\n" {
+		t.Fatalf("BREACH: the box shows the host's /etc as the spare prepared it, not as it is now: %q", res.Output)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -345,6 +346,9 @@ func mountCache(root, stateDir string, i int, c Cache, nestedUser bool) error {
 		return fmt.Errorf("cache %s: %w", c.Box, err)
 	}
 	dst := filepath.Join(root, c.Box)
+	if err := noLinkOnWay(root, dst); err != nil {
+		return fmt.Errorf("cache %s: %w", c.Box, err)
+	}
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
@@ -394,4 +398,33 @@ func overlayOptions(lowers []string, upper, work string) (opts string, done func
 	}
 	n := len(lowers)
 	return fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr", strings.Join(paths[:n], ":"), paths[n], paths[n+1]), done, nil
+}
+
+// noLinkOnWay refuses a symbolic link on the way from root down to dst.
+// A cache's place is usually in the home directory, which is on the
+// run's disk: a box before this one (a resumed run) may have left links
+// there, and init, not pivoted yet, would follow an absolute one out to
+// the host and make, chown and mount there as the harness
+// (TestAttackCacheThroughPlantedLink). Nothing else writes the new root
+// while init builds it, so what is checked here stays so.
+func noLinkOnWay(root, dst string) error {
+	rel, err := filepath.Rel(root, dst)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return fmt.Errorf("%s is outside the box's root", dst)
+	}
+	p := root
+	for _, c := range strings.Split(rel, "/") {
+		p = filepath.Join(p, c)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // made below by init, in the box's own tree
+		}
+		if err != nil {
+			return err
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link (left by an earlier box of the run?); a cache is not mounted through one", strings.TrimPrefix(p, root))
+		}
+	}
+	return nil
 }

@@ -266,4 +266,21 @@ func attackVsock() {
 		syscall.Close(int(r))
 	}
 	report(errno == 0, "an AF_VSOCK socket with the family's upper 32 bits set (%v)", errno)
+	// socketpair creates its sockets of the family before the family
+	// says it has no pairs; and the x32 ABI (the number's bit 30) shares
+	// the native architecture's audit id.
+	var pair [2]int32
+	_, _, errno = syscall.RawSyscall6(syscall.SYS_SOCKETPAIR, 1<<32|40, syscall.SOCK_STREAM, 0, uintptr(unsafe.Pointer(&pair)), 0, 0)
+	if errno == 0 {
+		syscall.Close(int(pair[0]))
+		syscall.Close(int(pair[1]))
+	}
+	report(errno == 0, "an AF_VSOCK socket pair (%v)", errno)
+	if syscall.SYS_SOCKET == 41 { // amd64
+		r, _, errno = syscall.RawSyscall(0x40000000|41, 40, syscall.SOCK_STREAM, 0)
+		if errno == 0 {
+			syscall.Close(int(r))
+		}
+		report(errno == 0, "an AF_VSOCK socket through the x32 ABI (%v)", errno)
+	}
 }
