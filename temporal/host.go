@@ -160,19 +160,15 @@ func (h *Host) remote(ctx context.Context, runID, repo, rev string) (r *runtime.
 	return r, true, nil
 }
 
-// hold keeps a reopened run, or the copy another call reopened first.
-func (h *Host) hold(runID string, r *runtime.Remote) *runtime.Remote {
+// hold keeps a copy reopened at the run's gate: no other copy can be
+// held meanwhile (every writer of h.runs holds the run's gate).
+func (h *Host) hold(runID string, r *runtime.Remote) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.runs == nil {
 		h.runs = map[string]*runtime.Remote{}
 	}
-	if held := h.runs[runID]; held != nil {
-		_ = r.Abort()
-		return held
-	}
 	h.runs[runID] = r
-	return r
 }
 
 // Node journals the events it carries and runs one node attempt,
@@ -233,7 +229,7 @@ func (h *Host) checked(ctx context.Context, in nodeInput) (*runtime.Remote, erro
 		}
 	}
 	if reopened {
-		r = h.hold(in.RunID, r)
+		h.hold(in.RunID, r)
 	}
 	return r, nil
 }
