@@ -88,6 +88,7 @@ type engine struct {
 	bp        *blueprint.Blueprint
 	grader    *grader
 	hasRemote bool
+	bases     baseGrades
 }
 
 func newEngine(set *TaskSet, o Options) (*engine, error) {
@@ -236,13 +237,21 @@ func (e *engine) task(ctx context.Context, t *Task) *TaskResult {
 }
 
 // checkBase grades the base: every fail_to_pass test must fail there and
-// every pass_to_pass test pass, or the task measures nothing.
+// every pass_to_pass test pass, or the task measures nothing. A base
+// already graded in this evaluation is not graded again (baseGrades).
 func (e *engine) checkBase(ctx context.Context, t *Task, gitDir, base string, r *TaskResult) (string, error) {
-	dir := filepath.Join(e.o.Out, "work", t.ID, "grade", "base")
-	if err := tree(ctx, gitDir, base, t.Hidden, dir); err != nil {
+	names := append(append([]string{}, t.FailToPass...), t.PassToPass...)
+	key, err := baseKey(ctx, gitDir, base, t.Hidden, names)
+	if err != nil {
 		return "", err
 	}
-	out, err := e.grader.run(ctx, dir, t.Hidden, append(append([]string{}, t.FailToPass...), t.PassToPass...))
+	out, err := e.bases.get(key, func() (*graded, error) {
+		dir := filepath.Join(e.o.Out, "work", t.ID, "grade", "base")
+		if err := tree(ctx, gitDir, base, t.Hidden, dir); err != nil {
+			return nil, err
+		}
+		return e.grader.run(ctx, dir, t.Hidden, names)
+	})
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,32 @@ func runOne(t *testing.T, task *Task, run RunFunc) *TaskResult {
 	return rep.Tasks[0]
 }
 
+// runEach evaluates calcTask once a case, in one evaluation, each
+// task's run being its case's: the base, the same for every case, is
+// graded once (baseGrades) instead of once a case. The results are by
+// case name.
+func runEach(t *testing.T, cases map[string]RunFunc) map[string]*TaskResult {
+	t.Helper()
+	set, names := &TaskSet{File: "tasks.yaml"}, map[string]string{}
+	for name := range cases {
+		id := fmt.Sprintf("t%d", len(set.Tasks))
+		names[id] = name
+		set.Tasks = append(set.Tasks, calcTask(id))
+	}
+	run := func(ctx context.Context, req RunRequest) (*runtime.Summary, error) {
+		return cases[names[req.Task.ID]](ctx, req)
+	}
+	rep, err := Run(context.Background(), set, Options{Blueprint: "stub.yaml", Source: []byte(bpSource), Out: t.TempDir(), Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*TaskResult{}
+	for _, r := range rep.Tasks {
+		out[names[r.ID]] = r
+	}
+	return out
+}
+
 const (
 	fixed       = "// Package calc does arithmetic.\npackage calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int {\n\treturn a + b\n}\n\n// Double returns twice n.\nfunc Double(n int) int {\n\treturn n * 2\n}\n"
 	specialCase = "package calc\n\nfunc Add(a, b int) int {\n\tif a == 2 && b == 3 {\n\t\treturn 5\n\t}\n\treturn a - b\n}\n\nfunc Double(n int) int { return n * 2 }\n"
@@ -138,9 +165,14 @@ func TestGrading(t *testing.T) {
 		{"build tag hides the code under test", map[string]string{"calc.go": "//go:build never\n\n" + fixed}, StatusFalsePromotion,
 			map[string]string{"TestAdd": TestMissing}},
 	}
+	runs := map[string]RunFunc{}
+	for _, c := range cases {
+		runs[c.name] = promoting(c.files)
+	}
+	results := runEach(t, runs)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := runOne(t, calcTask("t"), promoting(c.files))
+			r := results[c.name]
 			if r.Status != c.status || !r.Promoted || r.Resolved != (c.status == StatusResolved) || r.FalsePromotion != (c.status == StatusFalsePromotion) {
 				t.Fatalf("status %s promoted %v resolved %v false %v (%s), want %s", r.Status, r.Promoted, r.Resolved, r.FalsePromotion, r.Reason, c.status)
 			}
@@ -186,12 +218,18 @@ func TestInvalidTask(t *testing.T) {
 
 func TestRunEndings(t *testing.T) {
 	needSandbox(t)
-	for status, want := range map[runtime.Status]string{
+	wants := map[runtime.Status]string{
 		runtime.StatusHandedOff: StatusHandedOff, runtime.StatusFailed: StatusFailed,
 		// Succeeded without a commit promoted nothing.
 		runtime.StatusSucceeded: StatusFailed,
-	} {
-		r := runOne(t, calcTask("t"), ending(status))
+	}
+	runs := map[string]RunFunc{}
+	for status := range wants {
+		runs[string(status)] = ending(status)
+	}
+	results := runEach(t, runs)
+	for status, want := range wants {
+		r := results[string(status)]
 		if r.Status != want || r.Promoted || r.Grade[0].After != "" {
 			t.Errorf("run %s: status %s promoted %v: want %s, ungraded", status, r.Status, r.Promoted, want)
 		}

@@ -54,7 +54,9 @@ func TestAttackKilledHarnessLeavesNoSpare(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(self, "-test.run=^TestPoolHelperHarness$", "-test.v")
-	cmd.Env = append(os.Environ(), poolHelperEnv+"=1")
+	// The helper's t.TempDir (its box's workspace and state) goes under
+	// ours: killed, it removes nothing itself.
+	cmd.Env = append(os.Environ(), poolHelperEnv+"=1", "TMPDIR="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

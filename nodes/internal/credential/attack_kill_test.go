@@ -48,7 +48,10 @@ func TestAttackKilledHarnessMidPush(t *testing.T) {
 	}
 	runs := a.h.RT.RunsDir
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAttackKilledHarnessMidPush$", "-test.timeout=10m")
-	cmd.Env = append(os.Environ(), "SANDGATE_TEST_KILLED_HARNESS="+strings.Join([]string{src, a.h.Repo, runs, a.git.URL, a.gh.API.URL}, "\n"))
+	// The child's temporary directories (its t.TempDir, the box's state)
+	// go under one of ours: killed, it cleans up nothing itself.
+	cmd.Env = append(os.Environ(), "SANDGATE_TEST_KILLED_HARNESS="+strings.Join([]string{src, a.h.Repo, runs, a.git.URL, a.gh.API.URL}, "\n"),
+		"TMPDIR="+t.TempDir())
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package credential_test
 
 import (
+	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
@@ -20,13 +21,15 @@ import (
 
 // appFlow fixes the bug, pushes with a token minted for the push, opens
 // the pull request with one minted for the review, then runs AFTER in the
-// box. BEFORE runs in the box before the push.
+// box. BEFORE runs in the box before the push. Either failing hands the
+// run off: a shell node's next is taken whatever its outcome, so an
+// attack run there must go by on_fail to be able to fail the run.
 const appFlow = `version: 1
 name: app-token
 start: fix
 nodes:
   fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: before}
-  before: {type: shell, run: "BEFORE", next: test}
+  before: {type: shell, run: "BEFORE", on_pass: test, on_fail: stuck}
   test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
   commit: {type: git_commit, branch: fix/add, message: "fix: Add adds", next: push}
   push:
@@ -45,7 +48,8 @@ nodes:
     type: shell
     run: |
       AFTER
-    next: done
+    on_pass: done
+    on_fail: stuck
   done: {type: succeed}
   stuck: {type: handoff}
 `
@@ -53,15 +57,40 @@ nodes:
 // scan is an attack from inside the box after the run used its tokens:
 // it looks for anything shaped like an installation token in its
 // environment, every process's environment and command line it can see,
-// and the files of the workspace, /tmp and home. A control token it
-// plants itself must be found, or the scan is blind.
-const scan = `ctl=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
+// the files of the workspace and /tmp, and every file of home written
+// since SINCE (the test's start, before any token existed: a file older
+// than that cannot hold one). Home holds the host's Go build and module
+// caches, tens of GB: grepping all of them took minutes and grew with
+// the caches. A control token it plants itself in /tmp, and another in
+// the build cache's copy, must be found, or the scan is blind.
+const scan = `ctl=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA ctl2=BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB
       printf 'gh%s_%s\n' s "$ctl" > /tmp/control
+      printf 'gh%s_%s\n' s "$ctl2" > "$HOME/.cache/go-build/control"
+      touch -d @SINCE /tmp/since
       pat='gh[s]_[A-Za-z0-9]{36}'
-      found=$( { env; cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' '\n'; } | grep -Eao "$pat"; grep -rEaoh "$pat" . /tmp "$HOME" 2>/dev/null )
+      found=$( { env; cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' '\n'; } | grep -Eao "$pat"; grep -rEaoh "$pat" . /tmp 2>/dev/null; find "$HOME" -type f -newer /tmp/since -print0 2>/dev/null | xargs -0r grep -Eaoh "$pat" 2>/dev/null )
       echo "$found" | grep -q "$ctl" || { echo "the scan is blind"; exit 2; }
-      leak=$(echo "$found" | grep -v "$ctl" | sort -u)
+      echo "$found" | grep -q "$ctl2" || { echo "the scan of home is blind"; exit 2; }
+      leak=$(echo "$found" | grep -v -e "$ctl" -e "$ctl2" | sort -u)
       [ -z "$leak" ] || { echo "LEAK: $leak"; exit 1; }`
+
+// attackFailed is the run's reason with what the AFTER step printed:
+// an attack that failed the run says why in its output.
+func attackFailed(t *testing.T, sum *runtime.Summary) string {
+	out := ""
+	for _, e := range nodetest.ReadEvents(t, sum.Dir) {
+		if e.Type == runtime.EvNodeFinished && e.Node == "after" {
+			out = fmt.Sprint(e.Outputs["output"])
+		}
+	}
+	return fmt.Sprintf("run %s: %s\nafter printed: %s", sum.Status, sum.Reason, out)
+}
+
+// sinceNow fills in SINCE of scan or reach: a second before now, so
+// every file written from now on is newer.
+func sinceNow(attack string) string {
+	return strings.ReplaceAll(attack, "SINCE", strconv.FormatInt(time.Now().Unix()-1, 10))
+}
 
 // appRun is an app installed on acme/calc and acme/docs, a git server
 // that takes what GitHub would take from its tokens, and the flow with
@@ -141,10 +170,10 @@ func mustNotHold(t *testing.T, dir string, toks []string) {
 // the run. No file of the run holds them, and a scan from inside the box
 // finds none.
 func TestAppTokensPushAndOpenPullRequest(t *testing.T) {
-	a := newAppRun(t, nil, "AFTER", scan)
+	a := newAppRun(t, nil, "AFTER", sinceNow(scan))
 	sum := a.h.Run(t, a.src, nil)
 	if sum.Status != runtime.StatusSucceeded {
-		t.Fatalf("run %s: %s", sum.Status, sum.Reason)
+		t.Fatal(attackFailed(t, sum))
 	}
 	if log := nodetest.Run(t, filepath.Join(a.root, "acme", "calc.git"), "git", "log", "--format=%s", "fix/add"); log != "fix: Add adds\ncalc with a bug" {
 		t.Fatalf("pushed branch: %q", log)
