@@ -83,7 +83,14 @@ func restrictAllThreads(rules []landlock.Rule) error {
 		return fmt.Errorf("no ruleset to enforce")
 	}
 	defer unix.Close(fd)
-	return llsys.AllThreadsLandlockRestrictSelf(fd, flags)
+	// The round's wake-ups stay on this CPU (see pin_linux.go).
+	pinned := pinToThisCPU()
+	itr.mark("ruleset+pin")
+	err = llsys.AllThreadsLandlockRestrictSelf(fd, flags)
+	if rerr := pinned.restore(); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // fsRules are the filesystem rules of init's domain and of the commands'
