@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,41 +78,50 @@ func must[T any](v T, err error) T {
 // TestArgvInputStaysOneArgument runs an argv command in a real box with
 // hostile input values: each reaches the program as exactly one inert
 // argument (no word splitting, no shell), and a strict pattern refuses an
-// option-looking value before anything is created.
+// option-looking value before anything is created. The values go in one
+// run, an input each (a box start each cost 5 s under -race): printf
+// prints every argument it gets on a line of its own, so a value split in
+// two, or run, shows in the one output.
 func TestArgvInputStaysOneArgument(t *testing.T) {
 	repo := gitRepo(t)
 	canary := filepath.Join(t.TempDir(), "pwned")
+	values := []string{"a b  c", "x; touch " + canary, "$(touch " + canary + ")", "`touch " + canary + "`", "-v", "' \"quoted\" \\", "two\nlines"}
+	var inputs, argv, want strings.Builder
+	var given, required []string // --input flags: the values; an inert x each
+	for i, v := range values {
+		fmt.Fprintf(&inputs, "  arg%d: {required: true, pattern: '(?s).*'}\n", i)
+		fmt.Fprintf(&argv, ", \"${{ inputs.arg%d }}\"", i)
+		fmt.Fprintf(&want, "<%s>\n", v)
+		given = append(given, "--input", fmt.Sprintf("arg%d=%s", i, v))
+		required = append(required, "--input", fmt.Sprintf("arg%d=x", i))
+	}
+	want.WriteString("<./...>\n")
 	bp := writeBlueprint(t, `version: 1
 name: argv
 inputs:
-  arg: {required: true, pattern: '(?s).*'}
-  pkg: {default: ./..., pattern: '[./a-z][./a-z0-9_-]*'}
+`+inputs.String()+`  pkg: {default: ./..., pattern: '[./a-z][./a-z0-9_-]*'}
 start: a
 nodes:
-  a: {type: shell, run: {argv: [printf, "<%s>\n", "${{ inputs.arg }}", "${{ inputs.pkg }}"]}, next: done}
+  a: {type: shell, run: {argv: [printf, "<%s>\n"`+argv.String()+`, "${{ inputs.pkg }}"]}, next: done}
   done: {type: succeed}
 `)
-	for _, v := range []string{"a b  c", "x; touch " + canary, "$(touch " + canary + ")", "`touch " + canary + "`", "-v", "' \"quoted\" \\", "two\nlines"} {
-		runs := t.TempDir()
-		code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--json", "--input", "arg="+v)
-		if code != exitOK {
-			t.Fatalf("%q: exit %d\n%s\n%s", v, code, out, errs)
-		}
-		var sum runtime.Summary
-		if err := json.Unmarshal([]byte(out), &sum); err != nil {
-			t.Fatalf("%q: %v\n%s", v, err, out)
-		}
-		got, _ := sum.Attempts[0].Outputs["output"].(string)
-		if want := "<" + v + ">\n<./...>\n"; got != want {
-			t.Fatalf("%q: the command received %q, want %q", v, got, want)
-		}
+	code, out, errs := runCLI(append([]string{"run", bp, "--repo", repo, "--runs-dir", t.TempDir(), "--json"}, given...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	var sum runtime.Summary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got, _ := sum.Attempts[0].Outputs["output"].(string); got != want.String() {
+		t.Fatalf("the command received %q, want %q", got, want.String())
 	}
 	if _, err := os.Stat(canary); err == nil {
 		t.Fatal("an input value ran as a command")
 	}
 	runs := t.TempDir()
 	for _, v := range []string{"-exec", "./x y", "./x;id"} {
-		code, _, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--input", "arg=x", "--input", "pkg="+v)
+		code, _, errs := runCLI(append([]string{"run", bp, "--repo", repo, "--runs-dir", runs, "--input", "pkg=" + v}, required...)...)
 		if code != exitUsage || !strings.Contains(errs, "does not match its pattern") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 			t.Fatalf("pkg=%q: exit %d %q", v, code, errs)
 		}

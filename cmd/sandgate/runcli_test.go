@@ -21,8 +21,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SANDGATE_TEST_CLI") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	removeCache := privateCache()
 	code := m.Run()
 	removeDebianLayouts()
+	removeCache()
 	os.Exit(code)
 }
 
