@@ -3,6 +3,7 @@ package gate_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sandgate/sandgate/nodes/internal/nodetest"
@@ -43,6 +44,11 @@ nodes:
   done: {type: succeed}
 `
 	sum := nodetest.NewHarness(t, repo).Run(t, src, nil)
+	// plant goes by next, taken whatever its outcome: without the link
+	// the held-out run does not pass either, and the test passed blind.
+	if p := nodetest.LastAttempt(sum, "plant"); p.Outcome != runtime.OutcomePass {
+		t.Fatalf("the link was not planted, the attack is blind: %s\n%s", p.Outcome, p.Feedback)
+	}
 	b, err := os.ReadFile(victim)
 	if err != nil || string(b) != "host file\n" {
 		t.Fatalf("the harness replaced a host file through the agent's symlink (run %s): %q, %v", sum.Status, b, err)
@@ -50,7 +56,12 @@ nodes:
 	if entries, _ := os.ReadDir(host); len(entries) != 1 {
 		t.Fatalf("the harness wrote into a host directory through the agent's symlink: %v", entries)
 	}
-	if a := nodetest.LastAttempt(sum, "held"); a.Outcome == runtime.OutcomePass {
+	a := nodetest.LastAttempt(sum, "held")
+	if a.Outcome == runtime.OutcomePass {
 		t.Fatalf("held-out tests passed with their directory swapped for a link: %+v", a)
+	}
+	// Refused, not crashed: a panic also ends the attempt without a pass.
+	if strings.Contains(a.Error, "panicked") {
+		t.Fatalf("the harness crashed on the link instead of refusing it: %s", a.Error)
 	}
 }

@@ -331,10 +331,13 @@ func startJudge(ctx context.Context, w *workspace.Workspace, cand *Candidate, hi
 	if err != nil {
 		return nil, "", nil, err
 	}
-	cleanup = func() { RemoveAll(state) }
+	// The deferred removal keeps its own reference: a failed return sets
+	// the named result cleanup to nil before it runs.
+	drop := func() { RemoveAll(state) }
+	cleanup = drop
 	defer func() {
 		if err != nil {
-			cleanup()
+			drop()
 		}
 	}()
 	opts.StateDir, opts.AuditPath = filepath.Join(state, "box"), ""

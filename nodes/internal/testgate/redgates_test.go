@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/nodes/internal/nodetest"
+	"github.com/sandgate/sandgate/runtime"
 )
 
 // The tests in this file perform cheats an agent can use against a
@@ -36,6 +37,17 @@ func runProtected(t *testing.T, repo, prep string) {
 	a := nodetest.LastAttempt(sum, "test")
 	t.Logf("protect: %s; test: %s %s", nodetest.LastAttempt(sum, "protect").Outcome, a.Outcome, firstLines(a.Feedback))
 	nodetest.AssertNothingPromoted(t, sum)
+	attackRan(t, sum)
+}
+
+// attackRan fails the test when prep, the attack, failed: prep goes by
+// next, taken whatever its outcome, and a failed attack leaves the bug
+// to fail the test gate, so nothing promoted would pass the test blind.
+func attackRan(t *testing.T, sum *runtime.Summary) {
+	t.Helper()
+	if p := nodetest.LastAttempt(sum, "prep"); p.Outcome != runtime.OutcomePass {
+		t.Fatalf("the attack's preparation failed, the test is blind: %s\n%s", p.Outcome, firstLines(p.Feedback))
+	}
 }
 
 func replaceOnce(s, old, new string) string {
@@ -176,4 +188,5 @@ nodes:
 	sum := nodetest.NewHarness(t, repo).Run(t, src, nil)
 	t.Logf("held: %s %s", nodetest.LastAttempt(sum, "held").Outcome, firstLines(nodetest.LastAttempt(sum, "held").Feedback))
 	nodetest.AssertNothingPromoted(t, sum)
+	attackRan(t, sum)
 }
