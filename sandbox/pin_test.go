@@ -3,6 +3,7 @@
 package sandbox_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -12,7 +13,8 @@ import (
 
 // Init moves its threads to one CPU while it enters its Landlock domain
 // (pin_linux.go): its commands must still get every CPU the harness has,
-// in a box whose init was started ahead and in one started at once.
+// in a box whose init was started ahead and in one started at once; and
+// so must every thread of init, those made after the round too.
 func TestBoxCommandsKeepTheirCPUs(t *testing.T) {
 	want := cpusAllowed(t, string(must(os.ReadFile("/proc/thread-self/status"))))
 	for i := 0; i < 2; i++ {
@@ -21,6 +23,7 @@ func TestBoxCommandsKeepTheirCPUs(t *testing.T) {
 		if got := cpusAllowed(t, string(res.Output)); got != want {
 			t.Errorf("box %d: a command may run on CPUs %s, the harness on %s", i, got, want)
 		}
+		initKeepsCPUs(t, b, fmt.Sprintf("box %d (pooled %v)", i, sandbox.Pooled(b)), want)
 	}
 }
 
