@@ -68,7 +68,7 @@ func LeaseImage(cacheDir, digest string, unpack func(rootfs string) (env []strin
 	if err != nil {
 		return nil, err
 	}
-	err = buildOnce(root, key, func(string) error { return unpackImage(root, key, unpack) })
+	_, err = buildOnce(root, key, func(string) error { return unpackImage(root, key, unpack) })
 	var cfg imageConfig
 	if err == nil {
 		var b []byte

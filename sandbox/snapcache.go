@@ -279,14 +279,21 @@ func removeSnapshot(s SnapshotInfo) (bool, int64, error) {
 // skipping leased ones, then object stores no snapshot uses; it returns
 // the snapshots it removed, each with the bytes its removal freed.
 func EvictSnapshots(cacheDir string, max int64) ([]SnapshotInfo, error) {
-	total, err := CacheBytes(cacheDir)
-	if err != nil {
-		return nil, err
-	}
+	removed, _, err := evict(cacheDir, max)
+	return removed, err
+}
+
+// evict is EvictSnapshots that also returns the cache's size after it.
+func evict(cacheDir string, max int64) ([]SnapshotInfo, int64, error) {
 	list, err := ListSnapshots(cacheDir)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	stores, err := listStores(cacheDir, list)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := cacheBytes(stores, list)
 	// A snapshot a layer stacks on stays until that layer is gone: a
 	// later pass takes it once this one removed the layers above it.
 	var removed []SnapshotInfo
@@ -301,7 +308,7 @@ func EvictSnapshots(cacheDir string, max int64) ([]SnapshotInfo, error) {
 			}
 			ok, freed, err := removeSnapshot(s)
 			if err != nil {
-				return removed, err
+				return removed, total, err
 			}
 			if ok {
 				s.Bytes = freed
@@ -312,9 +319,11 @@ func EvictSnapshots(cacheDir string, max int64) ([]SnapshotInfo, error) {
 		}
 	}
 	if total > max {
-		_, err = evictStores(cacheDir, total-max)
+		var freed int64
+		freed, err = evictStores(cacheDir, total-max)
+		total -= freed
 	}
-	return removed, err
+	return removed, total, err
 }
 
 // diskUsage is the space the files under dir take on disk.

@@ -30,15 +30,21 @@ type StoreInfo struct {
 
 // ListStores lists the cache's object stores, least recently used first.
 func ListStores(cacheDir string) ([]StoreInfo, error) {
+	snaps, err := ListSnapshots(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	return listStores(cacheDir, snaps)
+}
+
+// listStores is ListStores with the snapshots already listed (listing
+// them reads every snapshot's metadata and lock: one pass serves both).
+func listStores(cacheDir string, snaps []SnapshotInfo) ([]StoreInfo, error) {
 	root := storesRoot(cacheDir)
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	snaps, err := ListSnapshots(cacheDir)
 	if err != nil {
 		return nil, err
 	}
@@ -79,14 +85,19 @@ func ListStores(cacheDir string) ([]StoreInfo, error) {
 // object stores (objects and their snapshots' files, each counted once)
 // and the snapshots that hold their own objects.
 func CacheBytes(cacheDir string) (int64, error) {
-	stores, err := ListStores(cacheDir)
-	if err != nil {
-		return 0, err
-	}
 	snaps, err := ListSnapshots(cacheDir)
 	if err != nil {
 		return 0, err
 	}
+	stores, err := listStores(cacheDir, snaps)
+	if err != nil {
+		return 0, err
+	}
+	return cacheBytes(stores, snaps), nil
+}
+
+// cacheBytes is CacheBytes of listed stores and snapshots.
+func cacheBytes(stores []StoreInfo, snaps []SnapshotInfo) int64 {
 	known := map[string]bool{}
 	var n int64
 	for _, s := range stores {
@@ -98,7 +109,7 @@ func CacheBytes(cacheDir string) (int64, error) {
 			n += s.Bytes
 		}
 	}
-	return n, nil
+	return n
 }
 
 // RemoveStore deletes an object store that no snapshot borrows from and

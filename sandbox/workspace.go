@@ -106,7 +106,8 @@ func leaseOrBuild(cacheDir, commit string, rebuilt bool, make func(root string) 
 	if err != nil {
 		return nil, err
 	}
-	if err := buildOnce(root, commit, make); err != nil {
+	built, err := buildOnce(root, commit, make)
+	if err != nil {
 		l.Release()
 		return nil, err
 	}
@@ -122,30 +123,34 @@ func leaseOrBuild(cacheDir, commit string, rebuilt bool, make func(root string) 
 		return nil, err
 	}
 	// A new snapshot may push the cache over its cap; this one is leased
-	// and survives. Eviction failing must not fail the run.
-	_, _ = EvictSnapshots(cacheDir, CacheMax())
+	// and survives. A snapshot that was there added nothing.
+	if built {
+		m, _ := readSnapshotMeta(root, commit)
+		evictAfterBuild(cacheDir, m.Bytes)
+	}
 	return l, nil
 }
 
 // buildOnce builds root/<commit> with make unless it is there, one
-// build of a commit at a time (root/<commit>.build is its lock).
-func buildOnce(root, commit string, make func(root string) error) error {
+// build of a commit at a time (root/<commit>.build is its lock); built
+// says whether this call built it.
+func buildOnce(root, commit string, make func(root string) error) (built bool, err error) {
 	dir := filepath.Join(root, commit)
 	if _, err := os.Stat(dir); err == nil {
-		return nil
+		return false, nil
 	}
 	f, err := os.OpenFile(filepath.Join(root, commit+".build"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer f.Close()
 	if err := flock(f, lockEX); err != nil {
-		return err
+		return false, err
 	}
 	if _, err := os.Stat(dir); err == nil {
-		return nil // built meanwhile
+		return false, nil // built meanwhile
 	}
-	return make(root)
+	return true, make(root)
 }
 
 // onBase builds the snapshot on the cached snapshot of baseCommit, held
