@@ -17,11 +17,13 @@ import (
 //
 // Why: the shared ~/.cache/sandgate keeps the snapshot of every commit any
 // test on the machine ever ran (10,300 snapshots and 9,400 stores on
-// 2026-12-06, a few KiB each, far under the cap). Every snapshot lease
-// checks the cap, and that check lists and sizes the whole cache: 1.5
-// CPU-s a run under -race, 40% of the harness's CPU, the same again for
-// the ci node's snapshot. Nothing the tests check depends on an old
-// cache: each test's repository is a new commit anyway.
+// 2026-12-06, a few KiB each, far under the cap), and every test's
+// repository is a new commit, so each run of this binary added hundreds.
+// Counting that cache was 40% of the harness's CPU here when every lease
+// counted it; a build still counts it when the kept size is ten minutes
+// old (sandbox/cacheusage.go), which in a binary running for minutes is
+// several full counts of a cache that only grows. Nothing the tests check
+// depends on an old cache.
 //
 // The Go build cache stays the user's: GOCACHE is pinned to it before
 // XDG_CACHE_HOME moves (its default lives there), because the boxes see
