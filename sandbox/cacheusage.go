@@ -13,7 +13,7 @@ import (
 const usageRecount = 10 * time.Minute
 
 // cacheUsage is the cache's size as the last full count left it, plus
-// what the snapshots built since added (their metadata's Bytes), kept in
+// what the snapshots built since added (builtBytes), kept in
 // <cache>/usage.json under its flock.
 type cacheUsage struct {
 	Bytes   int64     `json:"bytes"`
@@ -26,9 +26,9 @@ type cacheUsage struct {
 // 3,200 stores, 2026-12-06), which every run on a new commit paid; so the
 // count runs only when the kept size is missing, older than usageRecount,
 // from the future, or with added within a tenth of the cap; otherwise
-// the kept size grows by added. What the kept size misses (object stores
-// growing by a fetch, files removed by hand) is bounded by the recount's
-// age and the tenth held back. Eviction never fails a run: errors leave
+// the kept size grows by added (builtBytes: an overstatement, never
+// less than the build added). Files removed by hand make it overstate
+// too, until the next count. Eviction never fails a run: errors leave
 // the cache as it is.
 func evictAfterBuild(cacheDir string, added int64) {
 	max := CacheMax()
@@ -53,6 +53,23 @@ func evictAfterBuild(cacheDir string, added int64) {
 		return
 	}
 	writeUsage(f, cacheUsage{Bytes: total, Counted: time.Now()})
+}
+
+// builtBytes is at most what building commit's snapshot added to the
+// cache: its own files, and the whole object store it borrows from (a
+// build may have fetched into it, and the objects of a commit from a
+// hostile change are what a derived snapshot imports). Counting the
+// store whole overstates a build; the kept size then nears the cap
+// sooner and is counted again, which is the safe side. One store is a
+// few pack files: walking it costs little, unlike walking them all.
+func builtBytes(cacheDir, root, commit string) int64 {
+	m, _ := readSnapshotMeta(root, commit)
+	n := max(m.Bytes, 0)
+	if m.Store != "" {
+		objects, _ := diskUsage(filepath.Join(storesRoot(cacheDir), m.Store))
+		n += objects
+	}
+	return n
 }
 
 // writeUsage replaces the usage file's content (the file stays: its

@@ -97,6 +97,15 @@ func TestCacheCountedOnlyWhenOldOrNearTheCap(t *testing.T) {
 	if !cachedCommits(t, cache)[bigCommit] || u.Bytes <= 0 || u.Bytes >= total || !u.Counted.Equal(counted) {
 		t.Fatalf("a build under a fresh figure: cached %v, kept %+v (counted %v); want the big snapshot kept and the figure grown by the small one's size", cachedCommits(t, cache), u, counted)
 	}
+	// The build's addition counts the object store it filled, not only
+	// the snapshot's own files (its metadata's Bytes): a change's objects
+	// go to the store, and a figure without them would let a hostile
+	// change's objects grow the cache past its cap unseen.
+	for _, sn := range must(sandbox.ListSnapshots(cache)) {
+		if sn.Commit == smallCommit && u.Bytes <= sn.Bytes {
+			t.Fatalf("the kept size grew by %d, the snapshot's own files alone: its store's objects are not counted", u.Bytes)
+		}
+	}
 	// A snapshot already cached adds nothing.
 	if _, _, err := sandbox.Snapshot(ctx, small, "HEAD", cache); err != nil {
 		t.Fatal(err)

@@ -125,8 +125,7 @@ func leaseOrBuild(cacheDir, commit string, rebuilt bool, make func(root string) 
 	// A new snapshot may push the cache over its cap; this one is leased
 	// and survives. A snapshot that was there added nothing.
 	if built {
-		m, _ := readSnapshotMeta(root, commit)
-		evictAfterBuild(cacheDir, m.Bytes)
+		evictAfterBuild(cacheDir, builtBytes(cacheDir, root, commit))
 	}
 	return l, nil
 }
