@@ -46,4 +46,12 @@
 // run it against deliberately broken nodes with a recording TB. With a
 // *testing.T each group of rules is a subtest; with any other TB the
 // groups run in sequence and a fatal failure ends the suite.
+//
+// # Attack tests
+//
+// EndedByVerdict is for tests that a run is stopped: a run that "did not
+// succeed" because a node broke, timed out or the harness ran out of
+// budget stopped nothing, and such a test passing on it is blind.
+// EndedByVerdict tells a run that ended by its nodes' verdicts from one
+// that ended by a crash.
 package runtimetest
