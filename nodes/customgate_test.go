@@ -211,7 +211,7 @@ nodes:
   commit: {type: git_commit, next: done}
   done: {type: succeed}
 `, broke)
-	nodetest.AssertNothingPromoted(t, sum)
+	nodetest.AssertBrokeUnpromoted(t, sum, "g", "service unreachable")
 	if g := gateOf(t, sum, "g"); g["pass"] != false || g["reason"] != "the gate broke: service unreachable" {
 		t.Fatalf("verdict: %v", g)
 	}

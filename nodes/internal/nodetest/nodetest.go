@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -22,43 +21,6 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 	"github.com/sandgate/sandgate/runtime"
 )
-
-// MustFail fails the test unless attempt a of the run failed with a
-// reason or feedback holding each of want.
-func MustFail(t *testing.T, sum *runtime.Summary, a runtime.AttemptInfo, want ...string) {
-	t.Helper()
-	if sum.Status != runtime.StatusFailed || a.Outcome != runtime.OutcomeFail {
-		t.Fatalf("the gate passed unverified work: run %s, gate %s\n%s", sum.Status, a.Outcome, a.Feedback)
-	}
-	for _, w := range want {
-		if !strings.Contains(a.Feedback, w) {
-			t.Fatalf("feedback lacks %q:\n%s", w, a.Feedback)
-		}
-	}
-	var v map[string]any
-	if err := json.Unmarshal(GateAttemptFile(t, sum, "verify.json"), &v); err != nil || v["pass"] != false {
-		t.Fatalf("verify.json does not record a failed gate: %v %v", v, err)
-	}
-}
-
-// GateRun runs a one-gate blueprint after an optional shell step and
-// returns the summary and the gate's last attempt.
-func GateRun(t *testing.T, repo, prep, gateYAML string) (*runtime.Summary, runtime.AttemptInfo) {
-	t.Helper()
-	if prep == "" {
-		prep = "true"
-	}
-	src := "version: 1\nname: g\nstart: prep\nnodes:\n  prep: {type: shell, run: " + Quote(prep) + ", next: gate}\n  gate:\n" +
-		Indent(gateYAML) + "    on_pass: ok\n    on_fail: no\n  ok: {type: succeed}\n  no: {type: fail, reason: gate failed}\n"
-	sum := NewHarness(t, repo).Run(t, src, nil)
-	var last runtime.AttemptInfo
-	for _, a := range sum.Attempts {
-		if a.Node == "gate" {
-			last = a
-		}
-	}
-	return sum, last
-}
 
 // Quote quotes s for a single-quoted YAML scalar.
 func Quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
@@ -124,7 +86,7 @@ func NewHarnessWith(t testing.TB, repo string, o nodes.Options) *Harness {
 }
 
 // Run runs the blueprint src to its end.
-func (h *Harness) Run(t *testing.T, src string, inputs map[string]any) *runtime.Summary {
+func (h *Harness) Run(t testing.TB, src string, inputs map[string]any) *runtime.Summary {
 	t.Helper()
 	bp, err := h.RT.Registry.Parse("test.yaml", []byte(src))
 	if err != nil {
@@ -398,17 +360,6 @@ func WriteEntry(t *testing.T, queue, id string, e nodes.ReviewEntry) {
 	}
 }
 
-// AssertNothingPromoted fails when the run committed anything.
-func AssertNothingPromoted(t *testing.T, sum *runtime.Summary) {
-	t.Helper()
-	if sum.Status == runtime.StatusSucceeded {
-		t.Fatalf("the run succeeded: %s", sum.Reason)
-	}
-	if b, err := os.ReadFile(filepath.Join(sum.Dir, "commit.json")); err == nil {
-		t.Fatalf("a commit was made: %s", b)
-	}
-}
-
 // LastAttempt is the last attempt of node in the run.
 func LastAttempt(sum *runtime.Summary, node string) runtime.AttemptInfo {
 	var last runtime.AttemptInfo
@@ -418,21 +369,6 @@ func LastAttempt(sum *runtime.Summary, node string) runtime.AttemptInfo {
 		}
 	}
 	return last
-}
-
-// GateAttemptFile reads a file of the gate's last attempt directory.
-func GateAttemptFile(t *testing.T, sum *runtime.Summary, name string) []byte {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(sum.Dir, "nodes", "gate", "*", name))
-	if len(files) == 0 {
-		t.Fatalf("no %s in the gate's attempt directory", name)
-	}
-	sort.Strings(files)
-	b, err := os.ReadFile(files[len(files)-1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // FileHolds reports whether the file at p holds s anywhere. It reads the
