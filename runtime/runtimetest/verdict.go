@@ -32,11 +32,11 @@ var verdictKinds = map[string]bool{"succeed": true, "fail": true, "handoff": tru
 // A test whose node breaks on purpose checks the break itself instead.
 func EndedByVerdict(sum *runtime.Summary) error {
 	for _, a := range sum.Attempts {
-		if a.Error != "" {
-			return fmt.Errorf("node %s (attempt %d) broke: %s", a.Node, a.Attempt, firstLines(a.Error, 3))
+		if a.Canceled {
+			continue // the scheduler stopped it: a retry loop, the run's end
 		}
-		if a.Outcome == runtime.OutcomeFail && strings.HasPrefix(a.Feedback, "node "+a.Node+" timed out after ") {
-			return fmt.Errorf("node %s (attempt %d) was stopped by its timeout: %s", a.Node, a.Attempt, firstLines(a.Feedback, 1))
+		if err := Decided(a); err != nil {
+			return err
 		}
 	}
 	if sum.Status == runtime.StatusRunning {
@@ -44,6 +44,24 @@ func EndedByVerdict(sum *runtime.Summary) error {
 	}
 	if !verdictKinds[sum.Kind] {
 		return fmt.Errorf("the run ended by no node's verdict (%s, %s): %s", sum.Status, sum.Kind, firstLines(sum.Reason, 3))
+	}
+	return nil
+}
+
+// Decided returns an error unless the node attempt a ended by its node's
+// own outcome (pass, fail or handoff): it broke (an error or a panic) or
+// the runtime stopped it at its timeout. A canceled attempt that never
+// finished has decided nothing either.
+func Decided(a runtime.AttemptInfo) error {
+	switch {
+	case a.Error != "":
+		return fmt.Errorf("node %s (attempt %d) broke: %s", a.Node, a.Attempt, firstLines(a.Error, 3))
+	case a.Outcome == runtime.OutcomeFail && strings.HasPrefix(a.Feedback, "node "+a.Node+" timed out after "):
+		return fmt.Errorf("node %s (attempt %d) was stopped by its timeout: %s", a.Node, a.Attempt, firstLines(a.Feedback, 1))
+	case a.Canceled && a.Outcome == "":
+		return fmt.Errorf("node %s (attempt %d) was canceled before it decided", a.Node, a.Attempt)
+	case a.Outcome == "":
+		return fmt.Errorf("node %s (attempt %d) has not finished", a.Node, a.Attempt)
 	}
 	return nil
 }

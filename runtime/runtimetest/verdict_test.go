@@ -72,6 +72,7 @@ func TestEndedByVerdict(t *testing.T) {
 		{"a node asks for a person", head + "nodes:\n  gate: {type: act, do: handoff, next: ok}\n  ok: {type: succeed}\n", ""},
 		{"a retry edge's bound", head + "nodes:\n  gate: {type: act, do: fail, on_pass: ok, on_fail: {to: gate, max: 1}}\n  ok: {type: succeed}\n", ""},
 		{"a pass", head + "nodes:\n  gate: {type: act, do: pass, next: ok}\n  ok: {type: succeed}\n", ""},
+		{"a sibling canceled by the run's end", "version: 1\nname: v\nstart: fan\nnodes:\n  fan: {type: act, do: pass, next: [gate, slow]}\n  gate: {type: act, do: fail, next: no}\n  slow: {type: act, do: hang, next: no}\n  no: {type: fail}\n", ""},
 		{"a node error", head + "nodes:\n  gate: {type: act, do: error, on_pass: ok, on_fail: no}\n  ok: {type: succeed}\n  no: {type: fail}\n",
 			"node gate (attempt 1) broke: the judge box: start it: no such file"},
 		{"a panic", head + "nodes:\n  gate: {type: act, do: panic, on_pass: ok, on_fail: no}\n  ok: {type: succeed}\n  no: {type: fail}\n",
@@ -88,6 +89,9 @@ func TestEndedByVerdict(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			sum := verdictRun(t, c.src)
+			if strings.Contains(c.name, "canceled") && !sum.Attempts[len(sum.Attempts)-1].Canceled {
+				t.Fatalf("the sibling was not canceled: %+v", sum.Attempts)
+			}
 			err := runtimetest.EndedByVerdict(sum)
 			switch {
 			case c.want == "" && err != nil:
@@ -105,5 +109,26 @@ func TestEndedByVerdictUnfinished(t *testing.T) {
 	err := runtimetest.EndedByVerdict(&runtime.Summary{Status: runtime.StatusRunning})
 	if err == nil || !strings.Contains(err.Error(), "not finished") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestDecided: an attempt decided when it ended by its node's outcome.
+func TestDecided(t *testing.T) {
+	cases := []struct {
+		a    runtime.AttemptInfo
+		want string
+	}{
+		{runtime.AttemptInfo{Node: "g", Attempt: 1, Outcome: runtime.OutcomeFail, Feedback: "lint: 3 problems"}, ""},
+		{runtime.AttemptInfo{Node: "g", Attempt: 1, Outcome: runtime.OutcomeHandoff}, ""},
+		{runtime.AttemptInfo{Node: "g", Attempt: 2, Error: "node panicked: boom\ngoroutine 7 [running]:\nmain.f()\n\tf.go:1\nmore"}, "node g (attempt 2) broke: node panicked: boom\ngoroutine 7 [running]:\nmain.f()\n…"},
+		{runtime.AttemptInfo{Node: "g", Attempt: 1, Outcome: runtime.OutcomeFail, Feedback: "node g timed out after 10m0s"}, "stopped by its timeout"},
+		{runtime.AttemptInfo{Node: "g", Attempt: 1, Canceled: true}, "canceled before it decided"},
+		{runtime.AttemptInfo{Node: "g", Attempt: 1}, "has not finished"},
+	}
+	for _, c := range cases {
+		err := runtimetest.Decided(c.a)
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Decided(%+v) = %v, want %q", c.a, err, c.want)
+		}
 	}
 }
