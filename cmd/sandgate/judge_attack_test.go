@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/runtime"
+	"github.com/sandgate/sandgate/runtime/runtimetest"
 )
 
 // Attacks on where a verdict is taken. Each runs a shipped blueprint
@@ -115,8 +117,9 @@ func shippedRun(t *testing.T, file, repo, cmd string, inputs ...string) (int, st
 }
 
 // mustNotPromote fails unless the attack worked in the agent's box, and
-// the run committed nothing, queued no review, and the last verdict of
-// one of the gates (the test gate when none is named) was a failure.
+// the run committed nothing, queued no review, and the last attempt of
+// one of the gates (the test gate when none is named) failed by its
+// verdict, not by breaking or timing out.
 func mustNotPromote(t *testing.T, code int, out, runDir string, gates ...string) {
 	t.Helper()
 	if len(gates) == 0 {
@@ -131,33 +134,39 @@ func mustNotPromote(t *testing.T, code int, out, runDir string, gates ...string)
 	if m, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_STATE_HOME"), "sandgate", "*", "reviews", "*")); len(m) > 0 {
 		t.Fatalf("BREACH: a review was queued: %v", m)
 	}
-	evs, err := runtime.ReadJournal(filepath.Join(runDir, "events.jsonl"))
+	sum, err := runtime.Summarize(runDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := map[string]runtime.Outcome{}
 	agentOK := false
-	for _, e := range evs {
-		if e.Type != runtime.EvNodeFinished {
-			continue
-		}
-		if e.Outcome != "" {
-			last[e.Node] = e.Outcome
-		}
-		if e.Outcome == runtime.OutcomePass {
-			agentOK = agentOK || nodeOutputHolds(runDir, e.Node, worked)
-		}
+	last := map[string]runtime.AttemptInfo{}
+	for _, a := range sum.Attempts {
+		last[a.Node] = a
+		agentOK = agentOK || a.Outcome == runtime.OutcomePass && nodeOutputHolds(runDir, a.Node, worked)
 	}
 	if !agentOK {
 		t.Fatalf("the attack did not work in the agent's box (no node output says %q):\n%s", worked, out)
 	}
+	// The gate's own verdict, not a gate that broke or hit its timeout:
+	// either fails the run too, and judges nothing.
+	var why []string
 	for _, g := range gates {
-		if last[g] == runtime.OutcomeFail {
+		a, ok := last[g]
+		if !ok {
+			why = append(why, g+" never ran")
+			continue
+		}
+		if err := runtimetest.Decided(a); err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		if a.Outcome == runtime.OutcomeFail {
 			return
 		}
+		why = append(why, fmt.Sprintf("%s: %s", g, a.Outcome))
 	}
 	handoff, _ := os.ReadFile(filepath.Join(runDir, "handoff.md"))
-	t.Fatalf("no gate of %v failed (last outcomes %v)\n%s\n%s", gates, last, out, handoff)
+	t.Fatalf("no gate of %v failed by its verdict (%s)\n%s\n%s", gates, strings.Join(why, "; "), out, handoff)
 }
 
 // nodeOutputHolds reports whether any stored output of node holds s.
