@@ -72,9 +72,11 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// commitAll commits everything in dir with pinned dates (gitRepo): the
+// same change to the same commit is the same commit in every test.
 func commitAll(t *testing.T, dir string) {
 	t.Helper()
-	if err := gitfixture.Commit(dir, "d", "change"); err != nil {
+	if err := gitfixture.CommitPinned(dir, "d", "change"); err != nil {
 		t.Fatal(err)
 	}
 }
