@@ -83,6 +83,13 @@ func commitAll(t *testing.T, dir string) {
 
 // TestShippedBlueprintsRun runs every ready blueprint end to end with a
 // scripted model through the real CLI, client and sandbox.
+//
+// fix-failing-test's run also checks that the shipped lint checks the
+// packages asked for, nothing else (it was TestShippedLintScopedToPackages,
+// a run of its own): with `gofmt -l .` it failed on terraform's one
+// unformatted testdata file and on packages outside the task, three
+// times, and the run was handed off. Its repository has both, and the
+// run must still succeed.
 func TestShippedBlueprintsRun(t *testing.T) {
 	fix := `- tool_calls: [{function: {name: edit_file, arguments: {path: calc.go, old: "a - b", new: "a + b"}}}]
 - tool_calls: [{function: {name: finish, arguments: {summary: fixed}}}]
@@ -91,7 +98,7 @@ func TestShippedBlueprintsRun(t *testing.T) {
 		file, script, prep string
 		inputs             []string
 	}{
-		{"fix-failing-test.yaml", fix, "", []string{"task=fix Add", "remote=REMOTE"}},
+		{"fix-failing-test.yaml", fix, "unformatted-elsewhere", []string{"task=fix Add", "remote=REMOTE", "packages=."}},
 		{"parallel-gates.yaml", fix, "", []string{"task=fix Add"}},
 		{"lint-fix.yaml", `- tool_calls: [{function: {name: run, arguments: {command: "gofmt -w calc.go"}}}]
 - tool_calls: [{function: {name: finish, arguments: {summary: formatted}}}]
@@ -106,6 +113,12 @@ func TestShippedBlueprintsRun(t *testing.T) {
 			t.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
 			repo := gitRepo(t)
 			switch c.prep {
+			case "unformatted-elsewhere": // outside the packages asked for
+				unformatted := "package other\n\nfunc  F()  {}\n"
+				if err := gitfixture.Write(repo, map[string]string{"testdata/golden.go": unformatted, "other/o.go": unformatted}); err != nil {
+					t.Fatal(err)
+				}
+				commitAll(t, repo)
 			case "fix-and-misformat":
 				os.WriteFile(filepath.Join(repo, "calc.go"), []byte("package calc\n\nfunc Add(a, b int) int {    return a + b }\n"), 0o644)
 				commitAll(t, repo)
@@ -114,7 +127,9 @@ func TestShippedBlueprintsRun(t *testing.T) {
 				commitAll(t, repo)
 			}
 			remote := filepath.Join(work, "remote.git")
-			exec.Command("git", "clone", "-q", "--bare", repo, remote).Run()
+			if err := gitfixture.Remote(repo, remote, ""); err != nil {
+				t.Fatal(err)
+			}
 			script := filepath.Join(work, "model.yaml")
 			os.WriteFile(script, []byte(c.script), 0o644)
 			bp, _ := filepath.Abs(filepath.Join("..", "..", "blueprints", c.file))
@@ -126,8 +141,8 @@ func TestShippedBlueprintsRun(t *testing.T) {
 			var code int
 			var out, errs string
 			inDir(t, repo, func() { code, out, errs = runCLI(args...) })
-			if code != exitOK {
-				t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+			if code != exitOK || !strings.Contains(out, "status: succeeded") {
+				t.Fatalf("exit %d (inputs %q; fix-failing-test's packages=. must keep lint off the unformatted files outside it)\n%s\n%s", code, c.inputs, out, errs)
 			}
 			root, _ := repoRoot(repo)
 			state := stateDir(root)
@@ -146,38 +161,6 @@ func TestShippedBlueprintsRun(t *testing.T) {
 				t.Fatalf("git status after the run: %q %v", st, err)
 			}
 		})
-	}
-}
-
-// TestShippedLintScopedToPackages: the shipped lint checks the packages
-// asked for, nothing else. With `gofmt -l .` it failed on terraform's one
-// unformatted testdata file and on packages outside the task, three times,
-// and the run was handed off.
-func TestShippedLintScopedToPackages(t *testing.T) {
-	work := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
-	repo := gitRepo(t)
-	unformatted := "package other\n\nfunc  F()  {}\n"
-	os.MkdirAll(filepath.Join(repo, "testdata"), 0o755)
-	os.MkdirAll(filepath.Join(repo, "other"), 0o755)
-	os.WriteFile(filepath.Join(repo, "testdata", "golden.go"), []byte(unformatted), 0o644)
-	os.WriteFile(filepath.Join(repo, "other", "o.go"), []byte(unformatted), 0o644)
-	commitAll(t, repo)
-	remote := filepath.Join(work, "remote.git")
-	gitOut(t, work, "clone", "-q", "--bare", repo, remote)
-	script := filepath.Join(work, "model.yaml")
-	os.WriteFile(script, []byte(`- tool_calls: [{function: {name: edit_file, arguments: {path: calc.go, old: "a - b", new: "a + b"}}}]
-- tool_calls: [{function: {name: finish, arguments: {summary: fixed}}}]
-`), 0o644)
-	bp, _ := filepath.Abs(filepath.Join("..", "..", "blueprints", "fix-failing-test.yaml"))
-	var code int
-	var out, errs string
-	inDir(t, repo, func() {
-		code, out, errs = runCLI("run", bp, "--repo", repo, "--model", "script:"+script, "--input", "task=fix Add",
-			"--input", "remote="+remote, "--input", "packages=.")
-	})
-	if code != exitOK || !strings.Contains(out, "status: succeeded") {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 }
 
