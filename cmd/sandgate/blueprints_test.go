@@ -126,10 +126,7 @@ func TestShippedBlueprintsRun(t *testing.T) {
 				os.WriteFile(filepath.Join(repo, "calc.go"), []byte("package calc\n\nfunc Add(a, b int) int { return a + b }\n"), 0o644)
 				commitAll(t, repo)
 			}
-			remote := filepath.Join(work, "remote.git")
-			if err := gitfixture.Remote(repo, remote, ""); err != nil {
-				t.Fatal(err)
-			}
+			remote := bareRemote(t, repo, filepath.Join(work, "remote.git"))
 			script := filepath.Join(work, "model.yaml")
 			os.WriteFile(script, []byte(c.script), 0o644)
 			bp, _ := filepath.Abs(filepath.Join("..", "..", "blueprints", c.file))

@@ -95,10 +95,7 @@ func TestReviewApproveLandsOnRemote(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			repo, runs, reviews := gitRepo(t), t.TempDir(), t.TempDir()
-			remote := filepath.Join(t.TempDir(), "remote.git")
-			if out, err := exec.Command("git", "clone", "-q", "--bare", repo, remote).CombinedOutput(); err != nil {
-				t.Fatalf("%v %s", err, out)
-			}
+			remote := bareClone(t, repo)
 			src := strings.NewReplacer("PROMOTE", tc.promote, "PUSH", tc.push, "ON_APPROVE", tc.onApprove).Replace(approveBlueprint)
 			src = strings.NewReplacer("REMOTE", remote, "REVIEWS", reviews).Replace(src)
 			if code, out, errs := runCLI("run", writeBlueprint(t, src), "--repo", repo, "--runs-dir", runs); code != exitOK {
