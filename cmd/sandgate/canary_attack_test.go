@@ -53,7 +53,7 @@ func TestAttackCanaryThroughShippedBlueprint(t *testing.T) {
 			}
 			commitAll(t, repo)
 			remote := filepath.Join(work, "remote.git")
-			gitOut(t, work, "clone", "-q", "--bare", repo, remote)
+			bareRemote(t, repo, remote)
 			script := filepath.Join(work, "model.yaml")
 			if err := os.WriteFile(script, []byte(scriptRun(c.cheat)), 0o644); err != nil {
 				t.Fatal(err)

@@ -38,12 +38,14 @@ func TestResumeKeepsWaitingForCI(t *testing.T) {
 			return ghfake.Answer{Runs: []ghfake.Run{build}}
 		}
 	})
+	// The gate before the commit is a diff_cap: what is resumed is ci,
+	// and a test gate would add a judge box running go test.
 	bp := writeBlueprint(t, strings.NewReplacer("REMOTE", bare, "API", gh.API.URL).Replace(`version: 1
 name: ci-crash
 start: fix
 nodes:
-  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: test}
-  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: no}
+  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: cap}
+  cap: {type: diff_cap, max_lines: 20, on_pass: commit, on_fail: no}
   commit: {type: git_commit, branch: fix/add, message: fixed, next: push}
   push: {type: git_push, remote: REMOTE, next: ci}
   ci: {type: ci, provider: github, repo: octo/calc, base_url: API, token_env: SANDGATE_TEST_CI_TOKEN, poll: 50ms, on_pass: done, on_fail: no}

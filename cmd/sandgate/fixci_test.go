@@ -25,7 +25,7 @@ func fixCIRun(t *testing.T, gh *ghfake.Server, script string, passed func(sha st
 	gitOut(t, repo, "checkout", "-q", "-b", "fix/add")
 	base = gitOut(t, repo, "rev-parse", "HEAD")
 	remote = filepath.Join(work, "remote.git")
-	gitOut(t, work, "clone", "-q", "--bare", repo, remote)
+	bareRemote(t, repo, remote)
 	gh.Set(func(s *ghfake.Server) {
 		s.Required = []string{"build"}
 		s.JobLogs[1001] = "2024-05-04T01:20:50.0000000Z --- FAIL: TestAdd (0.00s)\n2024-05-04T01:20:50.1Z     calc_test.go:7: Add(2, 3) != 5\n##[error]Process completed with exit code 1.\n"

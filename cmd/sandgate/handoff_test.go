@@ -122,6 +122,8 @@ func TestHandoffTakeover(t *testing.T) {
 // TestHandoffAfterPush: the change passed its gates and was pushed, then
 // a later step failed. The hand-off names the pushed branch, and its
 // fetch commands, run in a fresh clone, check out the agent's change.
+// Its gate is a diff_cap: what fails is after the push, and a test gate
+// would add a judge box running go test.
 func TestHandoffAfterPush(t *testing.T) {
 	g := newHandoffGround(t, `- tool_calls: [{function: {name: run, arguments: {command: "printf '\\211PNG\\015\\012\\032\\012\\000\\001\\377' > logo.png"}}}]
 - tool_calls: [{function: {name: edit_file, arguments: {path: calc.go, old: "a - b", new: "a + b"}}}]
@@ -134,8 +136,8 @@ inputs:
   remote: {required: true}
 start: implement
 nodes:
-  implement: {type: agent, prompt: fix Add, next: test}
-  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  implement: {type: agent, prompt: fix Add, next: cap}
+  cap: {type: diff_cap, max_lines: 20, on_pass: commit, on_fail: stuck}
   commit: {type: git_commit, message: fix Add, next: push}
   push: {type: git_push, remote: "${{ inputs.remote }}", next: announce}
   announce: {type: shell, run: "exit 3", on_pass: done, on_fail: stuck}

@@ -17,6 +17,7 @@ import (
 	"github.com/sandgate/sandgate/blueprints"
 	"github.com/sandgate/sandgate/inbox"
 	"github.com/sandgate/sandgate/internal/browsertest"
+	"github.com/sandgate/sandgate/internal/gitfixture"
 	"github.com/sandgate/sandgate/nodes"
 )
 
@@ -228,13 +229,20 @@ nodes:
   stuck: {type: handoff}
 `
 
+// bareClone is a bare clone of repo, in a temporary directory, for a run
+// to push to.
 func bareClone(t *testing.T, repo string) string {
 	t.Helper()
-	remote := filepath.Join(t.TempDir(), "remote.git")
-	if out, err := exec.Command("git", "clone", "-q", "--bare", repo, remote).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
+	return bareRemote(t, repo, filepath.Join(t.TempDir(), "remote.git"))
+}
+
+// bareRemote makes dir a bare clone of repo and returns it.
+func bareRemote(t *testing.T, repo, dir string) string {
+	t.Helper()
+	if err := gitfixture.Remote(repo, dir, ""); err != nil {
+		t.Fatal(err)
 	}
-	return remote
+	return dir
 }
 
 func gitRev(remote, ref string) string {

@@ -23,7 +23,9 @@ import (
 // judgedRepo is calc with a bug, its tests in an external test package
 // (the gate's canary then sits beside the tests, not in calc, so calc's
 // build is exactly the one the agent's box cached), and Add going through
-// a package variable, so code in the package can swap the sum.
+// a package variable, so code in the package can swap the sum. Its dates
+// are pinned (gitRepo): the attacks on one blueprint start from one
+// commit, warmed once; the judge box sees the same warm cache either way.
 func judgedRepo(t *testing.T, extra map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -35,7 +37,7 @@ func judgedRepo(t *testing.T, extra map[string]string) string {
 	for k, v := range extra {
 		files[k] = v
 	}
-	if err := gitfixture.Seed(dir, files, "calc with a bug"); err != nil {
+	if err := gitfixture.SeedPinned(dir, files, "calc with a bug"); err != nil {
 		t.Fatal(err)
 	}
 	return dir

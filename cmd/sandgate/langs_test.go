@@ -133,7 +133,7 @@ func runLangProject(t *testing.T, p langProject, layout, script string) (code in
 		t.Fatal(err)
 	}
 	remote := filepath.Join(work, "remote.git")
-	gitOut(t, work, "clone", "-q", "--bare", repo, remote)
+	bareRemote(t, repo, remote)
 	sp := filepath.Join(work, "model.yaml")
 	if err := os.WriteFile(sp, []byte(script), 0o644); err != nil {
 		t.Fatal(err)

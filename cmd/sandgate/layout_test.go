@@ -1,24 +1,39 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
 const modulePath = "github.com/sandgate/sandgate"
 
-// moduleRoot is the directory holding go.mod.
+// moduleRoot is the directory holding go.mod (asked of go once).
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == os.DevNull {
-		t.Fatalf("go env GOMOD: %v %q", err, out)
+	modRoot.once.Do(func() {
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		if gomod := strings.TrimSpace(string(out)); err == nil && gomod != "" && gomod != os.DevNull {
+			modRoot.dir = filepath.Dir(gomod)
+		} else {
+			modRoot.err = fmt.Errorf("go env GOMOD: %v %q", err, out)
+		}
+	})
+	if modRoot.err != nil {
+		t.Fatal(modRoot.err)
 	}
-	return filepath.Dir(strings.TrimSpace(string(out)))
+	return modRoot.dir
+}
+
+var modRoot struct {
+	once sync.Once
+	dir  string
+	err  error
 }
 
 // goCmd runs the go tool at the module root with extra environment.
@@ -85,11 +100,16 @@ func TestImportDirection(t *testing.T) {
 		"inbox":                     {"blueprint", "inbox/draw", "inbox/find", "inbox/index", "nodes/internal/atomicfile", "nodes/internal/credential", "nodes/internal/feedback", "nodes/internal/github", "nodes/internal/gitremote", "nodes/reviewqueue", "nodes/verdict", "runtime", "secrets"},
 	}
 	for _, goos := range []string{"linux", "darwin"} {
-		leaves := leafInternal(t, goos)
+		deps := moduleDeps(t, goos)
+		leaves := leafInternal(t, goos, deps)
 		for pkg, want := range allowed {
-			out := goCmd(t, []string{"GOOS=" + goos}, "list", "-deps", "-f", "{{.ImportPath}}", "./"+pkg)
+			all, ok := deps[pkg]
+			if !ok {
+				t.Errorf("GOOS=%s: go list ./... has no package %s", goos, pkg)
+				continue
+			}
 			var got []string
-			for _, p := range strings.Fields(out) {
+			for _, p := range all {
 				rel, ok := strings.CutPrefix(p, modulePath+"/")
 				if ok && rel != pkg && !leaves[rel] {
 					got = append(got, rel)
@@ -103,26 +123,45 @@ func TestImportDirection(t *testing.T) {
 	}
 }
 
-// leafInternal lists the module's internal packages (relative paths) that
-// import no package of this module.
-func leafInternal(t *testing.T, goos string) map[string]bool {
-	out := goCmd(t, []string{"GOOS=" + goos}, "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./internal/...")
-	leaves := map[string]bool{}
+// moduleDeps maps each package of the module (its path relative to the
+// module) to every package it imports, directly or not, as go list sees
+// them for goos. One go list for the whole module: a go list -deps for
+// each package (and a go env for each) were some 140 go commands.
+func moduleDeps(t *testing.T, goos string) map[string][]string {
+	t.Helper()
+	out := goCmd(t, []string{"GOOS=" + goos}, "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./...")
+	deps := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
 		}
+		if rel, ok := strings.CutPrefix(f[0], modulePath+"/"); ok {
+			deps[rel] = f[1:]
+		}
+	}
+	return deps
+}
+
+// leafInternal lists the module's internal packages (relative paths) that
+// import no package of this module.
+func leafInternal(t *testing.T, goos string, deps map[string][]string) map[string]bool {
+	t.Helper()
+	leaves := map[string]bool{}
+	for rel, ds := range deps {
+		if !strings.HasPrefix(rel, "internal/") {
+			continue
+		}
 		leaf := true
-		for _, dep := range f[1:] {
+		for _, dep := range ds {
 			leaf = leaf && !strings.HasPrefix(dep, modulePath+"/")
 		}
-		if rel, _ := strings.CutPrefix(f[0], modulePath+"/"); leaf {
+		if leaf {
 			leaves[rel] = true
 		}
 	}
 	if !leaves["internal/shellquote"] {
-		t.Fatalf("GOOS=%s: internal/shellquote is not a leaf package:\n%s", goos, out)
+		t.Fatalf("GOOS=%s: internal/shellquote is not a leaf package (it imports %v)", goos, deps["internal/shellquote"])
 	}
 	return leaves
 }

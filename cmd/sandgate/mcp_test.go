@@ -167,12 +167,15 @@ func TestMCPRunStatusShowRun(t *testing.T) {
 	}
 }
 
+// Its gate is a diff_cap: promotion needs a passing verdict, and what is
+// checked here is the CLI's, not a test gate's (which would cost a judge
+// box running go test on every run).
 const localReviewBlueprint = `version: 1
 name: local-review
 start: fix
 nodes:
-  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: test}
-  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: cap}
+  cap: {type: diff_cap, max_lines: 20, on_pass: commit, on_fail: stuck}
   stuck: {type: handoff}
   commit: {type: git_commit, branch: fix/add, message: "fix: Add adds", next: review}
   review: {type: review, title: "Add adds", next: done}

@@ -9,12 +9,15 @@ import (
 	"github.com/sandgate/sandgate/nodes"
 )
 
+// Its gate is a diff_cap: promotion needs a passing verdict, and what is
+// checked here is the CLI's, not a test gate's (which would cost a judge
+// box running go test on every run).
 const rejectBlueprint = `version: 1
 name: reject
 start: fix
 nodes:
-  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: test}
-  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: cap}
+  cap: {type: diff_cap, max_lines: 20, on_pass: commit, on_fail: stuck}
   commit: {type: git_commit, branch: fix/add, message: "fix: Add adds", next: push}
   push: {type: git_push, remote: REMOTE, delete_on_reject: true, next: review}
   review: {type: review, dir: REVIEWS, next: done}

@@ -68,12 +68,15 @@ func TestReviewShowGolden(t *testing.T) {
 	}
 }
 
+// Its gate is a diff_cap: promotion needs a passing verdict, and what is
+// checked here is the CLI's, not a test gate's (which would cost a judge
+// box running go test on every run).
 const approveBlueprint = `version: 1
 name: approve
 start: fix
 nodes:
-  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: test}
-  test: {type: test, run: go test -json ./..., on_pass: commit, on_fail: stuck}
+  fix: {type: shell, run: "sed -i 's/a - b/a + b/' calc.go", next: cap}
+  cap: {type: diff_cap, max_lines: 20, on_pass: commit, on_fail: stuck}
   commit: {type: git_commit, branch: fix/add, message: "fix: Add adds", next: PROMOTE}
 PUSH  review: {type: review, dir: REVIEWS, on_approve: ON_APPROVE, next: done}
   done: {type: succeed}
@@ -92,10 +95,7 @@ func TestReviewApproveLandsOnRemote(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			repo, runs, reviews := gitRepo(t), t.TempDir(), t.TempDir()
-			remote := filepath.Join(t.TempDir(), "remote.git")
-			if out, err := exec.Command("git", "clone", "-q", "--bare", repo, remote).CombinedOutput(); err != nil {
-				t.Fatalf("%v %s", err, out)
-			}
+			remote := bareClone(t, repo)
 			src := strings.NewReplacer("PROMOTE", tc.promote, "PUSH", tc.push, "ON_APPROVE", tc.onApprove).Replace(approveBlueprint)
 			src = strings.NewReplacer("REMOTE", remote, "REVIEWS", reviews).Replace(src)
 			if code, out, errs := runCLI("run", writeBlueprint(t, src), "--repo", repo, "--runs-dir", runs); code != exitOK {

@@ -28,6 +28,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// gitRepo is calc with a bug, one commit on main. Its dates are pinned,
+// so every gitRepo is the same commit: what a run keeps per base commit
+// in the binary's cache (the snapshot, and the warm step, a box running
+// go build and go vet) is made by the first test that runs on it, not by
+// each (about a CPU-second a run under -race).
 func gitRepo(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -36,7 +41,7 @@ func gitRepo(t *testing.T) string {
 		"calc.go":      "package calc\n\nfunc Add(a, b int) int { return a - b }\n",
 		"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n",
 	}
-	if err := gitfixture.Seed(dir, files, "init"); err != nil {
+	if err := gitfixture.SeedPinned(dir, files, "init"); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -113,7 +113,7 @@ func TestAllowedCredentialIsRedactedEverywhere(t *testing.T) {
 	setCanaries(t)
 	repo, runs := gitRepo(t), t.TempDir()
 	bp, remote, reviews := leakFile(t, "")
-	gitRun(t, "", "clone", "-q", "--bare", repo, remote)
+	bareRemote(t, repo, remote)
 	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--allow-env", "GITHUB_TOKEN", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -153,7 +153,7 @@ func TestCredentialWrittenToTheWorkspaceIsNotPromoted(t *testing.T) {
 	setCanaries(t)
 	repo, runs := gitRepo(t), t.TempDir()
 	bp, remote, reviews := leakFile(t, "echo $GITHUB_TOKEN > leak.txt &&")
-	gitRun(t, "", "clone", "-q", "--bare", repo, remote)
+	bareRemote(t, repo, remote)
 	code, out, errs := runCLI("run", bp, "--repo", repo, "--runs-dir", runs, "--allow-env", "GITHUB_TOKEN")
 	if code != exitHandoff {
 		t.Fatalf("exit %d, want 3 (handed off)\n%s\n%s", code, out, errs)

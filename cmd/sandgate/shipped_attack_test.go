@@ -61,7 +61,7 @@ func TestAttackThroughShippedBlueprints(t *testing.T) {
 				commitAll(t, repo)
 			}
 			remote := filepath.Join(work, "remote.git")
-			gitOut(t, work, "clone", "-q", "--bare", repo, remote)
+			bareRemote(t, repo, remote)
 			script := filepath.Join(work, "model.yaml")
 			os.WriteFile(script, []byte(scriptRun(c.cheat)), 0o644)
 			bp, _ := filepath.Abs(filepath.Join("..", "..", "blueprints", c.blueprint))

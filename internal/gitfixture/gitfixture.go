@@ -13,8 +13,16 @@ import (
 // Git runs git in dir and returns its trimmed combined output; the error
 // names the arguments and holds the output.
 func Git(dir string, args ...string) (string, error) {
+	return gitEnv(dir, nil, args...)
+}
+
+// gitEnv is Git with env added to the environment.
+func gitEnv(dir string, env []string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("git %v: %w\n%s", args, err, out)
@@ -25,10 +33,26 @@ func Git(dir string, args ...string) (string, error) {
 // Commit stages everything in dir and commits it as author name with
 // message msg.
 func Commit(dir, name, msg string) error {
+	return commit(dir, name, msg, nil)
+}
+
+// pinnedDate is the author and committer date of the Pinned commits.
+var pinnedDate = []string{"GIT_AUTHOR_DATE=2024-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2024-01-01T00:00:00Z"}
+
+// CommitPinned is Commit with the dates pinned: the same tree, parent,
+// name and message make the same commit on every call. What a harness
+// keeps per commit (a snapshot, a warm build cache) is then made once
+// for all the repositories of a test binary that commit the same, not
+// once per test (a warm build is a box running go build and go vet).
+func CommitPinned(dir, name, msg string) error {
+	return commit(dir, name, msg, pinnedDate)
+}
+
+func commit(dir, name, msg string, env []string) error {
 	if _, err := Git(dir, "add", "-A"); err != nil {
 		return err
 	}
-	_, err := Git(dir, "-c", "user.name="+name, "-c", "user.email="+name+"@example.com", "commit", "-q", "-m", msg)
+	_, err := gitEnv(dir, env, "-c", "user.name="+name, "-c", "user.email="+name+"@example.com", "commit", "-q", "-m", msg)
 	return err
 }
 
@@ -49,13 +73,23 @@ func Write(dir string, files map[string]string) error {
 
 // Seed makes dir a repository on branch main whose one commit holds files.
 func Seed(dir string, files map[string]string, msg string) error {
+	return seed(dir, files, msg, nil)
+}
+
+// SeedPinned is Seed with the commit's dates pinned (CommitPinned): the
+// same files and message make the same commit in every repository.
+func SeedPinned(dir string, files map[string]string, msg string) error {
+	return seed(dir, files, msg, pinnedDate)
+}
+
+func seed(dir string, files map[string]string, msg string, env []string) error {
 	if err := Write(dir, files); err != nil {
 		return err
 	}
 	if _, err := Git(dir, "init", "-q", "-b", "main"); err != nil {
 		return err
 	}
-	return Commit(dir, "dev", msg)
+	return commit(dir, "dev", msg, env)
 }
 
 // Remote makes dir a bare clone of repo for a test to push to. A

@@ -5,6 +5,8 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"os"
 	"os/exec"
@@ -15,10 +17,12 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // The machine that runs the tests has no container engine and reaches no
@@ -71,7 +75,7 @@ func DebianLayout(t *testing.T, pkgs ...string) string {
 		t.Fatalf("dpkg -L: %v", err)
 	}
 	layer := debianTar(t, strings.Split(string(out), "\n"))
-	return writeLayout(t, func() (io.ReadCloser, error) { return os.Open(layer) }, []string{"PATH=/usr/local/bin:/usr/bin:/bin"})
+	return writeImage(t, layer, []string{"PATH=/usr/local/bin:/usr/bin:/bin"})
 }
 
 // installedDeps maps every installed package to the installed packages
@@ -126,14 +130,14 @@ func depName(s string) string {
 }
 
 // debianTar writes the host's files at paths (as dpkg lists them) into
-// one gzip-compressed layer file and returns its path. A path under a
+// one uncompressed layer file (fileLayer) and returns it. A path under a
 // top-level symlink of the host (/bin -> usr/bin on a merged-/usr system)
 // is stored where it really is, beside that symlink, so the image has one
 // copy of each file. The layer streams to disk: nodejs's is about 200 MB,
 // and held in a bytes.Buffer (grown by doubling, then compressed twice by
 // the layout's writer) it took the race-built cmd/sandgate test binary to
 // 5.0-5.7 GB RSS, over CI's 4 GiB a binary.
-func debianTar(t *testing.T, paths []string) string {
+func debianTar(t *testing.T, paths []string) *fileLayer {
 	t.Helper()
 	entries := map[string]bool{}
 	links := map[string]string{}
@@ -160,14 +164,14 @@ func debianTar(t *testing.T, paths []string) string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	name := filepath.Join(t.TempDir(), "layer.tar.gz")
+	name := filepath.Join(t.TempDir(), "layer.tar")
 	f, err := os.Create(name)
 	must(t, err)
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	zw, err := gzip.NewWriterLevel(bw, gzip.BestSpeed)
-	must(t, err)
-	tw := tar.NewWriter(zw)
+	sum := sha256.New()
+	n := &countWriter{}
+	tw := tar.NewWriter(io.MultiWriter(bw, sum, n))
 	tops := make([]string, 0, len(links))
 	for top := range links {
 		tops = append(tops, top)
@@ -180,10 +184,37 @@ func debianTar(t *testing.T, paths []string) string {
 		addHostFile(t, tw, n)
 	}
 	must(t, tw.Close())
-	must(t, zw.Close())
 	must(t, bw.Flush())
 	must(t, f.Close())
-	return name
+	return &fileLayer{path: name, size: n.n, hash: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(sum.Sum(nil))}}
+}
+
+// countWriter counts the bytes written to it.
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// fileLayer is an uncompressed tar layer in a file: its blob is the tar
+// itself (the digest is the diff ID), so writing the layout compresses
+// nothing and reading it inflates nothing; the sandbox unpacks gzip or
+// none. gzip at its fastest, and inflating it all again for the diff ID,
+// in the race-built test binaries (the language tests of cmd/sandgate)
+// cost about 15 CPU-seconds for Python's image and 45 for Node's, whose
+// layer is 200 MB; as written here the image is a plain write and a
+// SHA-256 on the way.
+type fileLayer struct {
+	path string
+	size int64
+	hash v1.Hash
+}
+
+func (l *fileLayer) Digest() (v1.Hash, error)             { return l.hash, nil }
+func (l *fileLayer) DiffID() (v1.Hash, error)             { return l.hash, nil }
+func (l *fileLayer) Compressed() (io.ReadCloser, error)   { return os.Open(l.path) }
+func (l *fileLayer) Uncompressed() (io.ReadCloser, error) { return os.Open(l.path) }
+func (l *fileLayer) Size() (int64, error)                 { return l.size, nil }
+func (l *fileLayer) MediaType() (types.MediaType, error) {
+	return types.DockerUncompressedLayer, nil
 }
 
 // addHostFile writes the host's /name into tw with fixed times and
@@ -227,6 +258,13 @@ func writeLayout(t *testing.T, open tarball.Opener, env []string) string {
 	t.Helper()
 	l, err := tarball.LayerFromOpener(open, tarball.WithCompressionLevel(gzip.BestSpeed))
 	must(t, err)
+	return writeImage(t, l, env)
+}
+
+// writeImage writes an OCI layout of one linux image whose only layer is
+// l, with env, tagged "t".
+func writeImage(t *testing.T, l v1.Layer, env []string) string {
+	t.Helper()
 	img, err := mutate.AppendLayers(empty.Image, l)
 	must(t, err)
 	cf, err := img.ConfigFile()
