@@ -1,6 +1,7 @@
 package testgate_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -196,23 +197,45 @@ const heldOutAdd = "package calc\n\nimport \"testing\"\n\nfunc TestAddHidden(t *
 // held-out run may pass; allow_test_detection is on so that the seals
 // and canaries alone judge (the typed check on production code flags the
 // forgers' os.Executable on its own).
+//
+// The test gate's run serves every forger at once: each is planted in a
+// copy of calc of its own (package fN: the bug, calc's tests and the
+// forger), and the gate must name each package's report forged. The
+// held-out run, one a forger, attacks calc itself. (A gate run a forger
+// for both took 34 of the package's 243 CPU-seconds, 2026-12-07.)
 func TestAttackForgersFailTheGate(t *testing.T) {
 	repo := nodetest.SeedRepo(t)
 	hidden := t.TempDir()
 	if err := os.WriteFile(filepath.Join(hidden, "calc_hidden_test.go"), []byte(heldOutAdd), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range gocanarytest.Forgers("calc") {
+	tests, err := os.ReadFile(filepath.Join(repo, "calc_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calc, err := os.ReadFile(filepath.Join(repo, "calc.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgers := gocanarytest.Forgers("calc")
+	files := map[string]string{}
+	for i, f := range forgers {
+		pkg := fmt.Sprintf("f%d", i)
+		as := func(src []byte) string { return strings.Replace(string(src), "package calc", "package "+pkg, 1) }
+		files[pkg+"/calc.go"], files[pkg+"/calc_test.go"] = as(calc), as(tests)
+		files[pkg+"/"+f.File] = gocanarytest.Forgers(pkg)[i].Source
+	}
+	gate := "type: test\nrun: go test -json ./...\nallow_test_detection: true"
+	sum, a := nodetest.GateRun(t, repo, fixAdd+" && "+writeFiles(files), gate)
+	for i, f := range forgers {
 		t.Run(f.Name, func(t *testing.T) {
-			gate := "type: test\nrun: go test -json ./...\nallow_test_detection: true"
-			sum, a := nodetest.GateRun(t, repo, writeFiles(map[string]string{f.File: f.Source}), gate)
 			if a.Outcome == runtime.OutcomePass || sum.Status == runtime.StatusSucceeded {
-				t.Fatalf("the forged report passed the test gate: %s", firstLines(a.Feedback))
+				t.Fatalf("the forged reports passed the test gate: %s", firstLines(a.Feedback))
 			}
-			if !strings.Contains(a.Feedback, "report for package calc is forged") {
-				t.Errorf("the test gate did not find the forgery:\n%s", a.Feedback)
+			if want := fmt.Sprintf("report for package calc/f%d is forged", i); !strings.Contains(a.Feedback, want) {
+				t.Errorf("the test gate did not find the forgery in package f%d:\n%s", i, a.Feedback)
 			}
-			sum, a = nodetest.GateRun(t, repo, writeFiles(map[string]string{f.File: f.Source}), gate+"\nhidden: "+nodetest.Quote(hidden))
+			sum, a := nodetest.GateRun(t, repo, writeFiles(map[string]string{f.File: f.Source}), gate+"\nhidden: "+nodetest.Quote(hidden))
 			if a.Outcome == runtime.OutcomePass || sum.Status == runtime.StatusSucceeded {
 				t.Fatalf("the forged report passed the held-out tests: %s", firstLines(a.Feedback))
 			}
