@@ -1,6 +1,7 @@
 package testgate_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,7 +133,9 @@ var legitFiles = map[string]string{
 
 // TestCanaryKeepsHonestChangesPassing: with the canaries compiled in, an
 // honest fix still passes in every command shape the gate wraps, and the
-// canaries are not counted.
+// canaries are not counted. The shapes are gates one after another in one
+// run over the same change (each judges it in a box of its own), not a
+// run, a harness and a prep box each.
 func TestCanaryKeepsHonestChangesPassing(t *testing.T) {
 	repo := nodetest.SeedRepo(t)
 	prep := fixAdd + " && " + writeFiles(legitFiles)
@@ -149,17 +152,28 @@ func TestCanaryKeepsHonestChangesPassing(t *testing.T) {
 		{"type: test\nrun: go test -json -run 'Test' ./...", true},
 		{"type: test\nrun: go test -json ./... && go vet ./...", false},
 	}
-	for _, c := range cases {
+	gates := make([]string, len(cases))
+	for i, c := range cases {
+		gates[i] = c.gate
+	}
+	sum := gateChain(t, repo, prep, gates)
+	for i, c := range cases {
 		t.Run(c.gate, func(t *testing.T) {
-			sum, a := nodetest.GateRun(t, repo, prep, c.gate)
-			mustPass(t, sum, a)
+			node := fmt.Sprintf("g%d", i)
+			a := nodetest.LastAttempt(sum, node)
+			if a.Outcome != runtime.OutcomePass {
+				t.Fatalf("want the gate to pass: run %s (%s), gate %s %q\n%s", sum.Status, sum.Reason, node, a.Outcome, a.Feedback)
+			}
 			// The gate's note on the packages it sealed (the change reaches
 			// calc and the packages it adds).
-			log := string(nodetest.GateAttemptFile(t, sum, "test.log"))
+			log := string(nodeAttemptFile(t, sum, node, "test.log"))
 			if got := strings.Contains(log, "[sandgate: seals and canaries in 5 package(s): ., ext, main, par, tagged]"); got != c.canary {
 				t.Fatalf("canaries in the log: %v, want %v:\n%s", got, c.canary, log)
 			}
 		})
+	}
+	if sum.Status != runtime.StatusSucceeded {
+		t.Fatalf("run %s (%s), want every gate passed", sum.Status, sum.Reason)
 	}
 }
 
@@ -194,18 +208,40 @@ const heldOutAdd = "package calc\n\nimport \"testing\"\n\nfunc TestAddHidden(t *
 // held-out run may pass; allow_test_detection is on so that the seals
 // and canaries alone judge (the typed check on production code flags the
 // forgers' os.Executable on its own).
+//
+// The test gate's run serves every forger at once: each is planted in a
+// copy of calc of its own (package fN: the bug, calc's tests and the
+// forger), and the gate must name each package's report forged. The
+// held-out run, one a forger, attacks calc itself. (A gate run a forger
+// for both took 34 of the package's 243 CPU-seconds, 2026-12-07.)
 func TestAttackForgersFailTheGate(t *testing.T) {
 	repo := nodetest.SeedRepo(t)
 	hidden := t.TempDir()
 	if err := os.WriteFile(filepath.Join(hidden, "calc_hidden_test.go"), []byte(heldOutAdd), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range gocanarytest.Forgers("calc") {
+	tests, err := os.ReadFile(filepath.Join(repo, "calc_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calc, err := os.ReadFile(filepath.Join(repo, "calc.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgers := gocanarytest.Forgers("calc")
+	files := map[string]string{}
+	for i, f := range forgers {
+		pkg := fmt.Sprintf("f%d", i)
+		as := func(src []byte) string { return strings.Replace(string(src), "package calc", "package "+pkg, 1) }
+		files[pkg+"/calc.go"], files[pkg+"/calc_test.go"] = as(calc), as(tests)
+		files[pkg+"/"+f.File] = gocanarytest.Forgers(pkg)[i].Source
+	}
+	gate := "type: test\nrun: go test -json ./...\nallow_test_detection: true"
+	sum, a := nodetest.GateRun(t, repo, fixAdd+" && "+writeFiles(files), gate)
+	for i, f := range forgers {
 		t.Run(f.Name, func(t *testing.T) {
-			gate := "type: test\nrun: go test -json ./...\nallow_test_detection: true"
-			sum, a := nodetest.GateRun(t, repo, writeFiles(map[string]string{f.File: f.Source}), gate)
-			nodetest.MustFail(t, sum, a, "report for package calc is forged")
-			sum, a = nodetest.GateRun(t, repo, writeFiles(map[string]string{f.File: f.Source}), gate+"\nhidden: "+nodetest.Quote(hidden))
+			nodetest.MustFail(t, sum, a, fmt.Sprintf("report for package calc/f%d is forged", i))
+			sum, a := nodetest.GateRun(t, repo, writeFiles(map[string]string{f.File: f.Source}), gate+"\nhidden: "+nodetest.Quote(hidden))
 			nodetest.MustFail(t, sum, a)
 		})
 	}
