@@ -60,6 +60,9 @@ func runInit() int {
 	// What no option changes is built before the setup is read: in a
 	// pooled init, while it waits to be taken (see prep_linux.go).
 	prep := prepareFromEnv()
+	ptr := newTracer("prep")
+	progs := prepareSeccompFromEnv()
+	ptr.mark("seccomp")
 	var req request
 	if err := c.dec.Decode(&req); err != nil || req.Setup == nil {
 		fmt.Fprintln(os.Stderr, "sandbox init: no setup message:", err)
@@ -70,7 +73,7 @@ func runInit() int {
 	layers, err := buildBox(req.Setup, prep)
 	if err == nil {
 		var more []string
-		more, err = lockDown(req.Setup.NestedUser)
+		more, err = lockDown(req.Setup.NestedUser, progs)
 		layers = append(layers, more...)
 	}
 	itr.mark("lockDown")
