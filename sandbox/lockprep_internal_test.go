@@ -73,3 +73,17 @@ func TestSeccompPrepFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmCodecDecodesASetup: init's warm-up before its setup decodes a
+// whole made-up setup (every codec a setup needs is built then), and
+// changes nothing but its own variable.
+func TestWarmCodecDecodesASetup(t *testing.T) {
+	r, err := warmCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Setup
+	if s == nil || s.Root != "/r" || len(s.Caches) != 1 || len(s.Caches[0].Lower) != 1 || !s.NestedUser || len(s.ReadOnly) != 1 {
+		t.Fatalf("the made-up setup did not decode whole: %+v", s)
+	}
+}
