@@ -172,7 +172,11 @@ func (b *Box) spawnInit(files []*os.File) error {
 	if b.prepHost {
 		prep = "host"
 	}
-	b.cmd.Env = []string{roleEnv + "=init", prepEnv + "=" + prep, prepRootEnv + "=" + boxRoot()}
+	nested := "0"
+	if !rootHarness() {
+		nested = "1" // as newSetup's NestedUser
+	}
+	b.cmd.Env = []string{roleEnv + "=init", prepEnv + "=" + prep, prepRootEnv + "=" + boxRoot(), prepNestedEnv + "=" + nested}
 	if traceOn {
 		b.cmd.Env = append(b.cmd.Env, "SANDGATE_BOX_TRACE=1")
 	}

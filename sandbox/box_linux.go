@@ -91,7 +91,9 @@ func Start(ctx context.Context, o Options) (*Box, error) {
 		return nil, err
 	}
 	tr := newTracer("start")
-	b := boxFor(ctx, o)
+	b, refill := boxFor(ctx, o)
+	// The next box's init and disk are made once this one is built.
+	defer refill()
 	tr.mark("boxFor")
 	b.opts, b.limits, b.env, b.audit = o, o.Policy.Limits.withDefaults(), BuildEnv(o.Policy, hostEnv), audit
 	if o.Policy.Isolation == "none" {

@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"fmt"
-	"runtime"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -24,7 +23,9 @@ func landlockABI() int {
 // lockDown applies the second and third layers to init (and so to every
 // command it starts): Landlock limits writes to the workspace and scratch
 // directories, and a seccomp filter blocks what a build never needs.
-func lockDown(nestedUser bool) ([]string, error) {
+// prepared is the seccomp programs init assembled before its setup (nil
+// for none; see lockprep_linux.go).
+func lockDown(nestedUser bool, prepared *seccompProgs) ([]string, error) {
 	abi := landlockABI()
 	if abi < 1 {
 		return nil, fmt.Errorf("%w: Landlock is not enabled in this kernel (need Linux 5.13+ with lsm=landlock)", ErrUnavailable)
@@ -39,18 +40,12 @@ func lockDown(nestedUser bool) ([]string, error) {
 	// ABI 8 each thread of a Go process gets its own sibling domain, so a
 	// command started from one thread could not be killed from another.
 	// The box's own PID and network namespaces already confine both.
-	f := seccompFilter(nestedUser)
-	itr.mark("filter")
-	// One thread sets no_new_privs and loads the filter, so TSYNC gives
-	// every thread both (the filter's prctl and its seccomp call are two
-	// syscalls a goroutine could otherwise make from two threads).
-	runtime.LockOSThread()
-	err := seccomp.LoadFilter(f)
-	runtime.UnlockOSThread()
+	progs, err := seccompFor(prepared, nestedUser)
 	if err != nil {
 		return nil, fmt.Errorf("%w: seccomp: %w", ErrUnavailable, err)
 	}
-	if err := loadCompatFilter(nestedUser); err != nil {
+	itr.mark("filter")
+	if err := progs.load(); err != nil {
 		return nil, fmt.Errorf("%w: seccomp: %w", ErrUnavailable, err)
 	}
 	layers = append(layers, "no_new_privs", "seccomp (no mount, namespaces, ptrace, pidfd_open/getfd, process_vm, io_uring, bpf, keyrings, module loading, vsock; in every ABI the kernel takes)")
@@ -143,22 +138,19 @@ var deniedSyscalls = []string{
 // be a way out past the allowlist on any virtual machine that has it.
 // This library compares all 64 bits of the family, which the kernel
 // reads as an int: compatFilter checks the low half, which holds.
-func seccompFilter(nestedUser bool) seccomp.Filter {
-	return seccomp.Filter{
-		NoNewPrivs: true,
-		Flag:       seccomp.FilterFlagTSync,
-		Policy: seccomp.Policy{
-			DefaultAction: seccomp.ActionAllow,
-			Syscalls: []seccomp.SyscallGroup{
-				{Action: seccomp.ActionErrno, Names: deniedSyscalls},
-				{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
-					{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags(nestedUser)}}},
-					{Name: "socket", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_VSOCK}}},
-				}},
-				// clone3 passes its flags in memory a filter cannot read; ENOSYS
-				// makes libc fall back to clone, which is checked above.
-				{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
-			},
+// (seccompProgs.load sets no_new_privs and loads it into every thread.)
+func seccompFilter(nestedUser bool) *seccomp.Policy {
+	return &seccomp.Policy{
+		DefaultAction: seccomp.ActionAllow,
+		Syscalls: []seccomp.SyscallGroup{
+			{Action: seccomp.ActionErrno, Names: deniedSyscalls},
+			{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
+				{Name: "clone", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags(nestedUser)}}},
+				{Name: "socket", Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_VSOCK}}},
+			}},
+			// clone3 passes its flags in memory a filter cannot read; ENOSYS
+			// makes libc fall back to clone, which is checked above.
+			{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
 		},
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
-	"unsafe"
 
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
@@ -150,35 +149,4 @@ func refuseVsock(abi *arch.Info) []bpf.Instruction {
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_VSOCK, SkipTrue: 0, SkipFalse: 1},
 		bpf.RetConstant{Val: retEPERM},
 	}
-}
-
-// loadCompatFilter loads compatFilter into every thread of init.
-func loadCompatFilter(nestedUser bool) error {
-	native, err := arch.GetInfo("")
-	if err != nil {
-		return err
-	}
-	prog, err := compatFilter(native, compatArch(), nestedUser)
-	if err != nil {
-		return err
-	}
-	raw, err := bpf.Assemble(prog)
-	if err != nil {
-		return fmt.Errorf("compat filter: %w", err)
-	}
-	filter := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	// no_new_privs is set already (seccompFilter). TSYNC: a thread it
-	// could not reach is named by its id, and the box does not start.
-	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
-	if errno != 0 {
-		return fmt.Errorf("compat filter: %w", errno)
-	}
-	if r != 0 {
-		return fmt.Errorf("compat filter: thread %d could not take it", r)
-	}
-	return nil
 }

@@ -102,20 +102,24 @@ func TestSeccompCoversEveryABI(t *testing.T) {
 	}
 }
 
-// boxFilters returns init's filters, assembled, as BPF machines.
+// boxFilters returns init's filters as BPF machines: the programs init
+// loads, as it assembles them before its setup (assembleSeccomp), taken
+// apart again.
 func boxFilters(t *testing.T, native *arch.Info, nested bool) []*bpf.VM {
 	t.Helper()
-	f := seccompFilter(nested)
-	first, err := f.Policy.Assemble()
-	if err != nil {
-		t.Fatal(err)
+	if a, err := arch.GetInfo(""); err != nil || a.ID != native.ID {
+		t.Fatalf("init assembles its programs for this process's architecture, not %s", native.Name)
 	}
-	second, err := compatFilter(native, compatArch(), nested)
+	progs, err := assembleSeccomp(nested)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var vms []*bpf.VM
-	for _, prog := range [][]bpf.Instruction{first, second} {
+	for _, raw := range [][]unix.SockFilter{progs.main, progs.compat} {
+		prog := make([]bpf.Instruction, len(raw))
+		for i, r := range raw {
+			prog[i] = bpf.RawInstruction{Op: r.Code, Jt: r.Jt, Jf: r.Jf, K: r.K}.Disassemble()
+		}
 		vm, err := bpf.NewVM(prog)
 		if err != nil {
 			t.Fatal(err)

@@ -39,9 +39,15 @@ import (
 //
 // Cost: one idle process, its cgroups and a disk (see diskpool_linux.go)
 // per harness that has started a box, and the work of one init's start
-// per box, begun as a box takes the last one and done while it is built
-// and runs (a Start that finds the next one still being made waits for
-// it: it is further on than one started then). It dies with the harness
+// per box, begun when the box that took the last one is built (its Start
+// returns) and done while that box runs. Begun at the take, that work
+// (a fork and exec, the new init's Go start and its prepared root, the
+// disk's copy) ran beside the box's own build on this 2-core machine:
+// by trace at load 7, a start from a ready spare took 25-30 ms with it
+// and 9-12 ms without (issue 25). A take that finds the next one not yet
+// begun (another box is still being built) begins it at once, and a
+// Start that finds it still being made waits for it: it is further on
+// than one started then. It dies with the harness
 // (Pdeathsig); the next harness sweeps its empty cgroups and its image.
 
 // pooledFor reports whether a box of o starts from the pool.
@@ -50,15 +56,19 @@ func pooledFor(o Options) bool {
 }
 
 // boxFor returns the Box that Start fills in for o: one whose init was
-// started ahead when the pool has one for it, else a new one.
-func boxFor(ctx context.Context, o Options) *Box {
-	if pooledFor(o) {
-		if b := zygotes.take(ctx, keyOf(o.Policy.Limits.withDefaults(), o.Policy.RootFS == "")); b != nil {
-			b.pooled = true
-			return b
-		}
+// started ahead when the pool has one for it, else a new one. Start calls
+// refill once it has built the box (or failed to), to begin the next
+// box's init and disk (see take).
+func boxFor(ctx context.Context, o Options) (b *Box, refill func()) {
+	if !pooledFor(o) {
+		return emptyBox(), func() {}
 	}
-	return emptyBox()
+	b, refill = zygotes.take(ctx, keyOf(o.Policy.Limits.withDefaults(), o.Policy.RootFS == ""))
+	if b != nil {
+		b.pooled = true
+		return b, refill
+	}
+	return emptyBox(), refill
 }
 
 func emptyBox() *Box { return &Box{pending: map[int]pendingCall{}, dead: make(chan struct{})} }
@@ -89,7 +99,19 @@ type zygote struct {
 
 type zygotePool struct {
 	mu   sync.Mutex
-	next chan *zygote // the one being made or made; nil when none is
+	next chan *zygote // the one being made, made or to be made; nil when none is
+	// begin begins making next, if it has not begun: with true it is
+	// made, with false next gets nil (ReleaseSpares). Nil when begun.
+	begin func(build bool)
+}
+
+// beginNow begins making the next one, if a box's Start deferred it.
+// Called with mu held.
+func (p *zygotePool) beginNow(build bool) {
+	if p.begin != nil {
+		p.begin(build)
+		p.begin = nil
+	}
 }
 
 var zygotes zygotePool
@@ -101,6 +123,7 @@ var zygotes zygotePool
 // process it has.
 func ReleaseSpares() {
 	zygotes.mu.Lock()
+	zygotes.beginNow(false)
 	c := zygotes.next
 	zygotes.next = nil
 	zygotes.mu.Unlock()
@@ -113,17 +136,43 @@ func ReleaseSpares() {
 }
 
 // take returns a pre-started init made for key (waiting for the one
-// being made, if any: it is further on than one started now), or nil.
-// It starts making the next one either way.
-func (p *zygotePool) take(ctx context.Context, key zygoteKey) *Box {
+// being made, if any: it is further on than one started now), or nil,
+// and refill, which begins making the next one for key. The caller
+// calls refill once its box is built, so that the next one's making
+// does not compete with the build for the CPUs; a take or ReleaseSpares
+// in between begins it, or cancels it, first.
+func (p *zygotePool) take(ctx context.Context, key zygoteKey) (*Box, func()) {
 	p.mu.Lock()
+	// The one a box still being built has not begun yet is wanted now.
+	p.beginNow(true)
 	c := p.next
-	// The next box's is started now: most of making one is waiting (for
-	// the fork, RCU in the cgroup moves, the disk's fsync), done while
-	// this box is built.
-	p.next = make(chan *zygote, 1)
-	go p.make(key, p.next)
+	next := make(chan *zygote, 1)
+	var once sync.Once
+	begin := func(build bool) {
+		once.Do(func() {
+			if build {
+				go p.make(key, next)
+			} else {
+				next <- nil
+			}
+		})
+	}
+	p.next, p.begin = next, begin
 	p.mu.Unlock()
+	refill := func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		begin(true)
+		if p.next == next {
+			p.begin = nil
+		}
+	}
+	return p.takeFrom(ctx, c, key), refill
+}
+
+// takeFrom waits for the zygote c delivers and returns its box if it is
+// one for key and current, else nil.
+func (p *zygotePool) takeFrom(ctx context.Context, c chan *zygote, key zygoteKey) *Box {
 	if c == nil {
 		return nil
 	}

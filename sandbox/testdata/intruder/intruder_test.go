@@ -34,6 +34,8 @@ func init() {
 			attackCompat()
 		case "vsock":
 			attackVsock()
+		case "clone":
+			attackClone()
 		}
 	}
 	os.Exit(0)
@@ -282,5 +284,36 @@ func attackVsock() {
 			syscall.Close(int(r))
 		}
 		report(errno == 0, "an AF_VSOCK socket through the x32 ABI (%v)", errno)
+	}
+}
+
+// attackClone starts a process in new namespaces through the native
+// clone(2), whose flags the filter reads (a user namespace's capabilities
+// would let the command mount, make network devices, and reach kernel
+// code a box keeps closed). A user namespace alone is allowed only where
+// every command already runs in one of its own (SANDGATE_NESTED=1: a
+// harness that is not root); with another namespace it never is.
+func attackClone() {
+	for _, c := range []struct {
+		name  string
+		flags uintptr
+	}{
+		{"user", syscall.CLONE_NEWUSER},
+		{"user+mount", syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS},
+		{"user+network", syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET},
+		{"user+ipc", syscall.CLONE_NEWUSER | syscall.CLONE_NEWIPC},
+		{"user+uts", syscall.CLONE_NEWUSER | syscall.CLONE_NEWUTS},
+		{"user+cgroup", syscall.CLONE_NEWUSER | 0x02000000 /* CLONE_NEWCGROUP */},
+	} {
+		if c.flags == syscall.CLONE_NEWUSER && os.Getenv("SANDGATE_NESTED") == "1" {
+			continue
+		}
+		pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{
+			Sys: &syscall.SysProcAttr{Cloneflags: c.flags}})
+		if err == nil {
+			var ws syscall.WaitStatus
+			syscall.Wait4(pid, &ws, 0, nil)
+		}
+		report(err == nil, "clone into a new %s namespace (%v)", c.name, err)
 	}
 }
