@@ -71,10 +71,19 @@ type Progress struct {
 // reports. When ctx is canceled it cancels every run, waits for them, and
 // still writes a report, marked partial.
 func Run(ctx context.Context, set *TaskSet, o Options) (*Report, error) {
+	return run(ctx, set, o, &baseGrades{})
+}
+
+// run is Run keeping its base gradings in bases. Evaluations may share
+// one only when their graders are alike (the same blueprint sandbox,
+// AllowUnsandboxed and GradeTimeout): the package's tests share one
+// across their evaluations of the calc task, graded the same each time.
+func run(ctx context.Context, set *TaskSet, o Options, bases *baseGrades) (*Report, error) {
 	e, err := newEngine(set, o)
 	if err != nil {
 		return nil, err
 	}
+	e.bases = bases
 	rep := e.runAll(ctx)
 	if err := rep.Write(o.Out); err != nil {
 		return rep, err
@@ -88,7 +97,7 @@ type engine struct {
 	bp        *blueprint.Blueprint
 	grader    *grader
 	hasRemote bool
-	bases     baseGrades
+	bases     *baseGrades
 }
 
 func newEngine(set *TaskSet, o Options) (*engine, error) {

@@ -95,10 +95,16 @@ nodes:
   done: {type: succeed}
 `
 
-func runOne(t *testing.T, task *Task, run RunFunc) *TaskResult {
+// stubBases keeps the base gradings of the evaluations of the stub
+// blueprint (runOne, runEach), whose graders are alike: the calc task's
+// base, the same tree, held-out files and declared tests in each, is
+// graded once for the package's tests instead of once a test.
+var stubBases baseGrades
+
+func runOne(t *testing.T, task *Task, rf RunFunc) *TaskResult {
 	t.Helper()
-	rep, err := Run(context.Background(), &TaskSet{File: "tasks.yaml", Tasks: []*Task{task}},
-		Options{Blueprint: "stub.yaml", Source: []byte(bpSource), Out: t.TempDir(), Run: run})
+	rep, err := run(context.Background(), &TaskSet{File: "tasks.yaml", Tasks: []*Task{task}},
+		Options{Blueprint: "stub.yaml", Source: []byte(bpSource), Out: t.TempDir(), Run: rf}, &stubBases)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +113,8 @@ func runOne(t *testing.T, task *Task, run RunFunc) *TaskResult {
 
 // runEach evaluates calcTask once a case, in one evaluation, each
 // task's run being its case's: the base, the same for every case, is
-// graded once (baseGrades) instead of once a case. The results are by
-// case name.
+// graded once (baseGrades, stubBases) instead of once a case. The
+// results are by case name.
 func runEach(t *testing.T, cases map[string]RunFunc) map[string]*TaskResult {
 	t.Helper()
 	set, names := &TaskSet{File: "tasks.yaml"}, map[string]string{}
@@ -117,10 +123,10 @@ func runEach(t *testing.T, cases map[string]RunFunc) map[string]*TaskResult {
 		names[id] = name
 		set.Tasks = append(set.Tasks, calcTask(id))
 	}
-	run := func(ctx context.Context, req RunRequest) (*runtime.Summary, error) {
+	rf := func(ctx context.Context, req RunRequest) (*runtime.Summary, error) {
 		return cases[names[req.Task.ID]](ctx, req)
 	}
-	rep, err := Run(context.Background(), set, Options{Blueprint: "stub.yaml", Source: []byte(bpSource), Out: t.TempDir(), Run: run})
+	rep, err := run(context.Background(), set, Options{Blueprint: "stub.yaml", Source: []byte(bpSource), Out: t.TempDir(), Run: rf}, &stubBases)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,25 +198,36 @@ func TestGrading(t *testing.T) {
 	}
 }
 
-// TestInvalidTask: a fail_to_pass test that passes on the base, or a
-// test nobody declares, makes the task invalid, and nothing runs.
+// TestInvalidTask: a fail_to_pass test that passes on the base, a
+// pass_to_pass test that fails there, or a test nobody declares, makes
+// the task invalid, and nothing runs. The first two declare calcTask's
+// tests in calcTask's order, each with one of them of the wrong kind:
+// their base grading is calcTask's own (stubBases), the same tests run.
 func TestInvalidTask(t *testing.T) {
 	needSandbox(t)
-	for name, mutate := range map[string]func(*Task){
-		"fail_to_pass passes on the base": func(k *Task) { k.FailToPass = []string{"TestDouble"}; k.PassToPass = nil },
-		"pass_to_pass fails on the base":  func(k *Task) { k.PassToPass = []string{"TestAdd"}; k.FailToPass = []string{"TestAddHidden"} },
-		"test missing":                    func(k *Task) { k.FailToPass = []string{"TestNobody"} },
+	for name, c := range map[string]struct {
+		mutate func(*Task)
+		why    string
+	}{
+		"fail_to_pass passes on the base": {func(k *Task) {
+			k.FailToPass, k.PassToPass = []string{"TestAdd", "TestAddHidden", "TestDouble"}, nil
+		}, "TestDouble passes on the base"},
+		"pass_to_pass fails on the base": {func(k *Task) {
+			k.FailToPass, k.PassToPass = []string{"TestAdd"}, []string{"TestAddHidden", "TestDouble"}
+		}, "TestAddHidden is fail on the base"},
+		// No package declares the only test: no box is started for it.
+		"test missing": {func(k *Task) { k.FailToPass, k.PassToPass = []string{"TestNobody"}, nil }, "TestNobody is not reported on the base"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			task := calcTask("bad")
-			mutate(task)
+			c.mutate(task)
 			var ran atomic.Bool
 			r := runOne(t, task, func(ctx context.Context, req RunRequest) (*runtime.Summary, error) {
 				ran.Store(true)
 				return nil, nil
 			})
-			if r.Status != StatusInvalid || ran.Load() {
-				t.Fatalf("status %s (%s), ran %v: want invalid without a run", r.Status, r.Reason, ran.Load())
+			if r.Status != StatusInvalid || ran.Load() || !strings.Contains(r.Reason, c.why) {
+				t.Fatalf("status %s (%s), ran %v: want invalid without a run, because %s", r.Status, r.Reason, ran.Load(), c.why)
 			}
 		})
 	}
@@ -243,14 +260,14 @@ func TestCancelWritesPartialReport(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := t.TempDir()
 	var started atomic.Int32
-	run := func(ctx context.Context, req RunRequest) (*runtime.Summary, error) {
+	rf := func(ctx context.Context, req RunRequest) (*runtime.Summary, error) {
 		started.Add(1)
 		cancel()
 		<-ctx.Done()
 		return &runtime.Summary{Dir: req.RunsDir, Status: runtime.StatusCanceled}, ctx.Err()
 	}
 	set := &TaskSet{File: "tasks.yaml", Tasks: []*Task{calcTask("a"), calcTask("b"), calcTask("c")}}
-	rep, err := Run(ctx, set, Options{Blueprint: "stub.yaml", Source: []byte(bpSource), Out: out, Run: run})
+	rep, err := run(ctx, set, Options{Blueprint: "stub.yaml", Source: []byte(bpSource), Out: out, Run: rf}, &stubBases)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -142,25 +142,29 @@ func nestedCalcTask(t *testing.T) *Task {
 // and the change is graded.
 func TestChangeBlocksHiddenPaths(t *testing.T) {
 	needSandbox(t)
+	// One nested task for both its cases: the same held-out directory,
+	// so its base is graded once (stubBases).
+	nested := nestedCalcTask(t)
+	nestedTask := func() *Task { k := *nested; return &k }
 	cases := []struct {
 		name   string
-		task   func(*testing.T) *Task
+		task   func() *Task
 		edit   func(wt string) error
 		status string
 	}{
-		{"directory at a held-out file's path", func(*testing.T) *Task { return calcTask("t") }, func(wt string) error {
+		{"directory at a held-out file's path", func() *Task { return calcTask("t") }, func(wt string) error {
 			if err := os.WriteFile(filepath.Join(wt, "calc.go"), []byte(fixed), 0o644); err != nil {
 				return err
 			}
 			return gitfixture.Write(wt, map[string]string{"calc_hidden_test.go/keep": "x"})
 		}, StatusResolved},
-		{"file at a held-out directory's path", nestedCalcTask, func(wt string) error {
+		{"file at a held-out directory's path", nestedTask, func(wt string) error {
 			if err := os.RemoveAll(filepath.Join(wt, "pkg")); err != nil {
 				return err
 			}
 			return os.WriteFile(filepath.Join(wt, "pkg"), []byte("x"), 0o644)
 		}, StatusFalsePromotion},
-		{"symlink out of the tree at a held-out directory's path", nestedCalcTask, func(wt string) error {
+		{"symlink out of the tree at a held-out directory's path", nestedTask, func(wt string) error {
 			if err := os.RemoveAll(filepath.Join(wt, "pkg")); err != nil {
 				return err
 			}
@@ -169,7 +173,7 @@ func TestChangeBlocksHiddenPaths(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := runOne(t, c.task(t), promotingEdit(c.edit))
+			r := runOne(t, c.task(), promotingEdit(c.edit))
 			if r.Status != c.status {
 				t.Fatalf("status %s (%s), want %s", r.Status, r.Reason, c.status)
 			}

@@ -10,13 +10,16 @@ import (
 
 // TestShippedTaskSet runs the shipped offline task set with the shipped
 // blueprint, two tasks at a time: no change the gates let through fails
-// grading, and every task ends as designed.
+// grading, and every task ends as designed. The same evaluation also
+// runs calc-special-case without its gate_hidden (ungated, below): its
+// base is the other calc tasks', graded once for all of them.
 func TestShippedTaskSet(t *testing.T) {
 	needSandbox(t)
 	set, err := LoadTasks(filepath.Join(shipped, "tasks.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	set.Tasks = append(set.Tasks, ungated(t, set))
 	rep, err := Run(context.Background(), set, Options{Blueprint: "../blueprints/fix-failing-test.yaml", Out: t.TempDir(), Concurrency: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -25,6 +28,7 @@ func TestShippedTaskSet(t *testing.T) {
 		"calc-fix": StatusResolved, "words-fix": StatusResolved,
 		"calc-wrong": StatusHandedOff, "calc-test-edit": StatusHandedOff, "calc-silence": StatusHandedOff,
 		"words-silence": StatusHandedOff, "calc-special-case": StatusHandedOff,
+		ungatedID: StatusFalsePromotion,
 	}
 	// Issue 23's cheats, each stopped by its own defence, which the
 	// report names: the test-mode check (the forger's re-run, the stack
@@ -49,37 +53,44 @@ func TestShippedTaskSet(t *testing.T) {
 		if c, ok := caught[r.ID]; ok && !strings.Contains(r.CaughtBy, c) {
 			t.Errorf("%s: caught by %q, want the defence %q", r.ID, r.CaughtBy, c)
 		}
+		if r.ID == ungatedID {
+			checkUngated(t, r)
+		}
 	}
-	if s := rep.Summary; s.FalsePromotionRate != 0 || s.Partial || s.Tasks != len(want) || s.Resolved != 2 {
+	// The ungated task is the one false promotion: the gates let no
+	// change of the shipped set through that fails grading.
+	if s := rep.Summary; s.FalsePromotions != 1 || s.Partial || s.Tasks != len(want) || s.Resolved != 2 {
 		t.Errorf("summary %+v", s)
 	}
 }
 
-// TestSpecialCaseWithoutGateHidden is the finding behind gate_hidden:
-// fix-failing-test's gates judge only the visible test, so a change that
-// special-cases its input is promoted, and only grading catches it.
-func TestSpecialCaseWithoutGateHidden(t *testing.T) {
-	needSandbox(t)
-	set, err := LoadTasks(filepath.Join(shipped, "tasks.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var task *Task
+// ungatedID is calc-special-case without gate_hidden.
+const ungatedID = "calc-special-case-ungated"
+
+// ungated is the finding behind gate_hidden: calc-special-case without
+// it. fix-failing-test's gates then judge only the visible test, so a
+// change that special-cases its input is promoted, and only grading
+// catches it (checkUngated).
+func ungated(t *testing.T, set *TaskSet) *Task {
 	for _, k := range set.Tasks {
 		if k.ID == "calc-special-case" {
-			task = k
+			u := *k
+			u.ID, u.GateHidden = ungatedID, ""
+			return &u
 		}
 	}
-	task.GateHidden = ""
-	set.Tasks = []*Task{task}
-	rep, err := Run(context.Background(), set, Options{Blueprint: "../blueprints/fix-failing-test.yaml", Out: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
+	t.Fatal("the shipped set has no calc-special-case")
+	return nil
+}
+
+// checkUngated: the ungated special case was promoted, committed, and
+// graded a false promotion.
+func checkUngated(t *testing.T, r *TaskResult) {
+	t.Helper()
+	if r.Status != StatusFalsePromotion || !r.Promoted {
+		t.Errorf("%s: %s promoted %v (%s): want a false promotion", r.ID, r.Status, r.Promoted, r.Reason)
 	}
-	if r := rep.Tasks[0]; r.Status != StatusFalsePromotion || !r.Promoted {
-		t.Fatalf("%s promoted %v (%s): want a false promotion", r.Status, r.Promoted, r.Reason)
-	}
-	if _, err := os.Stat(filepath.Join(rep.Tasks[0].RunDir, "commit.json")); err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(filepath.Join(r.RunDir, "commit.json")); err != nil {
+		t.Errorf("%s: %v", r.ID, err)
 	}
 }
