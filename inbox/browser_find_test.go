@@ -102,7 +102,7 @@ func TestBrowserHandoffsPagedFilteredLive(t *testing.T) {
 	if one, two := twoPages(t, b, w.ts.URL+"/handoffs", forms); one != 10 || two != 1 {
 		t.Errorf("the pages hold %d and %d forms, want 10 and 1", one, two)
 	}
-	b.Do(t, chromedp.SendKeys(chromedp.CSS(`input[name="q"]`), "number07\n"), chromedp.WaitReady(chromedp.CSS(`input[name="q"][value="number07"]`)))
+	b.SubmitThrough(t, `input[name="q"]`, "number07", `input[name="q"][value="number07"]`)
 	if n, text := forms(), browsertest.Eval[string](t, b, `document.getElementById("handoffs-live").innerText`); n != 1 || !strings.Contains(text, "task number07") {
 		t.Errorf("number07 finds %d forms: %q", n, text)
 	}

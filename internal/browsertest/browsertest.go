@@ -102,6 +102,30 @@ func (b *Browser) ClickThrough(t testing.TB, css, next string) {
 	for !Eval[bool](t, b, clickJS(css, "window."+leaving+" = true;")) {
 		time.Sleep(50 * time.Millisecond)
 	}
+	b.waitLoaded(t, css, next)
+}
+
+// SubmitThrough puts value in the form field css selects and submits its
+// form, in one evaluation of the page's own script, and returns once the
+// page it leads to has loaded and shows next. chromedp.SendKeys finds the
+// field and then types into it in further steps, and a page that redraws
+// a live part of itself in between, or the navigation its "\n" starts,
+// leaves it holding a node that is gone ("Could not find node with given
+// id"; seen in CI on the hand-offs page's search).
+func (b *Browser) SubmitThrough(t testing.TB, css, value, next string) {
+	t.Helper()
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%s); if (!e || !e.form) return false; window.%s = true; e.value = %s; e.form.requestSubmit(); return true })()`,
+		strconv.Quote(css), leaving, strconv.Quote(value))
+	for !Eval[bool](t, b, js) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.waitLoaded(t, css, next)
+}
+
+// waitLoaded returns once the page an action on css left for has loaded
+// and shows next.
+func (b *Browser) waitLoaded(t testing.TB, css, next string) {
+	t.Helper()
 	loaded := fmt.Sprintf(`!window.%s && document.readyState === "complete" && document.querySelector(%s) !== null`, leaving, strconv.Quote(next))
 	for {
 		// An evaluation that meets the old document going away fails:
