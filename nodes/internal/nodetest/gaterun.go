@@ -93,9 +93,15 @@ func AssertBrokeUnpromoted(t testing.TB, sum *runtime.Summary, node, want string
 // GateAttemptFile reads a file of the gate's last attempt directory.
 func GateAttemptFile(t testing.TB, sum *runtime.Summary, name string) []byte {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(sum.Dir, "nodes", "gate", "*", name))
+	return AttemptFile(t, sum, "gate", name)
+}
+
+// AttemptFile reads a file of node's last attempt directory.
+func AttemptFile(t testing.TB, sum *runtime.Summary, node, name string) []byte {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(sum.Dir, "nodes", node, "*", name))
 	if len(files) == 0 {
-		t.Fatalf("no %s in the gate's attempt directory", name)
+		t.Fatalf("no %s in %s's attempt directory", name, node)
 	}
 	sort.Strings(files)
 	b, err := os.ReadFile(files[len(files)-1])

@@ -2,9 +2,6 @@ package testgate_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -31,19 +28,4 @@ func gateChain(t *testing.T, repo, prep string, gates []string) *runtime.Summary
 	}
 	b.WriteString("  ok: {type: succeed}\n  no: {type: fail, reason: gate failed}\n")
 	return nodetest.NewHarness(t, repo).Run(t, b.String(), nil)
-}
-
-// nodeAttemptFile reads a file of node's last attempt directory.
-func nodeAttemptFile(t *testing.T, sum *runtime.Summary, node, name string) []byte {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(sum.Dir, "nodes", node, "*", name))
-	if len(files) == 0 {
-		t.Fatalf("no %s in %s's attempt directory", name, node)
-	}
-	sort.Strings(files)
-	b, err := os.ReadFile(files[len(files)-1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

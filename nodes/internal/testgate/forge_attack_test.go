@@ -166,7 +166,7 @@ func TestCanaryKeepsHonestChangesPassing(t *testing.T) {
 			}
 			// The gate's note on the packages it sealed (the change reaches
 			// calc and the packages it adds).
-			log := string(nodeAttemptFile(t, sum, node, "test.log"))
+			log := string(nodetest.AttemptFile(t, sum, node, "test.log"))
 			if got := strings.Contains(log, "[sandgate: seals and canaries in 5 package(s): ., ext, main, par, tagged]"); got != c.canary {
 				t.Fatalf("canaries in the log: %v, want %v:\n%s", got, c.canary, log)
 			}
