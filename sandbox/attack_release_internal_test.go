@@ -77,14 +77,18 @@ sleep ` + marker + `2`}})
 	nsFD.Close()
 	releases.all.Wait()
 	// Unless a live box's namespace got its number since (the next box's
-	// or the pool's spare's), nothing may hold it now.
+	// or the pool's spare's), nothing in this harness may hold it now.
+	// Only this process is searched: a namespace's number is reused as
+	// soon as it is free, and another harness on the host (CI runs the
+	// gate suites' boxes beside this one) may hold a box of its own under
+	// it; nothing but this harness ever had a descriptor of this box's.
 	live := map[string]bool{}
 	for _, pid := range []int{b.cmd.Process.Pid, SpareInit()} {
 		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil {
 			live[l] = true
 		}
 	}
-	if held := procsIn(ns, "fd/*"); len(held) > 0 && !live[ns] {
+	if held := heldHere(ns); len(held) > 0 && !live[ns] {
 		t.Errorf("the closed box's mount namespace is still held after its release: %v", held)
 	}
 	if image == "" {
@@ -126,6 +130,18 @@ func procsIn(ns, glob string) []string {
 	links, _ := filepath.Glob("/proc/[0-9]*/" + glob)
 	tasks, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*/" + glob)
 	for _, l := range append(links, tasks...) {
+		if target, err := os.Readlink(l); err == nil && target == ns {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// heldHere lists this process's descriptors that name the namespace ns.
+func heldHere(ns string) []string {
+	var out []string
+	links, _ := filepath.Glob("/proc/self/fd/*")
+	for _, l := range links {
 		if target, err := os.Readlink(l); err == nil && target == ns {
 			out = append(out, l)
 		}
