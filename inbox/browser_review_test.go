@@ -32,7 +32,7 @@ func decideIn(t *testing.T, b *browsertest.Browser, w *world, note, verdict, nex
 		t.Fatalf("the review page has no decision form: %q", browsertest.Eval[string](t, b, `document.body.innerText`))
 	}
 	if note != "" {
-		b.Do(t, chromedp.SendKeys(chromedp.CSS("form.decide textarea[name=note]"), note))
+		b.Type(t, "form.decide textarea[name=note]", note)
 	}
 	b.ClickThrough(t, "form.decide button."+verdict, next)
 }

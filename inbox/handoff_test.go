@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/sandgate/sandgate/internal/browsertest"
 	"github.com/sandgate/sandgate/internal/wait"
 )
 
@@ -35,7 +36,8 @@ nodes:
 func TestHandoffFormPreselectsRecommendedNode(t *testing.T) {
 	w := newWorld(t, "")
 	w.seed.run(t, w.runs, "run-prep", prepBP)
-	ctx, _ := browser(t)
+	b := browsertest.Start(t)
+	ctx := b.Ctx
 	for _, page := range []string{"/run/0/run-prep", "/handoffs"} {
 		must(t, chromedp.Do(ctx, chromedp.Navigate(w.ts.URL+page), chromedp.WaitReady(chromedp.CSS(`form.answer`))))
 		form := `document.querySelector('form.answer[action="/run/0/run-prep/answer"]')`
@@ -55,8 +57,8 @@ func TestHandoffFormPreselectsRecommendedNode(t *testing.T) {
 	if !eval[bool](t, ctx, `document.querySelector("form.answer textarea").matches(":invalid")`) || len(w.acts.list()) != 0 {
 		t.Fatalf("an empty note was sent: %v", w.acts.list())
 	}
-	must(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`form.answer textarea`), "call the v2 API"),
-		chromedp.Click(chromedp.CSS(`form.answer button`))))
+	b.Type(t, `form.answer textarea`, "call the v2 API")
+	b.Click(t, `form.answer button`)
 	want := `answer run-prep implement "call the v2 API" tester`
 	wait.Until(t, "the answer reached the actions", func() bool { return len(w.acts.list()) > 0 })
 	if got := w.acts.list(); len(got) != 1 || got[0] != want {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/sandgate/sandgate/internal/browsertest"
 )
 
 // taskBP is loopBP with a task input.
@@ -76,11 +77,12 @@ func TestPagingNeverPastTheEnd(t *testing.T) {
 func TestBrowserSearchByTaskWord(t *testing.T) {
 	w := newWorld(t, "")
 	w.seed.runWith(t, w.runs, "run-add", taskBP("calc", "[pass]"), map[string]any{"task": "Fix TestAdd in calc.go"})
-	ctx, _ := browser(t)
-	must(t, chromedp.Do(ctx, chromedp.Navigate(w.ts.URL+"/"), chromedp.WaitReady(chromedp.CSS(`#runs`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name="q"]`), "testadd\n"),
-		// The value attribute is the server's: only the result page has it.
-		chromedp.WaitReady(chromedp.CSS(`input[name="q"][value="testadd"]`))))
+	b := browsertest.Start(t)
+	ctx := b.Ctx
+	b.Do(t, chromedp.Navigate(w.ts.URL+"/"), chromedp.WaitReady(chromedp.CSS(`#runs`)))
+	// Keys and Enter, as a person searches; the value attribute is the
+	// server's: only the result page has it.
+	b.TypeThrough(t, `input[name="q"]`, "testadd", `input[name="q"][value="testadd"]`)
 	if n := eval[int](t, ctx, `document.querySelectorAll("#runs tr.run").length`); n != 1 {
 		t.Errorf("%d rows for testadd", n)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/sandgate/sandgate/inbox"
+	"github.com/sandgate/sandgate/internal/browsertest"
 	"github.com/sandgate/sandgate/runtime"
 )
 
@@ -93,20 +94,19 @@ func TestStartFormFromInputs(t *testing.T) {
 // started it.
 func TestBrowserStartRun(t *testing.T) {
 	w := startWorld(t)
-	ctx, _ := browser(t)
-	must(t, chromedp.Do(ctx, chromedp.Navigate(w.ts.URL+"/start/calc"), chromedp.WaitReady(chromedp.CSS(`textarea[name="in.task"]`)),
-		chromedp.SendKeys(chromedp.CSS(`textarea[name="in.task"]`), "Fix TestAdd in calc.go"),
-		chromedp.SendKeys(chromedp.CSS(`textarea[name="labels"]`), "team=infra"),
-		chromedp.Click(chromedp.CSS(`form.start button`)),
-		chromedp.WaitReady(chromedp.CSS(`button.confirm.act-start`)),
-		chromedp.Click(chromedp.CSS(`button.confirm.act-start`)),
-		chromedp.WaitReady(chromedp.CSS(`#run-status.s-succeeded`))))
+	b := browsertest.Start(t)
+	ctx := b.Ctx
+	b.Do(t, chromedp.Navigate(w.ts.URL+"/start/calc"), chromedp.WaitReady(chromedp.CSS(`textarea[name="in.task"]`)))
+	b.Type(t, `textarea[name="in.task"]`, "Fix TestAdd in calc.go")
+	b.Type(t, `textarea[name="labels"]`, "team=infra")
+	b.ClickThrough(t, `form.start button`, `button.confirm.act-start`)
+	b.ClickThrough(t, `button.confirm.act-start`, `#run-status.s-succeeded`)
 	if got := eval[string](t, ctx, `location.pathname`); got != "/run/0/run-started" {
 		t.Fatalf("after starting the browser is on %s", got)
 	}
-	b, _ := os.ReadFile(filepath.Join(w.runs, "run-started", inbox.ActionsFile))
-	if !strings.Contains(string(b), `"by":"tester","action":"started calc"`) {
-		t.Errorf("actions.jsonl: %s", b)
+	acts, _ := os.ReadFile(filepath.Join(w.runs, "run-started", inbox.ActionsFile))
+	if !strings.Contains(string(acts), `"by":"tester","action":"started calc"`) {
+		t.Errorf("actions.jsonl: %s", acts)
 	}
 	if got := w.acts.list(); len(got) != 1 || got[0] != "start calc map[task:Fix TestAdd in calc.go] map[team:infra] tester" {
 		t.Errorf("calls %v", got)

@@ -152,8 +152,8 @@ func TestInboxActE2E(t *testing.T) {
 func startInBrowser(t *testing.T, w *inboxWorld, b *browsertest.Browser, nav func(string)) {
 	t.Chdir(w.repo) // the server starts runs on its own repository
 	nav("/start/act-e2e")
-	b.Do(t, chromedp.SendKeys(chromedp.CSS(`textarea[name="in.task"]`), "Fix TestAdd from the form"),
-		chromedp.SendKeys(chromedp.CSS(`textarea[name="labels"]`), "team=infra"))
+	b.Type(t, `textarea[name="in.task"]`, "Fix TestAdd from the form")
+	b.Type(t, `textarea[name="labels"]`, "team=infra")
 	b.Click(t, `form.start button`)
 	b.Do(t, chromedp.WaitReady(chromedp.CSS(`button.confirm.act-start`)))
 	b.Click(t, `button.confirm.act-start`)

@@ -122,7 +122,7 @@ func answerInBrowser(t *testing.T, w *inboxWorld, b *browsertest.Browser, nav fu
 		t.Errorf("hand-off page: answer line %q, takeover %q", cli, takeover)
 	}
 	// The node is left as preselected: handoff.json's recommendation.
-	b.Do(t, chromedp.SendKeys(chromedp.CSS(`form.answer textarea[name="note"]`), "Add must add: use a + b"))
+	b.Type(t, `form.answer textarea[name="note"]`, "Add must add: use a + b")
 	b.Screenshot(t, "inbox-handoff.png")
 	b.Click(t, `form.answer button[type="submit"]`)
 	b.Do(t, chromedp.WaitReady(chromedp.CSS(`#run-status`)))
@@ -251,7 +251,7 @@ func gitRev(remote, ref string) string {
 }
 
 func decideInBrowser(t *testing.T, b *browsertest.Browser, verdict, note string) string {
-	b.Do(t, chromedp.SendKeys(chromedp.CSS(`form.decide textarea[name="note"]`), note))
+	b.Type(t, `form.decide textarea[name="note"]`, note)
 	b.Click(t, `form.decide button.`+verdict)
 	if verdict == "approve" { // approving asks once more
 		b.Do(t, chromedp.WaitReady(chromedp.CSS(`button.confirm.approve`)))

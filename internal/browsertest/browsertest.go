@@ -11,12 +11,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // Chromium is the browser the tests drive (Debian's chromium package).
@@ -120,6 +122,47 @@ func (b *Browser) SubmitThrough(t testing.TB, css, value, next string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	b.waitLoaded(t, css, next)
+}
+
+// Type types text into the form field css selects, as a person does:
+// one evaluation of the page's own script puts the focus at the end of
+// the field, then each key goes to whatever has the focus. No step holds
+// a DOM node, which a live part of the page redrawn between steps would
+// leave gone (chromedp.SendKeys finds the field, then focuses it by its
+// node id: "Could not find node with given id"). Type then checks that
+// the field the focus is in still matches css and ends with text: a page
+// that replaced the field under the typing, or moved the focus away,
+// fails the test, as it would lose a person's text.
+func (b *Browser) Type(t testing.TB, css, text string) {
+	t.Helper()
+	q := strconv.Quote(css)
+	focus := fmt.Sprintf(`(() => { const e = document.querySelector(%s); if (!e) return false; e.focus();
+		try { e.setSelectionRange(e.value.length, e.value.length) } catch (_) {} return document.activeElement === e })()`, q)
+	for !Eval[bool](t, b, focus) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.Do(t, chromedp.KeyEvent(text))
+	held := fmt.Sprintf(`(() => { const e = document.activeElement; return e && e.matches(%s) ? e.value : null })()`, q)
+	if got := Eval[*string](t, b, held); got == nil || !strings.HasSuffix(*got, text) {
+		t.Fatalf("typed %q into %s: the focused field is no longer it or holds %s", text, css, quoteOrNil(got))
+	}
+}
+
+// TypeThrough types text into the field css selects as Type does, then
+// presses Enter, and returns once the page that leads to has loaded and
+// shows next.
+func (b *Browser) TypeThrough(t testing.TB, css, text, next string) {
+	t.Helper()
+	b.Type(t, css, text)
+	b.Do(t, chromedp.Evaluate[chromedp.Void]("window."+leaving+" = true"), chromedp.KeyEvent(kb.Enter))
+	b.waitLoaded(t, css, next)
+}
+
+func quoteOrNil(s *string) string {
+	if s == nil {
+		return "nothing"
+	}
+	return strconv.Quote(*s)
 }
 
 // waitLoaded returns once the page an action on css left for has loaded
