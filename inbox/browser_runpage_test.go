@@ -3,12 +3,14 @@ package inbox_test
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/sandgate/sandgate/internal/browsertest"
+	"github.com/sandgate/sandgate/internal/wait"
 )
 
 // TestBrowserCandidatesByAttempt: the run page's change section shows the
@@ -106,5 +108,57 @@ func TestBrowserDurationsWhileRunningAndAfterCancel(t *testing.T) {
 	header, attempt, timeline = runDurations(t, b)
 	if header != 10*time.Minute || attempt != 9*time.Minute || timeline != 9*time.Minute {
 		t.Errorf("canceled: header %v, implement #1 %v, timeline %v; want 10m, 9m, 9m", header, attempt, timeline)
+	}
+}
+
+// TestBrowserRunPageKeepsTheNoteBeingTyped: a live run page redraws its
+// live part at every journal line. A hand-off form nobody touched is
+// redrawn with the rest; one a person is typing a note in stays, with its
+// text, the focus and the caret, so the typing goes on where it was.
+func TestBrowserRunPageKeepsTheNoteBeingTyped(t *testing.T) {
+	w := newWorld(t, "")
+	journal := filepath.Join(w.runs, "run-handoff", "events.jsonl")
+	writeFile(t, filepath.Join(w.runs, "run-handoff", "pid"), "1") // a live process carries it on
+	appendFile(t, journal, `{"seq":21,"type":"answered","time":"2026-01-02T03:04:05Z","node":"implement","feedback":"try again","by":"ana"}`+"\n")
+	b := browsertest.Start(t)
+	b.Do(t, chromedp.Navigate(w.ts.URL+"/run/0/run-handoff"), chromedp.WaitReady(chromedp.CSS(`#run-status.s-running`)))
+	seq := 21
+	handOff := func(reason string) { // the run hands off (again): the page redraws
+		t.Helper()
+		seq++
+		appendFile(t, journal, fmt.Sprintf(`{"seq":%d,"type":"run_finished","time":"2026-01-02T03:05:05Z","status":"handed_off","reason":%q}`+"\n", seq, reason))
+		wait.Until(t, "the page shows "+reason, func() bool {
+			return browsertest.Eval[string](t, b, `(document.querySelector("#live .reason") || {textContent: ""}).textContent`) == reason
+		})
+	}
+	const note = `#live form.answer textarea[name="note"]`
+	handOff("hands off")
+	b.Do(t, chromedp.Evaluate[chromedp.Void](`window.untouched = document.querySelector("#live form.answer")`))
+	handOff("hands off again")
+	if browsertest.Eval[bool](t, b, `document.querySelector("#live form.answer") === window.untouched`) {
+		t.Error("a form nobody touched was kept, not redrawn")
+	}
+
+	b.Type(t, note, "half a thought")
+	b.Do(t, chromedp.Evaluate[chromedp.Void](`window.typedIn = document.querySelector("#live form.answer")`))
+	handOff("and once more")
+	kept := `(() => { const f = document.querySelectorAll("#live form.answer"), e = document.activeElement;
+		return f.length === 1 && f[0] === window.typedIn && e === f[0].querySelector("textarea") && e.selectionStart === e.value.length ? e.value : "" })()`
+	if got := browsertest.Eval[string](t, b, kept); got != "half a thought" {
+		t.Fatalf("after a redraw the note being typed is %q, want it kept with the focus and caret at its end", got)
+	}
+	b.Type(t, note, ", and the rest")
+	if got := browsertest.Eval[string](t, b, `document.querySelector(`+strconv.Quote(note)+`).value`); got != "half a thought, and the rest" {
+		t.Errorf("the note reads %q", got)
+	}
+
+	// A node chosen, the note cleared and the focus gone: the choice
+	// alone keeps the form.
+	chosen := browsertest.Eval[string](t, b, `(() => { const f = document.querySelector("#live form.answer"), s = f.querySelector("select");
+		f.querySelector("textarea").value = ""; document.activeElement.blur();
+		const o = [...s.options].find(o => !o.selected); s.value = o.value; return o.value })()`)
+	handOff("and a last time")
+	if got := browsertest.Eval[string](t, b, `document.querySelector("#live form.answer select").value`); got != chosen {
+		t.Errorf("after a redraw the node chosen is %q, want %q", got, chosen)
 	}
 }

@@ -1,8 +1,9 @@
 // Live updates. A run page follows its run's journal (server-sent
-// events); on each line it fetches the server-rendered fragment again.
-// Every page follows /events: the nav's counts are set as text, and a
-// list page fetches itself again and swaps its [data-live] parts, unless
-// the person is working in one (focus or typed text). Nothing from a
+// events); on each line it fetches the server-rendered fragment again,
+// keeping a form the person is working in (focus, typed text or a
+// choice made) as it is. Every page follows /events: the nav's counts
+// are set as text, and a list page fetches itself again and swaps its
+// [data-live] parts, unless the person is working in one. Nothing from a
 // stream is ever inserted as HTML.
 (function () {
   "use strict";
@@ -58,6 +59,56 @@
   }, true);
   settleLogs(document);
 
+  // busy: the person is working in el: the focus is in it, or a field
+  // in it no longer holds what the page drew (typed text, a choice).
+  function busy(el) {
+    if (el.contains(document.activeElement) && document.activeElement !== document.body) {
+      return true;
+    }
+    return Array.prototype.some.call(el.querySelectorAll("textarea, input, select"), function (f) {
+      if (f.tagName === "SELECT") { // drawn with no option selected, it shows its first
+        var drawn = Array.prototype.find.call(f.options, function (o) { return o.defaultSelected; }) || f.options[0];
+        return drawn !== undefined && f.value !== drawn.value;
+      }
+      if (f.type === "checkbox" || f.type === "radio") {
+        return f.checked !== f.defaultChecked;
+      }
+      return f.value !== f.defaultValue;
+    });
+  }
+  // redraw puts html in el, except that a form the person is working in
+  // stays: the element itself moves into the new content in place of
+  // the form drawn there (same action), with its text, choices, focus
+  // and caret. A form the new content no longer has goes.
+  function redraw(el, html) {
+    var kept = Array.prototype.filter.call(el.querySelectorAll("form[action]"), busy);
+    if (kept.length === 0) {
+      el.innerHTML = html;
+      return;
+    }
+    var active = document.activeElement, from = null, to = null;
+    if (active && "selectionStart" in active) {
+      try { from = active.selectionStart; to = active.selectionEnd; } catch (e) { from = null; }
+    }
+    var next = document.createElement("div");
+    next.innerHTML = html;
+    kept.forEach(function (form) {
+      var drawn = Array.prototype.find.call(next.querySelectorAll("form[action]"), function (f) {
+        return f.getAttribute("action") === form.getAttribute("action");
+      });
+      if (drawn) {
+        drawn.replaceWith(form);
+      }
+    });
+    el.replaceChildren.apply(el, Array.prototype.slice.call(next.childNodes));
+    if (active && active !== document.activeElement && el.contains(active)) {
+      active.focus({preventScroll: true});
+      if (from !== null) {
+        try { active.setSelectionRange(from, to); } catch (e) { /* not a text field */ }
+      }
+    }
+  }
+
   var live = document.getElementById("live");
   if (live && live.dataset.events) {
     // Fragments can come back out of order on a loaded machine: one
@@ -69,7 +120,7 @@
       get(live.dataset.src).then(function (html) {
         if (html !== null && n > shown) {
           shown = n;
-          live.innerHTML = html;
+          redraw(live, html);
           settleLogs(live);
         }
       });
@@ -80,12 +131,6 @@
     es.addEventListener("closed", function () { es.close(); refreshRun(); });
   }
 
-  function busy(el) {
-    if (el.contains(document.activeElement) && document.activeElement !== document.body) {
-      return true;
-    }
-    return Array.prototype.some.call(el.querySelectorAll("textarea"), function (t) { return t.value !== ""; });
-  }
   var refreshList = debounce(function () {
     get(location.href).then(function (html) {
       if (html === null) {
