@@ -17,7 +17,15 @@ import (
 // run after the rounds (a command whose packages can be named anew) or
 // in the second phase (one whose packages cannot be named anew: -debug-trace is not in the plan's
 // flag table), and the reader's forged pass must be caught.
+//
+// The run has a TMPDIR of its own: the plan's directories (t.TempDir), go's
+// work directories and the programs' temporary files all go there, and the
+// reader walks it whole instead of the host's /tmp/go-build*, which on a
+// busy host holds other builds' hundreds of MB (read at every forge). The
+// Stealer looks in TMPDIR as well as /tmp; the loot stays in /tmp.
 func TestAttackSpawnedProgramFindsNoSecrets(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	reader := gocanarytest.Reader("calc")
 	extra := map[string]string{reader.File: reader.Source}
 	for k, v := range gocanarytest.SpawnRepo {
@@ -26,7 +34,7 @@ func TestAttackSpawnedProgramFindsNoSecrets(t *testing.T) {
 	extra[gocanarytest.StealerFile] = gocanarytest.Stealer
 	for name, args := range map[string][]string{
 		"unreached packages run last":   {"go", "test", "-json", "./..."},
-		"a command it cannot name anew": {"go", "test", "-json", "-debug-trace=" + filepath.Join(t.TempDir(), "trace.json"), "./..."},
+		"a command it cannot name anew": {"go", "test", "-json", "-debug-trace=" + filepath.Join(tmp, "trace.json"), "./..."},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := module(t, buggy, extra)

@@ -279,10 +279,11 @@ func init() {
 	},
 	{
 		// A forger that looks for the canary's sources: go test's overlay
-		// (named in GOFLAGS or on its parent's command line) and anything
-		// under /tmp, and lifts every seal token and canary name it finds.
+		// (named in GOFLAGS or on its parent's command line) and what the
+		// harness and go keep under /tmp or TMPDIR, and lifts every seal
+		// token and canary name it finds.
 		// With them it could pass any test; it must find nothing.
-		Name:      "reads the overlay and /tmp for the seals' tokens",
+		Name:      "reads the overlay, /tmp and TMPDIR for the seals' tokens",
 		File:      "zz_read_overlay.go",
 		OnlyKnown: true,
 		Source: reexec + `
@@ -319,10 +320,24 @@ func secrets() map[string]string {
 		}
 	}
 	// The box's /tmp holds little else; on a shared host, only what
-	// the harness and go put there is worth the walk.
+	// the harness and go put there is worth the walk. The go command
+	// works in GOTMPDIR, else TMPDIR: one that is not /tmp is its own
+	// (a test's), walked whole.
 	tops, _ := filepath.Glob("/tmp/*sandgate*")
-	more, _ := filepath.Glob("/tmp/go-build*")
-	for _, top := range append(tops, more...) {
+	work := map[string]bool{".": true}
+	for _, d := range []string{os.Getenv("GOTMPDIR"), os.TempDir()} {
+		if d = filepath.Clean(d); work[d] {
+			continue
+		}
+		work[d] = true
+		if d != "/tmp" {
+			tops = append(tops, d)
+			continue
+		}
+		more, _ := filepath.Glob("/tmp/go-build*")
+		tops = append(tops, more...)
+	}
+	for _, top := range tops {
 		_ = filepath.Walk(top, func(p string, fi os.FileInfo, err error) error {
 			if err == nil && fi.Mode().IsRegular() && fi.Size() < 8<<20 {
 				b, _ := os.ReadFile(p)

@@ -26,8 +26,9 @@ const LootGlob = "/tmp/zz-sandgate-loot-*"
 
 // Stealer is the change's cmd/hello: it still says hello, and copies
 // every sealed source it can find (under /tmp, where the box keeps the
-// overlay, or in a test's temporary directory, and the overlay named on an ancestor's command line: go
-// test's, when /proc shows it) to a directory under /tmp that outlives the
+// overlay, or TMPDIR, or in a test's temporary directory under either, and
+// the overlay named on an ancestor's command line: go test's, when /proc
+// shows it) to a directory under /tmp that outlives the
 // box command, where the overlay reader looks once calc's binary runs.
 // It uses nothing the test-mode check knows.
 const Stealer = `package main
@@ -55,8 +56,14 @@ func main() {
 			}
 		}
 	}
-	take("/tmp/sandgate-canary-*/s/*.go")
-	take("/tmp/*/*/sandgate-canary-*/s/*.go") // a test's temporary directory
+	tmps := []string{"/tmp"} // the box's, and TMPDIR when it is another
+	if d := filepath.Clean(os.TempDir()); d != "/tmp" {
+		tmps = append(tmps, d)
+	}
+	for _, d := range tmps {
+		take(d + "/sandgate-canary-*/s/*.go")
+		take(d + "/*/*/sandgate-canary-*/s/*.go") // a test's temporary directory
+	}
 	for pid := os.Getppid(); pid > 1; {
 		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 		for _, a := range bytes.Split(cmd, []byte{0}) {
