@@ -112,3 +112,21 @@ func TestJournalBeforeTimedOutResumes(t *testing.T) {
 		t.Errorf("the gate ran %d times, want 3 (twice, then its second attempt again)", executions(t, f.ws)["gate"])
 	}
 }
+
+// TestHandoffSaysTimedOut: the hand-off lists an attempt the runtime
+// stopped at its timeout as timed out, not as the node's fail.
+func TestHandoffSaysTimedOut(t *testing.T) {
+	f := newFixture(t, strings.Replace(timeoutBlueprint, "on_fail: {to: gate, max: 1}\n  done: {type: succeed}\n",
+		"on_fail: stuck\n  done: {type: succeed}\n  stuck: {type: handoff}\n", 1))
+	sum := f.run(t, context.Background(), nil)
+	if sum.Status != runtime.StatusHandedOff {
+		t.Fatalf("run: %s (%s)", sum.Status, sum.Reason)
+	}
+	b, err := os.ReadFile(filepath.Join(sum.Dir, "handoff.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "`gate` (gate) attempt 1: **timed out** → stuck") {
+		t.Fatalf("handoff.md lists the attempt otherwise:\n%s", b)
+	}
+}
