@@ -78,6 +78,10 @@ type Event struct {
 	Cost       float64  `json:"cost,omitempty"`
 	DurationMS int64    `json:"duration_ms,omitempty"`
 	Artifacts  []string `json:"artifacts,omitempty"`
+	// TimedOut says the runtime stopped the attempt at its node's
+	// timeout (node_finished): its fail is the runtime's, not the node's.
+	// Absent in journals written before it, which read as not timed out.
+	TimedOut bool `json:"timed_out,omitempty"`
 
 	Edge string `json:"edge,omitempty"`
 	To   string `json:"to,omitempty"`

@@ -247,7 +247,7 @@ func (x *execution) runAttempt(ctx context.Context, node Node, spec *blueprint.N
 	}
 	switch {
 	case spec.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		ev.Outcome = OutcomeFail
+		ev.Outcome, ev.TimedOut = OutcomeFail, true
 		ev.Feedback = fmt.Sprintf("node %s timed out after %s", in.NodeID, spec.Timeout)
 		ev.Reason = ev.Feedback
 	case err != nil:

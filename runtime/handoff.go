@@ -223,6 +223,8 @@ func verdictOf(a AttemptInfo) string {
 		return "canceled"
 	case a.Error != "":
 		return "broke: " + oneLine(a.Error)
+	case a.TimedOut:
+		return "timed out" // the runtime's fail, not the node's
 	case a.Outcome == "":
 		return "did not finish"
 	}

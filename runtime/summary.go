@@ -61,6 +61,7 @@ type AttemptInfo struct {
 	Outcome    Outcome `json:"outcome,omitempty"`
 	Error      string  `json:"error,omitempty"`
 	Canceled   bool    `json:"canceled,omitempty"`
+	TimedOut   bool    `json:"timed_out,omitempty"` // stopped at its node's timeout: the fail is the runtime's
 	DurationMS int64   `json:"duration_ms"`
 	Tokens     int     `json:"tokens,omitempty"`
 	Cost       float64 `json:"cost,omitempty"`
@@ -113,7 +114,7 @@ func Summarize(dir string) (*Summary, error) {
 				continue
 			}
 			a.Outcome, a.Error, a.DurationMS, a.Tokens, a.Feedback = ev.Outcome, ev.Error, ev.DurationMS, ev.Tokens, ev.Feedback
-			a.Outputs, a.Cost = ev.Outputs, ev.Cost
+			a.Outputs, a.Cost, a.TimedOut = ev.Outputs, ev.Cost, ev.TimedOut
 			s.Tokens += ev.Tokens
 			s.Cost += ev.Cost
 		case EvEdgeTaken:

@@ -73,6 +73,9 @@ func (p *progress) Event(ev runtime.Event) {
 		delete(p.start, key)
 		p.clear()
 		verdict := string(ev.Outcome)
+		if ev.TimedOut {
+			verdict = "timed out"
+		}
 		if ev.Error != "" {
 			verdict = "error: " + termtext.Line(lines.First(ev.Error))
 		}

@@ -49,6 +49,8 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 			out = "canceled"
 		case a.Error != "":
 			out = "error"
+		case a.TimedOut:
+			out = "timed out" // a fail the runtime gave, not the node
 		case out == "":
 			out = "running"
 		}

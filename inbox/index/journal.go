@@ -51,6 +51,7 @@ type Attempt struct {
 	Outcome    string
 	Error      string
 	Canceled   bool
+	TimedOut   bool // the runtime stopped it at its node's timeout
 	DurationMS int64
 	Tokens     int
 	Feedback   string
@@ -135,7 +136,7 @@ func Fold(events []runtime.Event) *View {
 				continue
 			}
 			a.Outcome, a.Error, a.DurationMS, a.Tokens = string(ev.Outcome), ev.Error, ev.DurationMS, ev.Tokens
-			a.Feedback, a.Outputs = ev.Feedback, ev.Outputs
+			a.Feedback, a.Outputs, a.TimedOut = ev.Feedback, ev.Outputs, ev.TimedOut
 			v.Tokens += ev.Tokens
 			v.Cost += ev.Cost
 		case runtime.EvEdgeTaken:

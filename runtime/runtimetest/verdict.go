@@ -23,7 +23,7 @@ var verdictKinds = map[string]bool{"succeed": true, "fail": true, "handoff": tru
 //     judge box that did not start, a command whose context ran out, a
 //     service that was down), even when a retry recovered from it;
 //   - a node stopped by its timeout (the runtime fails such an attempt
-//     rather than letting it decide);
+//     rather than letting it decide, and records it: AttemptInfo.TimedOut);
 //   - a run that ended by no verdict: a node that broke for good, an
 //     outcome no edge took, a stuck graph, a cancel, a lost workspace, a
 //     budget's end (time, tokens, cost, node runs);
@@ -50,13 +50,14 @@ func EndedByVerdict(sum *runtime.Summary) error {
 
 // Decided returns an error unless the node attempt a ended by its node's
 // own outcome (pass, fail or handoff): it broke (an error or a panic) or
-// the runtime stopped it at its timeout. A canceled attempt that never
+// the runtime stopped it at its timeout (a.TimedOut; a node's own feedback
+// that reads like a timeout is still its verdict). A canceled attempt that never
 // finished has decided nothing either.
 func Decided(a runtime.AttemptInfo) error {
 	switch {
 	case a.Error != "":
 		return fmt.Errorf("node %s (attempt %d) broke: %s", a.Node, a.Attempt, firstLines(a.Error, 3))
-	case a.Outcome == runtime.OutcomeFail && strings.HasPrefix(a.Feedback, "node "+a.Node+" timed out after "):
+	case a.TimedOut:
 		return fmt.Errorf("node %s (attempt %d) was stopped by its timeout: %s", a.Node, a.Attempt, firstLines(a.Feedback, 1))
 	case a.Canceled && a.Outcome == "":
 		return fmt.Errorf("node %s (attempt %d) was canceled before it decided", a.Node, a.Attempt)

@@ -121,7 +121,10 @@ func TestDecided(t *testing.T) {
 		{runtime.AttemptInfo{Node: "g", Attempt: 1, Outcome: runtime.OutcomeFail, Feedback: "lint: 3 problems"}, ""},
 		{runtime.AttemptInfo{Node: "g", Attempt: 1, Outcome: runtime.OutcomeHandoff}, ""},
 		{runtime.AttemptInfo{Node: "g", Attempt: 2, Error: "node panicked: boom\ngoroutine 7 [running]:\nmain.f()\n\tf.go:1\nmore"}, "node g (attempt 2) broke: node panicked: boom\ngoroutine 7 [running]:\nmain.f()\n…"},
-		{runtime.AttemptInfo{Node: "g", Attempt: 1, Outcome: runtime.OutcomeFail, Feedback: "node g timed out after 10m0s"}, "stopped by its timeout"},
+		{runtime.AttemptInfo{Node: "g", Attempt: 1, Outcome: runtime.OutcomeFail, TimedOut: true, Feedback: "node g timed out after 10m0s"}, "stopped by its timeout"},
+		// The node's own words, however they read, are its verdict: only
+		// the runtime's record says it stopped the attempt.
+		{runtime.AttemptInfo{Node: "g", Attempt: 1, Outcome: runtime.OutcomeFail, Feedback: "node g timed out after 10m0s"}, ""},
 		{runtime.AttemptInfo{Node: "g", Attempt: 1, Canceled: true}, "canceled before it decided"},
 		{runtime.AttemptInfo{Node: "g", Attempt: 1}, "has not finished"},
 	}

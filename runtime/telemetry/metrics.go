@@ -3,7 +3,6 @@ package telemetry
 import (
 	"context"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -129,7 +128,7 @@ func (r *Recorder) nodeFinished(ctx context.Context, ev runtime.Event) {
 	r.nodeDur.Record(ctx, float64(ev.DurationMS)/1000, metric.WithAttributes(runtime.AttrNodeType.String(typ), runtime.AttrOutcome.String(outcome)))
 	if r.isGate(typ) && ev.Outcome != runtime.OutcomePass {
 		kind := outcome
-		if ev.Outcome == runtime.OutcomeFail && strings.HasPrefix(ev.Reason, "node "+ev.Node+" timed out after ") {
+		if ev.TimedOut {
 			kind = "timeout" // the runtime's own verdict on a node past its timeout
 		}
 		r.gateFails.Add(ctx, 1, metric.WithAttributes(runtime.AttrNodeID.String(ev.Node), runtime.AttrNodeType.String(typ), AttrFailureKind.String(kind)))

@@ -130,6 +130,14 @@ func (fakeBox) Exec(context.Context, sandbox.Command) (*sandbox.Result, error) {
 	return &sandbox.Result{}, nil
 }
 
+// hang is a gate that never decides: the runtime stops it at its timeout.
+type hang struct{}
+
+func (hang) Run(ctx context.Context, _ *runtime.Input) (*runtime.Result, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
 type verdicts []runtime.Outcome
 
 func (v verdicts) Run(_ context.Context, in *runtime.Input) (*runtime.Result, error) {
@@ -140,9 +148,10 @@ const scriptTurns = `- {tool_calls: [{function: {name: finish, arguments: {summa
 - {tool_calls: [{function: {name: finish, arguments: {summary: done}}}], usage: {prompt_tokens: 1000, completion_tokens: 100, cached_tokens: 400}}
 `
 
-// TestMetricsOTLP runs two real runs, one that succeeds after a gate
-// failure and a retry, one handed off when its retry edge runs out, and
-// reads the metrics back from a real OTLP/HTTP receiver.
+// TestMetricsOTLP runs three real runs, one that succeeds after a gate
+// failure and a retry, one handed off when its retry edge runs out, one
+// whose gate the runtime stops at its timeout, and reads the metrics back
+// from a real OTLP/HTTP receiver.
 func TestMetricsOTLP(t *testing.T) {
 	rec := &metricsReceiver{}
 	srv := httptest.NewServer(rec)
@@ -164,6 +173,7 @@ func TestMetricsOTLP(t *testing.T) {
 	gate := func(v verdicts) runtime.Factory { return func(*blueprint.Node) (runtime.Node, error) { return v, nil } }
 	_ = reg.Register(runtime.Type{Spec: blueprint.NodeType{Name: "check", Gate: true}, New: gate(verdicts{runtime.OutcomeFail, runtime.OutcomePass})})
 	_ = reg.Register(runtime.Type{Spec: blueprint.NodeType{Name: "never"}, New: gate(verdicts{runtime.OutcomeFail})})
+	_ = reg.Register(runtime.Type{Spec: blueprint.NodeType{Name: "hang", Gate: true}, New: func(*blueprint.Node) (runtime.Node, error) { return hang{}, nil }})
 	var services runtime.Services
 	agent.ServiceExecutor.Set(&services, fakeBox{})
 	rt := &runtime.Runtime{Registry: reg, RunsDir: t.TempDir(), Metrics: telemetry.Metrics(), Services: services}
@@ -183,6 +193,7 @@ func TestMetricsOTLP(t *testing.T) {
 	}
 	run(fmt.Sprintf("version: 1\nname: metered\nstart: implement\nnodes:\n  implement: {type: agent, prompt: fix, model: \"script:%s\", next: gate}\n  gate: {type: check, on_pass: done, on_fail: {to: implement, max: 2}}\n  done: {type: succeed}\n", script), runtime.StatusSucceeded)
 	run("version: 1\nname: stuck\nstart: a\nnodes:\n  a: {type: never, on_pass: done, on_fail: {to: a, max: 1}}\n  done: {type: succeed}\n", runtime.StatusHandedOff)
+	run("version: 1\nname: slow\nstart: h\nnodes:\n  h: {type: hang, timeout: 50ms, on_pass: done, on_fail: no}\n  done: {type: succeed}\n  no: {type: fail}\n", runtime.StatusFailed)
 
 	checks := []struct {
 		name  string
@@ -195,6 +206,7 @@ func TestMetricsOTLP(t *testing.T) {
 		{telemetry.MetricNodeDuration, []string{"sandgate.node.type=agent", "sandgate.node.outcome=pass"}, 2},
 		{telemetry.MetricNodeDuration, []string{"sandgate.node.type=check", "sandgate.node.outcome=fail"}, 1},
 		{telemetry.MetricGateFailures, []string{"sandgate.node.id=gate", "sandgate.gate.failure=fail"}, 1},
+		{telemetry.MetricGateFailures, []string{"sandgate.node.id=h", "sandgate.gate.failure=timeout"}, 1},
 		{telemetry.MetricRetries, []string{"sandgate.blueprint=metered"}, 1},
 		{telemetry.MetricHandoffs, []string{"sandgate.blueprint=stuck", "sandgate.handoff.kind=edge"}, 1},
 		{telemetry.MetricTokens, []string{"gen_ai.request.model=script", "gen_ai.token.type=input"}, 2000},
