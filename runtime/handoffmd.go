@@ -94,7 +94,11 @@ func handoffNodeOutcome(bp *blueprint.Blueprint, sum *Summary) string {
 	s := fmt.Sprintf("The run reached its hand-off step `%s` (%s)", id, termtext.Line(orDefault(why, "no reason given")))
 	for i := len(sum.Attempts) - 1; i >= 0; i-- {
 		if a := sum.Attempts[i]; a.To == id {
-			return s + fmt.Sprintf(" after %s ended %s.", nodeName(bp, a.Node), verdictWord(a))
+			how := "ended " + verdictWord(a)
+			if a.TimedOut {
+				how = "timed out"
+			}
+			return s + fmt.Sprintf(" after %s %s.", nodeName(bp, a.Node), how)
 		}
 	}
 	return s + "."

@@ -129,4 +129,7 @@ func TestHandoffSaysTimedOut(t *testing.T) {
 	if !strings.Contains(string(b), "`gate` (gate) attempt 1: **timed out** → stuck") {
 		t.Fatalf("handoff.md lists the attempt otherwise:\n%s", b)
 	}
+	if !strings.Contains(string(b), " after step `gate` (gate) timed out.") {
+		t.Fatalf("handoff.md's lead does not say the gate timed out:\n%s", b)
+	}
 }
