@@ -13,23 +13,24 @@ import (
 	"github.com/sandgate/sandgate/runtime"
 )
 
-// A shell node running beside the test gate swaps the fix in while
-// `go test` runs and the bug back afterwards. The gate must judge what the
-// workspace holds for its whole run, so the bug is never committed.
+// A shell node running beside the test gate swaps the fix in and, 3 s
+// later, the bug back, in one command; the gate starts 1 s in, while
+// the swapper sleeps. The gate must judge what the workspace holds for
+// its whole run, so the bug is never committed: it waits for the
+// swapper's command to end before it captures the tree
+// (workspace/hold.go) and judges the bug. Without that lock it captures
+// the fix and passes (the commit would then refuse the bug put back, so
+// the test asks for the gate's fail, not just that nothing is promoted).
 func TestParallelWriterCannotSwapDuringGate(t *testing.T) {
 	repo := nodetest.SeedRepo(t)
-	// The gate announces itself, gives the swapper time to act, tests,
-	// then announces the end. Every wait is bounded.
-	gateCmd := `touch /tmp/gate-running; sleep 1; go test -json ./...; touch /tmp/gate-done`
-	swapCmd := `i=0; while [ ! -f /tmp/gate-running ] && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done; ` +
-		`sed -i 's/a - b/a + b/' calc.go; ` +
-		`i=0; while [ ! -f /tmp/gate-done ] && [ $i -lt 60 ]; do sleep 0.1; i=$((i+1)); done; ` +
-		`sed -i 's/a + b/a - b/' calc.go`
+	gateCmd := `go test -json ./...`
+	swapCmd := `sed -i 's/a - b/a + b/' calc.go; sleep 3; sed -i 's/a + b/a - b/' calc.go`
 	src := `version: 1
 name: swap
 start: fan
 nodes:
-  fan: {type: shell, run: "true", next: [swap, test]}
+  fan: {type: shell, run: "true", next: [swap, wait]}
+  wait: {type: shell, run: "sleep 1", next: test}
   swap: {type: shell, run: ` + nodetest.Quote(swapCmd) + `, next: commit}
   test: {type: test, run: ` + nodetest.Quote(gateCmd) + `, on_pass: commit, on_fail: stuck}
   commit: {type: git_commit, needs: [swap, test], next: done}
