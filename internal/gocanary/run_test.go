@@ -66,6 +66,10 @@ func localExec(dir string) Exec { return gocanarytest.HostExec(dir) }
 // go test -json ./... through both phases.
 func run(t *testing.T, dir string, changed []string, o Options, args ...string) (*Plan, *sandbox.Result, []string) {
 	t.Helper()
+	// The go command's work directories go to a TMPDIR of the test's
+	// own: the overlay reader walks go's temporary root, and the host's
+	// /tmp holds every other build's (see TestAttackSpawnedProgramFindsNoSecrets).
+	t.Setenv("TMPDIR", t.TempDir())
 	o.Changed, o.Root = changed, dir
 	if o.ExecPath == "" {
 		o.ExecPath = filepath.Join(t.TempDir(), "exec")
