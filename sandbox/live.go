@@ -22,6 +22,7 @@ type liveQueue struct {
 	wake    chan struct{}
 	done    chan struct{}
 	buf     []byte
+	spare   []byte // the buffer last written, for push to fill again
 	dropped int
 	closed  bool
 }
@@ -83,12 +84,18 @@ func (q *liveQueue) drain(w io.Writer) {
 	}
 }
 
+// flush writes what the queue holds; the two buffers take turns, so a
+// long output is not copied into a fresh allocation each time (a Writer
+// keeps none of what it is given).
 func (q *liveQueue) flush(w io.Writer) {
 	q.mu.Lock()
 	b := q.buf
-	q.buf = nil
+	q.buf, q.spare = q.spare, nil
 	q.mu.Unlock()
 	if len(b) > 0 {
 		_, _ = w.Write(b)
 	}
+	q.mu.Lock()
+	q.spare = b[:0]
+	q.mu.Unlock()
 }
