@@ -4,6 +4,8 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -83,8 +85,8 @@ func TestReplyChunksJoin(t *testing.T) {
 	a, b2 := strings.Repeat("a", 700), strings.Repeat("b", 300)
 	wire := chunkLine(700) + a + chunkLine(300) + b2 + `{"id":1,"nonce":"n","result":{"exit_code":3,"output":"dGFpbA==","dropped":9}}` + "\n"
 	box, _, ch, _, err := replyBox(1000, wire)
-	if !errors.Is(err, io.EOF) {
-		t.Fatalf("readReplies: %v, want the channel's clean end", err)
+	if !errors.Is(err, io.EOF) || len(ch) != 1 {
+		t.Fatalf("readReplies: %v, want the channel's clean end after the reply", err)
 	}
 	r := <-ch
 	if r.Result == nil || string(r.Result.Output) != a+b2+"tail" || r.Result.Dropped != 9 || r.Result.ExitCode != 3 {
@@ -92,6 +94,17 @@ func TestReplyChunksJoin(t *testing.T) {
 	}
 	if len(box.pending) != 0 {
 		t.Fatal("the answered request is still pending")
+	}
+	// A final reply longer than the reader's buffer (the rest of a
+	// command's output, short of a chunk) is read whole.
+	rest := bytes.Repeat([]byte("r"), chunkBytes-1)
+	line, _ := json.Marshal(response{ID: 1, Nonce: "n", Result: &Result{Output: rest}})
+	_, _, ch, _, err = replyBox(1000, string(line)+"\n")
+	if !errors.Is(err, io.EOF) || len(ch) != 1 {
+		t.Fatalf("long final reply: %v", err)
+	}
+	if r := <-ch; r.Result == nil || !bytes.Equal(r.Result.Output, rest) {
+		t.Fatalf("long final reply: %+v", r)
 	}
 	_, _, _, _, err = replyBox(1000, chunkLine(700)+a[:10])
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
