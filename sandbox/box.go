@@ -58,8 +58,8 @@ type Command struct {
 	Live io.Writer
 }
 
-// MaxOutputBytes bounds Command.OutputBytes: init holds the output in
-// memory and sends it to the harness in one message.
+// MaxOutputBytes bounds Command.OutputBytes: the harness holds the output
+// in memory (init sends it on in chunks as it comes).
 const MaxOutputBytes = 256 << 20
 
 // Layer is one line of the doctor's report.

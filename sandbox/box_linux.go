@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -198,45 +197,6 @@ func (b *Box) stop() error {
 		b.mu.Unlock()
 	}
 	return err
-}
-
-// readLoop hands each response to the request waiting for it. Bytes from
-// any process but init, or a reply that does not answer a pending request
-// with its nonce, end the box: a forged reply is never taken.
-func (b *Box) readLoop() {
-	cr, err := newCredReader(b.sock, b.cmd.Process.Pid)
-	if err != nil {
-		b.fail(err)
-		return
-	}
-	dec := json.NewDecoder(bufio.NewReader(cr))
-	for {
-		var r response
-		err := dec.Decode(&r)
-		var ch chan response
-		if err == nil {
-			b.mu.Lock()
-			p, ok := b.pending[r.ID]
-			switch {
-			case ok && p.nonce == r.Nonce && r.Chunk != nil:
-				err = p.out.add(r)
-			case ok && p.nonce == r.Nonce:
-				ch = p.ch
-				delete(b.pending, r.ID)
-				p.out.finish(&r)
-			default:
-				err = fmt.Errorf("a reply for request %d that no pending request sent (forged or replayed): the box was killed", r.ID)
-			}
-			b.mu.Unlock()
-		}
-		if err != nil {
-			b.fail(err)
-			return
-		}
-		if ch != nil {
-			ch <- r
-		}
-	}
 }
 
 // fail records why the channel died and wakes every waiting call. A

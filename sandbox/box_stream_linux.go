@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,38 +20,58 @@ type pendingCall struct {
 }
 
 // sink takes a command's output chunks as they arrive (in readLoop, which
-// must never block on it) and completes its final reply.
+// must never block on it) and completes its final reply. room is asked
+// before a chunk's bytes are read, add gets them; finish gets the final
+// reply. Only readLoop calls them.
 type sink interface {
-	add(r response) error
+	room(r response) error
+	add(chunk []byte)
 	finish(r *response)
 }
 
-// streamed gathers the output chunks of one command, up to its cap, and
-// passes them on to live when the command has Command.Live.
-type streamed struct {
-	buf  bytes.Buffer
-	max  int
-	live *liveQueue
+// chunkFits refuses a chunk that would take what a sink holds (held) past
+// its cap, one larger than init ever sends, or one on a final reply.
+func chunkFits(r response, held, max int) error {
+	if r.Result != nil || r.Error != "" || r.ChunkLen <= 0 || r.ChunkLen > chunkBytes || held+r.ChunkLen > max {
+		return fmt.Errorf("request %d got an output chunk of %d bytes it cannot take (past its cap of %d bytes, larger than a chunk, or on a final reply)", r.ID, r.ChunkLen, max)
+	}
+	return nil
 }
 
-func (s *streamed) add(r response) error {
-	if r.Result != nil || r.Error != "" || s.buf.Len()+len(r.Chunk) > s.max {
-		return fmt.Errorf("request %d got an output chunk it cannot take (past its cap of %d bytes, or on a final reply)", r.ID, s.max)
-	}
-	s.buf.Write(r.Chunk)
-	s.live.push(r.Chunk)
-	return nil
+// streamed gathers the output chunks of one command, up to its cap, and
+// passes them on to live when the command has Command.Live. The chunks
+// are joined once, at the end, into a slice of the output's size.
+type streamed struct {
+	parts [][]byte
+	held  int
+	max   int
+	live  *liveQueue
+}
+
+func (s *streamed) room(r response) error { return chunkFits(r, s.held, s.max) }
+
+func (s *streamed) add(chunk []byte) {
+	s.parts = append(s.parts, chunk)
+	s.held += len(chunk)
+	s.live.push(chunk)
 }
 
 // finish puts the chunks in front of the final reply's output (and gives
 // live the rest).
 func (s *streamed) finish(r *response) {
-	if r.Result != nil {
-		s.live.push(r.Result.Output)
+	if r.Result == nil {
+		return
 	}
-	if r.Result != nil && s.buf.Len() > 0 {
-		r.Result.Output = append(s.buf.Bytes(), r.Result.Output...)
+	s.live.push(r.Result.Output)
+	if s.held == 0 {
+		return
 	}
+	out := make([]byte, 0, s.held+len(r.Result.Output))
+	for _, p := range s.parts {
+		out = append(out, p...)
+	}
+	r.Result.Output = append(out, r.Result.Output...)
+	s.parts = nil
 }
 
 // StreamBuffer bounds the standard output a streaming command may have
@@ -186,23 +205,25 @@ type streamSink struct {
 	overflowed chan struct{} // closed when the unread output passes queueMax
 }
 
-func (s *streamSink) add(r response) error {
+func (s *streamSink) room(r response) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r.Result != nil || r.Error != "" || s.total+len(r.Chunk) > s.max {
-		return fmt.Errorf("request %d got an output chunk it cannot take (past its cap of %d bytes, or on a final reply)", r.ID, s.max)
-	}
-	s.total += len(r.Chunk)
+	return chunkFits(r, s.total, s.max)
+}
+
+func (s *streamSink) add(chunk []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total += len(chunk)
 	switch {
 	case s.overflow:
-	case len(s.buf)+len(r.Chunk) > s.queueMax:
+	case len(s.buf)+len(chunk) > s.queueMax:
 		s.overflow, s.buf = true, nil
 		close(s.overflowed)
 	default:
-		s.buf = append(s.buf, r.Chunk...)
+		s.buf = append(s.buf, chunk...)
 	}
 	s.cond.Broadcast()
-	return nil
 }
 
 // finish: the final reply carries the command's standard error, not its

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,7 +43,9 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 }
 
 // streamWriter keeps a command's output up to max bytes, handing every
-// full chunk to emit (the harness) and holding only the rest.
+// full chunk to emit (the harness) and holding only the rest. emit keeps
+// no reference to what it is given: the buffer is reused, and grows to a
+// whole chunk at once past smallOutput.
 type streamWriter struct {
 	mu      sync.Mutex
 	buf     []byte
@@ -59,14 +62,21 @@ func (s *streamWriter) Write(p []byte) (int, error) {
 	s.dropped += int64(len(p) - keep)
 	for q := p[:keep]; len(q) > 0; {
 		n := min(len(q), chunkBytes-len(s.buf))
+		if len(s.buf)+n > max(cap(s.buf), smallOutput) {
+			s.buf = slices.Grow(s.buf, chunkBytes-len(s.buf))
+		}
 		s.buf, q = append(s.buf, q[:n]...), q[n:]
 		if len(s.buf) == chunkBytes {
 			s.emit(s.buf)
-			s.sent, s.buf = s.sent+len(s.buf), nil
+			s.sent, s.buf = s.sent+len(s.buf), s.buf[:0]
 		}
 	}
 	return len(p), nil
 }
+
+// smallOutput is how much output a command's buffer takes before it is
+// grown to a whole chunk.
+const smallOutput = 64 << 10
 
 // every sends on what the command wrote every d, until stop; stop
 // returns once no send is under way, so the final reply comes after the
@@ -95,7 +105,7 @@ func (s *streamWriter) flush() {
 	defer s.mu.Unlock()
 	if len(s.buf) > 0 {
 		s.emit(s.buf)
-		s.sent, s.buf = s.sent+len(s.buf), nil
+		s.sent, s.buf = s.sent+len(s.buf), s.buf[:0]
 	}
 }
 

@@ -30,6 +30,7 @@ func runRole(role string) int {
 // conn frames JSON messages over the socket to the harness.
 type conn struct {
 	mu  sync.Mutex
+	w   io.Writer // the socket, for a chunk's bytes
 	enc *json.Encoder
 	dec *json.Decoder
 }
@@ -38,6 +39,16 @@ func (c *conn) send(r response) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_ = c.enc.Encode(r)
+}
+
+// sendChunk sends a piece of request id's output: its line, then its bytes
+// as they are (see reply_linux.go). It keeps no reference to b.
+func (c *conn) sendChunk(id int, nonce string, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.enc.Encode(response{ID: id, Nonce: nonce, ChunkLen: len(b)}) == nil {
+		_, _ = c.w.Write(b)
+	}
 }
 
 // runInit is PID 1 of the box: it builds the filesystem view, locks itself
@@ -56,7 +67,7 @@ func runInit() int {
 	cmdTasks = os.NewFile(tasksFD, "sandgate-cmd-tasks")
 	cmdMemTasks = os.NewFile(tasksFD+1, "sandgate-cmd-mem-tasks")
 	memTasks = os.NewFile(tasksFD+2, "sandgate-mem-tasks")
-	c := &conn{enc: json.NewEncoder(f), dec: json.NewDecoder(bufio.NewReader(f))}
+	c := &conn{w: f, enc: json.NewEncoder(f), dec: json.NewDecoder(bufio.NewReader(f))}
 	// What no option changes is built before the setup is read: in a
 	// pooled init, while it waits to be taken (see prep_linux.go).
 	prep := prepareFromEnv()
@@ -144,7 +155,13 @@ func serveExec(c *conn, kills *killTable, r request) {
 	go func() {
 		defer cancel()
 		defer kills.done(r.ID)
-		emit := func(b []byte) { c.send(response{ID: r.ID, Nonce: r.Nonce, Chunk: b}) }
+		// emit sends b before it returns and keeps none of it: the
+		// writers reuse their buffers.
+		emit := func(b []byte) {
+			if len(b) > 0 {
+				c.sendChunk(r.ID, r.Nonce, b)
+			}
+		}
 		var res *Result
 		var err error
 		if r.Exec.Stream {

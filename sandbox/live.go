@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sync"
@@ -21,7 +22,9 @@ type liveQueue struct {
 	mu      sync.Mutex
 	wake    chan struct{}
 	done    chan struct{}
-	buf     []byte
+	parts   [][]byte
+	held    int
+	tail    bool // the last part is the queue's own copy, for Write to add to
 	dropped int
 	closed  bool
 }
@@ -34,28 +37,40 @@ func newLiveQueue(w io.Writer) *liveQueue {
 	return q
 }
 
-// push queues b without blocking.
-func (q *liveQueue) push(b []byte) {
+// push queues b without blocking and without copying it: nothing may
+// change b afterwards (the harness's output chunks, which no one does).
+func (q *liveQueue) push(b []byte) { q.queue(b, false) }
+
+// Write queues a copy of p, for a writer of the command's own output.
+func (q *liveQueue) Write(p []byte) (int, error) {
+	q.queue(p, true)
+	return len(p), nil
+}
+
+func (q *liveQueue) queue(b []byte, copied bool) {
 	if q == nil || len(b) == 0 {
 		return
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed || len(q.buf)+len(b) > liveMax {
+	if q.closed || q.held+len(b) > liveMax {
 		q.dropped += len(b)
 		return
 	}
-	q.buf = append(q.buf, b...)
+	switch {
+	case !copied:
+		q.parts, q.tail = append(q.parts, b), false
+	case q.tail:
+		last := len(q.parts) - 1
+		q.parts[last] = append(q.parts[last], b...)
+	default:
+		q.parts, q.tail = append(q.parts, bytes.Clone(b)), true
+	}
+	q.held += len(b)
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
-}
-
-// Write is push, for a writer of the command's own output.
-func (q *liveQueue) Write(p []byte) (int, error) {
-	q.push(p)
-	return len(p), nil
 }
 
 // close ends the queue once what it holds is written, and waits for that.
@@ -85,10 +100,10 @@ func (q *liveQueue) drain(w io.Writer) {
 
 func (q *liveQueue) flush(w io.Writer) {
 	q.mu.Lock()
-	b := q.buf
-	q.buf = nil
+	parts := q.parts
+	q.parts, q.held, q.tail = nil, 0, false
 	q.mu.Unlock()
-	if len(b) > 0 {
+	for _, b := range parts {
 		_, _ = w.Write(b)
 	}
 }

@@ -3,7 +3,9 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -33,6 +35,38 @@ func TestCommandOutputCap(t *testing.T) {
 			}
 			if len(res.Output) != c.kept || res.Dropped != int64(c.dropped) {
 				t.Fatalf("kept %d, dropped %d; want %d, %d", len(res.Output), res.Dropped, c.kept, c.dropped)
+			}
+		})
+	}
+}
+
+// TestCommandOutputFarPastCap: a command printing many times its cap runs
+// to its end (it is not killed: its exit status is its own), and the
+// result holds exactly the first cap bytes it printed, in order across
+// the chunks init sends them in, and counts the rest as dropped; with
+// Command.Live too, whose periodic sends cut the output elsewhere.
+func TestCommandOutputFarPastCap(t *testing.T) {
+	b, _ := newBox(t, sandbox.Policy{})
+	const lines, capBytes = 4000000, 5<<20 + 12345 // about 31 MB printed
+	var want bytes.Buffer
+	for i := 1; i <= lines; i++ {
+		fmt.Fprintln(&want, i)
+	}
+	for _, live := range []bool{false, true} {
+		t.Run(fmt.Sprint("live=", live), func(t *testing.T) {
+			c := sandbox.Command{Args: []string{"sh", "-c", fmt.Sprintf("seq %d; exit 7", lines)}, Timeout: time.Minute, OutputBytes: capBytes}
+			if live {
+				c.Live = &liveBuf{}
+			}
+			res, err := b.Exec(context.Background(), c)
+			if err != nil || res.ExitCode != 7 || res.Signal != "" {
+				t.Fatalf("exec: %v %+v", err, res)
+			}
+			if !bytes.Equal(res.Output, want.Bytes()[:capBytes]) {
+				t.Fatalf("kept %d bytes that are not the first %d the command printed", len(res.Output), capBytes)
+			}
+			if res.Dropped != int64(want.Len()-capBytes) {
+				t.Fatalf("dropped %d, want %d", res.Dropped, want.Len()-capBytes)
 			}
 		})
 	}

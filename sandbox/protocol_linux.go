@@ -85,12 +85,14 @@ type response struct {
 	// Layers reports what setup achieved, for audit and doctor output.
 	Layers []string `json:"layers,omitempty"`
 	Result *Result  `json:"result,omitempty"`
-	// Chunk is a part of a running command's output, sent as soon as init
-	// has chunkBytes of it: init never holds more, so a command's output
-	// cannot grow init (outside the commands' memory share) until the
-	// OOM killer takes it. The final reply carries the rest.
-	Chunk []byte `json:"chunk,omitempty"`
+	// ChunkLen, when not zero, makes this a chunk of a running command's
+	// output: exactly ChunkLen bytes of it follow the line as they are
+	// (see reply_linux.go). Init sends one as soon as it has chunkBytes of
+	// output and never holds more, so a command's output cannot grow init
+	// (outside the commands' memory share) until the OOM killer takes it.
+	// The final reply carries the rest.
+	ChunkLen int `json:"chunk_len,omitempty"`
 }
 
-// chunkBytes is the size of one output chunk.
+// chunkBytes is the size of one output chunk; the harness refuses larger.
 const chunkBytes = 1 << 20

@@ -148,7 +148,7 @@ func (w *flushWriter) Write(p []byte) (int, error) {
 	w.sent += len(p)
 	for q := p; len(q) > 0; {
 		n := min(len(q), chunkBytes)
-		w.emit(append([]byte(nil), q[:n]...))
+		w.emit(q[:n]) // emit keeps none of it
 		q = q[n:]
 	}
 	return len(p), nil

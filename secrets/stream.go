@@ -26,13 +26,19 @@ type stream struct {
 func (s *stream) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.buf = append(s.buf, p...)
-	cut := s.safeCut()
+	b := p // with nothing held back, p is read in place, not copied
+	if len(s.buf) > 0 {
+		b = append(s.buf, p...)
+	}
+	cut := s.safeCut(b)
+	out := b[:cut]
+	if cut > 0 {
+		out = s.r.Bytes(out)
+	}
+	s.buf = append([]byte(nil), b[cut:]...) // p is not the stream's to keep
 	if cut == 0 {
 		return len(p), nil
 	}
-	out := s.r.Bytes(s.buf[:cut])
-	s.buf = append(s.buf[:0:0], s.buf[cut:]...)
 	if _, err := s.w.Write(out); err != nil {
 		return 0, err
 	}
@@ -41,26 +47,26 @@ func (s *stream) Write(p []byte) (int, error) {
 
 // safeCut is how much of buf can be redacted and written now: all but
 // the last hold bytes, less any credential that reaches into them.
-func (s *stream) safeCut() int {
+func (s *stream) safeCut(buf []byte) int {
 	if s.r == nil {
-		return len(s.buf)
+		return len(buf)
 	}
 	forms := s.r.state().forms
 	hold := 0
 	if len(forms) > 0 {
 		hold = len(forms[0].text) - 1 // forms are longest first
 	}
-	cut := max(len(s.buf)-hold, 0)
+	cut := max(len(buf)-hold, 0)
 	for moved := true; moved && cut > 0; {
 		moved = false
-		if c := patternCut(s.buf, cut); c < cut {
+		if c := patternCut(buf, cut); c < cut {
 			cut, moved = c, true
 		}
 		for _, f := range forms {
 			t := []byte(f.text)
 			// An occurrence that starts before cut and ends after it.
 			from := max(cut-len(t)+1, 0)
-			if i := bytes.Index(s.buf[from:min(cut+len(t)-1, len(s.buf))], t); i >= 0 && from+i < cut {
+			if i := bytes.Index(buf[from:min(cut+len(t)-1, len(buf))], t); i >= 0 && from+i < cut {
 				cut, moved = from+i, true
 			}
 		}

@@ -51,3 +51,24 @@ func TestStreamRedactsAcrossWrites(t *testing.T) {
 		t.Fatalf("nil redactor held back: %q", out.String())
 	}
 }
+
+// TestStreamKeepsNoCallerBytes: the bytes a stream holds back are its own
+// copy: a caller that reuses its buffer after Write (as io.Writer lets it)
+// changes nothing that is written later.
+func TestStreamKeepsNoCallerBytes(t *testing.T) {
+	const secret = "tok-9f8e7d6c5b4a"
+	r := secrets.New(map[string]string{"API_TOKEN": secret})
+	for _, text := range []string{"plain output " + secret[:5], secret[:3], "no credential here at all"} {
+		var out bytes.Buffer
+		w := r.Stream(&out)
+		p := []byte(text)
+		w.Write(p)
+		for i := range p {
+			p[i] = '#'
+		}
+		w.Close()
+		if want := string(r.Bytes([]byte(text))); out.String() != want {
+			t.Fatalf("%q: wrote %q, want %q", text, out.String(), want)
+		}
+	}
+}
