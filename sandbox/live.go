@@ -31,15 +31,21 @@ type liveQueue struct {
 
 const liveMax = 4 << 20
 
+// smallChunk is the size under which the harness copies an output chunk
+// rather than keep it: only a chunk sent on a tick of LiveEvery, or by a
+// compromised init, is that small.
+const smallChunk = 4 << 10
+
 func newLiveQueue(w io.Writer) *liveQueue {
 	q := &liveQueue{wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go q.drain(w)
 	return q
 }
 
-// push queues b without blocking and without copying it: nothing may
-// change b afterwards (the harness's output chunks, which no one does).
-func (q *liveQueue) push(b []byte) { q.queue(b, false) }
+// push queues b without blocking, and without copying it unless it is
+// small (see smallChunk): nothing may change b afterwards (the harness's
+// output chunks, which no one does).
+func (q *liveQueue) push(b []byte) { q.queue(b, len(b) < smallChunk) }
 
 // Write queues a copy of p, for a writer of the command's own output.
 func (q *liveQueue) Write(p []byte) (int, error) {
