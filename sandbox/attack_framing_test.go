@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sandgate/sandgate/sandbox"
+	"github.com/sandgate/sandgate/secrets"
 )
 
 // forgedOutput is output made of nothing but init's reply shapes (chunk
@@ -163,5 +164,44 @@ func TestAttackStreamFramingBoundaries(t *testing.T) {
 	}
 	if !bytes.Equal(got, forged) {
 		t.Fatalf("BREACH: the stream read %d bytes that are not the %d written", len(got), len(forged))
+	}
+}
+
+// secretWriter prints a credential across init's first chunk boundary,
+// then one split by a pause past LiveEvery (a tick between its halves),
+// then small pieces of one with pauses between them.
+const secretWriter = `
+import os, sys, time
+s = sys.argv[1].encode()
+def w(b):
+    while b:
+        b = b[os.write(1, b):]
+w(b"x" * ((1 << 20) - 5) + s + b"\n")
+w(b"then " + s[:7]); time.sleep(0.3); w(s[7:] + b" and ")
+for c in [s[:3], s[3:4], s[4:11], s[11:]]:
+    w(c); time.sleep(0.3)
+w(b"\nend " + s[:5])
+`
+
+// TestAttackLiveRedactsAcrossChunks: Command.Live through a redacting
+// stream (as the nodes' output.log is written) never gets a credential
+// the command printed across init's chunks or Live's ticks, and gets
+// exactly the redacted Result.
+func TestAttackLiveRedactsAcrossChunks(t *testing.T) {
+	b, _ := newBox(t, sandbox.Policy{})
+	const secret = "tok-0a1b2c3d4e5f6a7b"
+	r := secrets.New(map[string]string{"API_TOKEN": secret})
+	lb := &liveBuf{}
+	w := r.Stream(lb)
+	res, err := b.Exec(context.Background(), sandbox.Command{Args: []string{"python3", "-c", secretWriter, secret}, Timeout: time.Minute, OutputBytes: 4 << 20, Live: w})
+	w.Close()
+	if err != nil || res.ExitCode != 0 || strings.Count(string(res.Output), secret) != 3 {
+		t.Fatalf("exec: %v %+v", err, res)
+	}
+	if strings.Contains(lb.String(), secret[:8]) {
+		t.Fatalf("BREACH: Live got the credential: %q", lb.String()[1<<20-10:])
+	}
+	if want := r.Bytes(res.Output); lb.String() != string(want) {
+		t.Fatalf("BREACH: Live got %d bytes, not the %d of the redacted Result", len(lb.String()), len(want))
 	}
 }
