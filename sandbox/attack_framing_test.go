@@ -205,3 +205,57 @@ func TestAttackLiveRedactsAcrossChunks(t *testing.T) {
 		t.Fatalf("BREACH: Live got %d bytes, not the %d of the redacted Result", len(lb.String()), len(want))
 	}
 }
+
+// TestAttackOutputParallelRequests: commands running at once, each
+// printing forged replies of its own (every byte tagged with which
+// command it is), some with Live and one streaming, each get exactly
+// their own output: init's chunks of one never land in another.
+func TestAttackOutputParallelRequests(t *testing.T) {
+	b, ws := newBox(t, sandbox.Policy{})
+	const n = 5
+	files := make([][]byte, n)
+	for k := range files {
+		files[k] = bytes.ReplaceAll(forgedOutput(2<<20+k*77777), []byte(`"nonce"`), []byte(fmt.Sprintf(`"nonce%d"`, k)))
+		if err := os.WriteFile(filepath.Join(ws, fmt.Sprint("f", k)), files[k], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([][]byte, n)
+	errs := make(chan error, n)
+	for k := range n {
+		go func() {
+			args := []string{"sh", "-c", fmt.Sprintf("for i in 1 2 3; do head -c %d f%d; sleep 0.3; done; cat f%d", 100000*(k+1), k, k)}
+			want := append(bytes.Repeat(files[k][:100000*(k+1)], 3), files[k]...)
+			if k == n-1 {
+				p, err := b.Start(context.Background(), sandbox.Command{Args: args, Timeout: time.Minute, OutputBytes: 16 << 20})
+				if err == nil {
+					got[k], err = io.ReadAll(p)
+				}
+				if !bytes.Equal(got[k], want) {
+					err = fmt.Errorf("BREACH: stream %d read %d bytes, not its own %d (%v)", k, len(got[k]), len(want), err)
+				}
+				errs <- err
+				return
+			}
+			c := sandbox.Command{Args: args, Timeout: time.Minute, OutputBytes: 16 << 20}
+			lb := &liveBuf{}
+			if k%2 == 0 {
+				c.Live = lb
+			}
+			res, err := b.Exec(context.Background(), c)
+			switch {
+			case err != nil:
+			case !bytes.Equal(res.Output, want):
+				err = fmt.Errorf("BREACH: command %d got %d bytes, not its own %d", k, len(res.Output), len(want))
+			case c.Live != nil && lb.String() != string(want):
+				err = fmt.Errorf("BREACH: command %d's Live got %d bytes, not its own %d", k, len(lb.String()), len(want))
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
