@@ -103,7 +103,10 @@ func runOnThread(cmd *exec.Cmd) (startErr, waitErr error) {
 	default:
 		go commandThread(job)
 	}
-	return <-job.done, waitErr
+	// Received first, then read: in one return statement the spec orders
+	// the receive but not the variable's read against it.
+	err := <-job.done
+	return err, waitErr
 }
 
 // commandThread runs jobs on one locked OS thread, each in a new domain,
