@@ -38,7 +38,7 @@ func TestAttackForgersFailCI(t *testing.T) {
 			bare := filepath.Join(t.TempDir(), "remote.git")
 			nodetest.Run(t, "", "git", "init", "-q", "--bare", bare)
 			plant := "cat > " + f.File + " <<'EOF'\n" + f.Source + "EOF"
-			src := strings.NewReplacer("REMOTE", bare, `"PLANT"`, fmt.Sprintf("%q", plant)).Replace(ciOnly)
+			src := strings.NewReplacer("REMOTE", nodetest.Quote(bare), `"PLANT"`, fmt.Sprintf("%q", plant)).Replace(ciOnly)
 			sum := nodetest.NewHarness(t, repo).Run(t, src, nil)
 			var ev *runtime.Event
 			for _, e := range nodetest.ReadEvents(t, sum.Dir) {
