@@ -55,6 +55,8 @@ type Command struct {
 	// a goroutine of its own (never the box's reader), all of it before
 	// Exec returns, the end included. Result.Output still holds the
 	// whole output. Output is the box's text: hostile to whoever shows it.
+	// A Live that falls too far behind misses pieces (a note at the end
+	// says how much); one that is a Gapper is told where.
 	Live io.Writer
 }
 

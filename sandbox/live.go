@@ -16,17 +16,28 @@ const LiveEvery = 250 * time.Millisecond
 // liveQueue carries a command's output chunks to Command.Live on a
 // goroutine of its own, so the box's reader never waits for a slow
 // writer. It holds at most liveMax bytes; what arrives past that is left
-// out of Live (the command's Result still has all of it) and a note says
-// how much.
+// out of Live (the command's Result still has all of it), a Live that is
+// a Gapper is told where, and a note at the end says how much.
 type liveQueue struct {
 	mu      sync.Mutex
 	wake    chan struct{}
 	done    chan struct{}
 	parts   [][]byte
+	gaps    []bool // gaps[i]: output was left out just before parts[i]
 	held    int
 	tail    bool // the last part is the queue's own copy, for Write to add to
 	dropped int
+	gap     bool // output was left out after the last part queued
 	closed  bool
+}
+
+// Gapper is a Command.Live that must know where its output has a hole:
+// the queue calls Gap between the bytes before a left-out piece and
+// those after it (and before its closing note when the hole is at the
+// end). A redacting stream (secrets.Redactor.Stream) is one, so that a
+// credential cut by the hole is not written in two halves.
+type Gapper interface {
+	Gap() error
 }
 
 const liveMax = 4 << 20
@@ -61,16 +72,20 @@ func (q *liveQueue) queue(b []byte, copied bool) {
 	defer q.mu.Unlock()
 	if q.closed || q.held+len(b) > liveMax {
 		q.dropped += len(b)
+		q.gap = true
 		return
 	}
 	switch {
+	case q.gap:
+		q.parts, q.gaps, q.tail = append(q.parts, bytes.Clone(b)), append(q.gaps, true), true
+		q.gap = false
 	case !copied:
-		q.parts, q.tail = append(q.parts, b), false
+		q.parts, q.gaps, q.tail = append(q.parts, b), append(q.gaps, false), false
 	case q.tail:
 		last := len(q.parts) - 1
 		q.parts[last] = append(q.parts[last], b...)
 	default:
-		q.parts, q.tail = append(q.parts, bytes.Clone(b)), true
+		q.parts, q.gaps, q.tail = append(q.parts, bytes.Clone(b)), append(q.gaps, false), true
 	}
 	q.held += len(b)
 	select {
@@ -99,17 +114,33 @@ func (q *liveQueue) drain(w io.Writer) {
 		q.flush(w)
 	}
 	q.flush(w)
-	if q.dropped > 0 {
-		_, _ = fmt.Fprintf(w, "\n[sandgate: %d bytes of output not shown live]\n", q.dropped)
+	q.mu.Lock()
+	dropped, atEnd := q.dropped, q.gap
+	q.mu.Unlock()
+	if dropped > 0 {
+		if atEnd {
+			gap(w)
+		}
+		_, _ = fmt.Fprintf(w, "\n[sandgate: %d bytes of output not shown live]\n", dropped)
 	}
 }
 
 func (q *liveQueue) flush(w io.Writer) {
 	q.mu.Lock()
-	parts := q.parts
-	q.parts, q.held, q.tail = nil, 0, false
+	parts, gaps := q.parts, q.gaps
+	q.parts, q.gaps, q.held, q.tail = nil, nil, 0, false
 	q.mu.Unlock()
-	for _, b := range parts {
+	for i, b := range parts {
+		if gaps[i] {
+			gap(w)
+		}
 		_, _ = w.Write(b)
+	}
+}
+
+// gap tells w, if it is a Gapper, that output was left out here.
+func gap(w io.Writer) {
+	if g, ok := w.(Gapper); ok {
+		_ = g.Gap()
 	}
 }

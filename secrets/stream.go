@@ -12,6 +12,9 @@ import (
 // credential (fewer than the longest form's length, or a token shape that
 // reaches the end) until more output shows they do not, or until Close,
 // which writes them. Values added to r later count from the next write.
+// The writer also has a method Gap() error, for a caller that loses a
+// piece of the output to say where: a credential the lost piece cuts is
+// then masked on both sides (see stream.Gap).
 func (r *Redactor) Stream(w io.Writer) io.WriteCloser {
 	return &stream{r: r, w: w}
 }
@@ -21,6 +24,7 @@ type stream struct {
 	r   *Redactor
 	w   io.Writer
 	buf []byte
+	gap bool // buf starts right after a gap (Gap)
 }
 
 func (s *stream) Write(p []byte) (int, error) {
@@ -30,13 +34,25 @@ func (s *stream) Write(p []byte) (int, error) {
 	if len(s.buf) > 0 {
 		b = append(s.buf, p...)
 	}
+	var head []byte
+	if s.gap {
+		n, marker, wait := s.gapStart(b, false)
+		if wait {
+			s.buf = append([]byte(nil), b...)
+			return len(p), nil
+		}
+		s.gap, head, b = false, []byte(marker), b[n:]
+	}
 	cut := s.safeCut(b)
 	out := b[:cut]
 	if cut > 0 {
 		out = s.r.Bytes(out)
 	}
 	s.buf = append([]byte(nil), b[cut:]...) // p is not the stream's to keep
-	if cut == 0 {
+	if len(head) > 0 {
+		out = append(head, out...)
+	}
+	if len(out) == 0 {
 		return len(p), nil
 	}
 	if _, err := s.w.Write(out); err != nil {
@@ -56,7 +72,13 @@ func (s *stream) safeCut(buf []byte) int {
 	if len(forms) > 0 {
 		hold = len(forms[0].text) - 1 // forms are longest first
 	}
-	cut := max(len(buf)-hold, 0)
+	return s.crossCut(buf, max(len(buf)-hold, 0))
+}
+
+// crossCut moves cut back to the start of any credential, or token
+// shape, that crosses it.
+func (s *stream) crossCut(buf []byte, cut int) int {
+	forms := s.r.state().forms
 	for moved := true; moved && cut > 0; {
 		moved = false
 		if c := patternCut(buf, cut); c < cut {
@@ -81,7 +103,12 @@ func (s *stream) Close() error {
 	if len(s.buf) == 0 {
 		return nil
 	}
-	_, err := s.w.Write(s.r.Bytes(s.buf))
+	b, out := s.buf, []byte(nil)
+	if s.gap {
+		n, marker, _ := s.gapStart(b, true)
+		out, b = []byte(marker), b[n:]
+	}
+	_, err := s.w.Write(append(out, s.r.Bytes(b)...))
 	s.buf = nil
 	return err
 }

@@ -1,0 +1,102 @@
+package secrets
+
+import (
+	"bytes"
+)
+
+// gapMin is the shortest piece of a credential that a Stream masks beside
+// a gap: fewer bytes are too common to be worth mangling output for.
+const gapMin = 4
+
+// gapMarker replaces text beside a gap that may be part of a token shape
+// (Patterns) whose rest the gap took.
+const gapMarker = "[redacted: may be part of a credential]"
+
+// Gap tells the stream that output is missing between what was written
+// so far and what comes next (a live queue left a piece out). A
+// credential that the gap cuts would otherwise be written in two parts,
+// neither of them whole: so the held-back end of what came before is
+// replaced by its credential's marker when it is the start of a
+// credential (gapMin bytes or more) or of a token shape, and so is the
+// start of what comes after when it is the end of one, or a run of token
+// bytes (Patterns) that long. Without a gap the stream writes exactly
+// what it would otherwise.
+func (s *stream) Gap() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.r == nil {
+		return nil
+	}
+	b, out := s.buf, []byte(nil)
+	if s.gap { // what came after an earlier gap, all of it held back
+		n, marker, _ := s.gapStart(b, true)
+		out, b = []byte(marker), b[n:]
+	}
+	j, marker := s.gapEnd(b)
+	out = append(append(out, s.r.Bytes(b[:j])...), marker...)
+	s.buf, s.gap = nil, true
+	if len(out) == 0 {
+		return nil
+	}
+	_, err := s.w.Write(out)
+	return err
+}
+
+// gapEnd is where the part of b to mask before a gap starts, and its
+// marker: the longest end of b that begins a credential or a token
+// shape, widened to any credential that crosses its start.
+func (s *stream) gapEnd(b []byte) (int, string) {
+	j, marker := len(b), ""
+	for _, f := range s.r.state().forms {
+		for k := min(len(f.text)-1, len(b)); k >= gapMin && len(b)-k < j; k-- {
+			if bytes.HasSuffix(b, []byte(f.text[:k])) {
+				j, marker = len(b)-k, f.marker
+				break
+			}
+		}
+	}
+	if i := patternCut(b, len(b)); len(b)-i >= gapMin && i < j {
+		j, marker = i, gapMarker
+	}
+	if j < len(b) {
+		j = s.crossCut(b, j)
+	}
+	return j, marker
+}
+
+// gapStart is how much of b, which follows a gap, to mask, and its
+// marker: the longest start of b that ends a credential, or a leading
+// run of token bytes. wait says b may yet become one with more output
+// (unless final, when a b that is the middle of a credential is masked
+// whole).
+func (s *stream) gapStart(b []byte, final bool) (n int, marker string, wait bool) {
+	for _, f := range s.r.state().forms {
+		t := []byte(f.text)
+		for k := len(t) - 1; k >= gapMin && k > n; k-- {
+			suf := t[len(t)-k:]
+			if bytes.HasPrefix(b, suf) {
+				n, marker = k, f.marker
+				break
+			}
+			if len(b) < k && bytes.HasPrefix(suf, b) {
+				if !final {
+					return 0, "", true
+				}
+				if len(b) >= gapMin && len(b) > n {
+					n, marker = len(b), f.marker
+				}
+			}
+		}
+	}
+	run := 0
+	for run < len(b) && tokenByte(b[run]) {
+		run++
+	}
+	if run == len(b) && run < patternMax && !final {
+		return 0, "", true
+	}
+	if run >= gapMin && run > n {
+		n, marker = run, gapMarker
+	}
+	return n, marker, false
+}
