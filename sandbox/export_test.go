@@ -6,6 +6,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"os"
 	"testing"
 	"time"
 )
@@ -82,3 +83,7 @@ const MaxLayers = maxLayers
 // kernel lets a box's loop device go when the last mount of its disk is
 // torn down, which may finish after the box's init was reaped.
 func WaitImageFree(image string, d time.Duration) error { return waitImageFree(image, d) }
+
+// LeaseLock is the lease's lock file, for a test to hand to a child the
+// way a fork does.
+func LeaseLock(l *SnapshotLease) *os.File { return l.f }

@@ -77,10 +77,29 @@ func dropView(lock, view string) error {
 		return removeView(view) // evicted
 	}
 	defer f.Close()
-	if flock(f, lockEX|lockNB) != nil || !stillLinked(f, lock) {
+	if !lockSoon(f) || !stillLinked(f, lock) {
 		return nil // leased elsewhere: the view stays
 	}
 	return removeView(view)
+}
+
+// lockSoon takes f's lock exclusively, trying again for up to ~60 ms:
+// a child this process forks holds every descriptor open at the fork
+// until it execs (Go closes close-on-exec descriptors only then), and
+// with it a lease's shared lock its Release just let go of (CI: a box's
+// next spare init, forked as the box's command ended, kept a clean
+// checkout's view mounted past its run). A lease really held elsewhere
+// keeps it longer; its own Release drops the view.
+func lockSoon(f *os.File) bool {
+	for wait := time.Millisecond; ; wait *= 2 {
+		if flock(f, lockEX|lockNB) == nil {
+			return true
+		}
+		if wait > 32*time.Millisecond {
+			return false
+		}
+		time.Sleep(wait)
+	}
 }
 
 // lease takes a shared lock on root/<commit>.lock and stamps it as used

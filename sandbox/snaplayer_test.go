@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -228,6 +229,40 @@ func TestLayerBaseOutlivesItsLayers(t *testing.T) {
 	}
 	if views, _ := os.ReadDir(filepath.Join(cache, "views")); len(views) > 1 {
 		t.Fatalf("views left: %v", views)
+	}
+}
+
+// TestViewDroppedWhileAForkHoldsTheLease: a child forked while a lease is
+// open holds its lock until it execs or exits; a Release meanwhile must
+// still unmount the view (CI saw a clean checkout's view left mounted
+// when the pool's next spare init was forked as the run ended).
+func TestViewDroppedWhileAForkHoldsTheLease(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("layered snapshots need root to mount the harness's view of them; without it every snapshot is whole")
+	}
+	repo, cache, _, second := baseAndStep(t)
+	top, err := sandbox.LeaseSnapshot(context.Background(), repo, second, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(top.Dir, "/views/") {
+		t.Fatalf("setup: the snapshot is not layered: %s", top.Dir)
+	}
+	child := exec.Command("sleep", "60")
+	child.ExtraFiles = []*os.File{sandbox.LeaseLock(top)}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error, 1)
+	go func() { released <- top.Release() }()
+	time.Sleep(5 * time.Millisecond) // the child lets go while Release tries
+	child.Process.Kill()
+	child.Wait()
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(top.Dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the view outlived its last lease (%v)", err)
 	}
 }
 
