@@ -108,6 +108,18 @@ func (s *stream) gapStart(b []byte, final bool) (n int, marker string, wait bool
 	return n, marker, false
 }
 
+// gapHold bounds what a stream holds back after a gap while it waits to
+// see what the gap cut: credentials that overlap one another back to
+// back (a value whose end is its start) could otherwise keep it waiting
+// for ever.
+func (s *stream) gapHold() int {
+	hold := patternMax
+	if forms := s.r.state().forms; len(forms) > 0 {
+		hold += 2 * len(forms[0].text)
+	}
+	return hold
+}
+
 // gapWiden moves n, the end of the mask at the start of b, on to the end
 // of any credential or token shape that starts before n and ends after
 // it: masking only its start would write its rest in clear. One that may
