@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sandgate/sandgate/secrets"
@@ -300,3 +301,49 @@ func TestAttackStreamGapHoldBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackStreamGapConcurrent: Gap from a queue's drain racing Write,
+// Close and the redactor's Add (run with -race), and Gap on streams with
+// no values, values too short to count, or a nil redactor, neither race
+// nor panic, and write no known credential whole.
+func TestAttackStreamGapConcurrent(t *testing.T) {
+	const secret = "tok-0a1b2c3d4e5f"
+	for k, r := range []*secrets.Redactor{secrets.New(map[string]string{"A": secret}), secrets.New(nil), secrets.New(map[string]string{"S": "abc"}), nil} {
+		var mu sync.Mutex
+		var out bytes.Buffer
+		w := r.Stream(writerFunc(func(p []byte) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return out.Write(p)
+		}))
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 300 {
+					switch (g + i) % 4 {
+					case 0:
+						w.(gapper).Gap()
+					case 1:
+						w.Write([]byte(secret[:i%len(secret)]))
+					case 2:
+						w.Write(nil)
+					default:
+						r.Add("B", "tok-added-"+strconv.Itoa(i))
+					}
+				}
+				w.Close()
+			})
+		}
+		wg.Wait()
+		w.Write([]byte(secret))
+		w.(gapper).Gap()
+		w.Close()
+		if k == 0 && strings.Contains(out.String(), secret) {
+			t.Fatalf("BREACH: %q written whole", secret)
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
