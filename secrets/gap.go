@@ -66,7 +66,8 @@ func (s *stream) gapEnd(b []byte) (int, string) {
 
 // gapStart is how much of b, which follows a gap, to mask, and its
 // marker: the longest start of b that ends a credential, or a leading
-// run of token bytes. wait says b may yet become one with more output
+// run of token bytes, widened to the end of any credential that crosses
+// its end (gapWiden). wait says b may yet become one with more output
 // (unless final, when a b that is the middle of a credential is masked
 // whole).
 func (s *stream) gapStart(b []byte, final bool) (n int, marker string, wait bool) {
@@ -98,5 +99,81 @@ func (s *stream) gapStart(b []byte, final bool) (n int, marker string, wait bool
 	if run >= gapMin && run > n {
 		n, marker = run, gapMarker
 	}
+	if n == 0 {
+		return 0, "", false
+	}
+	if n, wait = s.gapWiden(b, n, final); wait {
+		return 0, "", true
+	}
 	return n, marker, false
+}
+
+// gapHold bounds what a stream holds back after a gap while it waits to
+// see what the gap cut: credentials that overlap one another back to
+// back (a value whose end is its start) could otherwise keep it waiting
+// for ever.
+func (s *stream) gapHold() int {
+	hold := patternMax
+	if forms := s.r.state().forms; len(forms) > 0 {
+		hold += 2 * len(forms[0].text)
+	}
+	return hold
+}
+
+// gapWiden moves n, the end of the mask at the start of b, on to the end
+// of any credential or token shape that starts before n and ends after
+// it: masking only its start would write its rest in clear. One that may
+// still be completing at b's end makes it wait (unless final, when the
+// mask takes the rest of b).
+func (s *stream) gapWiden(b []byte, n int, final bool) (int, bool) {
+	for moved := true; moved; {
+		moved = false
+		for _, f := range s.r.state().forms {
+			t := []byte(f.text)
+			for p := max(n-len(t)+1, 0); p < n; p++ {
+				switch {
+				case bytes.HasPrefix(b[p:], t):
+					if p+len(t) > n {
+						n, moved = p+len(t), true
+					}
+				case len(b)-p < len(t) && bytes.HasPrefix(t, b[p:]):
+					if !final {
+						return 0, true
+					}
+					n, moved = len(b), n < len(b)
+				}
+			}
+		}
+		if end, open := shapeAcross(b, n); end > n {
+			if open && !final && end-n < patternMax {
+				return 0, true
+			}
+			n, moved = end, true
+		}
+	}
+	return n, false
+}
+
+// shapeAcross is the end of a token shape (or of "ghs_" cut short by b's
+// end) that starts before n and reaches past it, and whether it reaches
+// b's end; n when there is none.
+func shapeAcross(b []byte, n int) (int, bool) {
+	q := n
+	for q > 0 && tokenByte(b[q-1]) {
+		q--
+	}
+	i := bytes.Index(b[q:min(n+3, len(b))], []byte("ghs_"))
+	if i < 0 || q+i >= n {
+		for k := 1; k <= 3 && k <= len(b); k++ {
+			if p := len(b) - k; p < n && bytes.HasPrefix([]byte("ghs_"), b[p:]) {
+				return len(b), true
+			}
+		}
+		return n, false
+	}
+	end := q + i + 4
+	for end < len(b) && tokenByte(b[end]) {
+		end++
+	}
+	return end, end == len(b)
 }

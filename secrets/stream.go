@@ -37,8 +37,15 @@ func (s *stream) Write(p []byte) (int, error) {
 	var head []byte
 	if s.gap {
 		n, marker, wait := s.gapStart(b, false)
-		if wait {
+		if wait && len(b) < s.gapHold() {
 			s.buf = append([]byte(nil), b...)
+			return len(p), nil
+		}
+		if wait { // held too long: masked whole, and what follows is after a gap still
+			s.buf = nil
+			if _, err := s.w.Write([]byte(gapMarker)); err != nil {
+				return 0, err
+			}
 			return len(p), nil
 		}
 		s.gap, head, b = false, []byte(marker), b[n:]
