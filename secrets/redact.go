@@ -38,7 +38,6 @@ type state struct {
 	// forms holds every spelling of every value, longest first so a value
 	// that contains another is replaced whole.
 	forms []form
-	repl  *strings.Replacer
 }
 
 type form struct{ text, marker string }
@@ -104,11 +103,6 @@ func build(pairs [][2]string) *state {
 		}
 		return st.forms[i].text < st.forms[j].text
 	})
-	args := make([]string, 0, 2*len(st.forms))
-	for _, f := range st.forms {
-		args = append(args, f.text, f.marker)
-	}
-	st.repl = strings.NewReplacer(args...)
 	return st
 }
 
@@ -159,7 +153,7 @@ func (r *Redactor) String(s string) string {
 		return s
 	}
 	if st := r.state(); len(st.forms) > 0 {
-		s = st.repl.Replace(s)
+		s = st.replaceForms(s)
 	}
 	return patterns(s)
 }
