@@ -27,6 +27,7 @@ func (s *stream) Gap() error {
 	if s.r == nil {
 		return nil
 	}
+	s.long = 0 // a long shape's last '.' is masked with it
 	b, out := s.buf, []byte(nil)
 	if s.gap { // what came after an earlier gap, all of it held back
 		n, marker, _ := s.gapStart(b, true)

@@ -151,3 +151,98 @@ func TestOverlapStreamRandomCuts(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamLongToken: a token shape longer than patternMax, written in
+// pieces of every size, is masked whole by a Stream as by Bytes, and the
+// stream holds back no more than about patternMax bytes.
+func TestStreamLongToken(t *testing.T) {
+	r := New(map[string]string{"K0": "Q259Q4XQ"})
+	rng := rand.New(rand.NewPCG(7, 8))
+	body := make([]byte, 5000)
+	for i := range body {
+		body[i] = "abcdefghijklmnopqrstuvwxyz0123456789-_"[rng.IntN(38)]
+	}
+	for _, text := range []string{
+		"x ghs_" + string(body) + " y",
+		"x ghs_" + string(body),
+		"ghs_" + string(body[:4500]) + "." + string(body[4500:]) + ". y",
+		"ghs_" + string(body[:4500]) + ".. y ghs_" + string(body[:40]) + "\n",
+		"ghs_" + string(body) + ".",
+		"ghs_" + string(body) + " Q259Q4XQ z",
+		"Q259Q4XQghs_" + string(body) + "..Q259Q4XQ\n",
+	} {
+		want := r.String(text)
+		for _, maxCut := range []int{3, 100, 3000, 9000} {
+			var held int
+			var out bytes.Buffer
+			w := r.Stream(&out)
+			for rest := []byte(text); len(rest) > 0; {
+				n := min(1+rng.IntN(maxCut), len(rest))
+				w.Write(rest[:n])
+				rest = rest[n:]
+				held = max(held, len(w.(*stream).buf))
+			}
+			w.Close()
+			if got := out.String(); got != want {
+				t.Fatalf("cuts up to %d: %.60q... streamed as %q, want %q", maxCut, text, got, want)
+			}
+			if held > patternMax+len("Q259Q4XQ") {
+				t.Fatalf("cuts up to %d: held %d bytes", maxCut, held)
+			}
+		}
+	}
+}
+
+// TestStreamLongTokenHoldsValue: a value inside a token shape longer than
+// patternMax, written in pieces, is masked with the shape, and so is the
+// rest of the shape. (Whole-text redaction masks the value first, which
+// cuts the shape short: see the report of h-overlap.)
+func TestStreamLongTokenHoldsValue(t *testing.T) {
+	r := New(map[string]string{"K0": "Q259Q4XQ"})
+	rng := rand.New(rand.NewPCG(9, 10))
+	tail := strings.Repeat("tail", 50)
+	text := "ghs_" + strings.Repeat("b", 5000) + "Q259Q4XQ" + tail + " end"
+	for _, maxCut := range []int{5, 700, 9000} {
+		got := streamCuts(r, rng, []byte(text), maxCut)
+		if strings.Contains(got, "Q259") || strings.Contains(got, "tailtail") || !strings.HasSuffix(got, " end") {
+			t.Fatalf("cuts up to %d: streamed as %q", maxCut, got)
+		}
+	}
+}
+
+// TestStreamLongTokensRandom: random texts of token shapes longer and
+// shorter than patternMax, dots, values and spaces, cut at random, are
+// streamed as the whole text redacts.
+func TestStreamLongTokensRandom(t *testing.T) {
+	r := New(map[string]string{"K0": "Q259Q4XQ"})
+	rng := rand.New(rand.NewPCG(11, 12))
+	chunk := []byte(strings.Repeat("a1-_", 700))
+	pieces := []string{"ghs_", "ghs_", string(chunk), string(chunk), string(chunk[:37]), ".", "..", " ", "\n", " Q259Q4XQ ", "ghs"}
+	for round := range 1500 {
+		var text []byte
+		for range 1 + rng.IntN(12) {
+			text = append(text, pieces[rng.IntN(len(pieces))]...)
+		}
+		want := r.String(string(text))
+		for _, maxCut := range []int{50, 2000, 7000} {
+			if got := streamCuts(r, rng, text, maxCut); got != want {
+				t.Fatalf("round %d, cuts up to %d: %q streamed as %q, want %q", round, maxCut, text, got, want)
+			}
+		}
+	}
+}
+
+// TestStreamLongTokenGap: a gap inside a token shape longer than
+// patternMax leaves neither side of it in clear.
+func TestStreamLongTokenGap(t *testing.T) {
+	r := New(map[string]string{"K0": "Q259Q4XQ"})
+	var out bytes.Buffer
+	w := r.Stream(&out)
+	w.Write([]byte("a ghs_" + strings.Repeat("x", 5000) + "."))
+	w.(interface{ Gap() error }).Gap()
+	w.Write([]byte(strings.Repeat("y", 50) + " b"))
+	w.Close()
+	if want := "a " + patternMarker + gapMarker + " b"; out.String() != want {
+		t.Fatalf("streamed as %q, want %q", out.String(), want)
+	}
+}

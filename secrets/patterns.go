@@ -23,7 +23,7 @@ var installationTokenRE = regexp.MustCompile(`ghs_[A-Za-z0-9_\-]+(?:\.[A-Za-z0-9
 const patternMin = 30
 
 // patternMax bounds how much a Stream holds back for a token that may go
-// on in the next write.
+// on in the next write: a longer one is masked as it goes on (long.go).
 const patternMax = 4096
 
 func patterns(s string) string {

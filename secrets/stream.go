@@ -11,7 +11,8 @@ import (
 // still redacted whole. It holds back the last bytes that could begin a
 // credential (fewer than the longest form's length, or a token shape that
 // reaches the end) until more output shows they do not, or until Close,
-// which writes them. Values added to r later count from the next write.
+// which writes them. A token shape that reaches patternMax is masked
+// there and its continuation masked as it arrives (long.go). Values added to r later count from the next write.
 // The writer also has a method Gap() error, for a caller that loses a
 // piece of the output to say where: a credential the lost piece cuts is
 // then masked on both sides (see stream.Gap).
@@ -25,16 +26,24 @@ type stream struct {
 	w   io.Writer
 	buf []byte
 	gap bool // buf starts right after a gap (Gap)
+	// long is set inside a token shape longer than patternMax whose
+	// marker is written (long.go): 'w' after a token byte, '.' after a
+	// '.' that is the shape's only if a token byte follows.
+	long byte
 }
 
 func (s *stream) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := p // with nothing held back, p is read in place, not copied
-	if len(s.buf) > 0 {
-		b = append(s.buf, p...)
+	b, head := p, []byte(nil) // with nothing held back, p is read in place, not copied
+	if s.long != 0 {
+		if b, head = s.skipLong(p); s.long != 0 {
+			return len(p), nil
+		}
 	}
-	var head []byte
+	if len(s.buf) > 0 {
+		b = append(s.buf, b...)
+	}
 	if s.gap {
 		n, marker, wait := s.gapStart(b, false)
 		if wait && len(b) < s.gapHold() {
@@ -50,7 +59,22 @@ func (s *stream) Write(p []byte) (int, error) {
 		}
 		s.gap, head, b = false, []byte(marker), b[n:]
 	}
-	cut := s.safeCut(b)
+	cut := 0
+	for {
+		if g, dot := longShape(b); g >= 0 && s.r != nil {
+			if err := s.startLong(head, b, g, dot); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+		cut = s.safeCut(b)
+		g, e := longAcross(b, cut)
+		if g < 0 || s.r == nil {
+			break
+		}
+		head = append(append(head, s.r.Bytes(b[:s.formCut(b, g)])...), patternMarker...)
+		b = b[e:]
+	}
 	out := b[:cut]
 	if cut > 0 {
 		out = s.r.Bytes(out)
@@ -85,13 +109,23 @@ func (s *stream) safeCut(buf []byte) int {
 // crossCut moves cut back to the start of any credential, or token
 // shape, that crosses it.
 func (s *stream) crossCut(buf []byte, cut int) int {
-	forms := s.r.state().forms
 	for moved := true; moved && cut > 0; {
 		moved = false
 		if c := patternCut(buf, cut); c < cut {
 			cut, moved = c, true
 		}
-		for _, f := range forms {
+		if c := s.formCut(buf, cut); c < cut {
+			cut, moved = c, true
+		}
+	}
+	return cut
+}
+
+// formCut moves cut back to the start of any credential that crosses it.
+func (s *stream) formCut(buf []byte, cut int) int {
+	for moved := true; moved && cut > 0; {
+		moved = false
+		for _, f := range s.r.state().forms {
 			t := []byte(f.text)
 			// An occurrence that starts before cut and ends after it.
 			from := max(cut-len(t)+1, 0)
@@ -107,6 +141,11 @@ func (s *stream) crossCut(buf []byte, cut int) int {
 func (s *stream) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.long == '.' { // the shape ended before a last '.'
+		s.long = 0
+		_, err := s.w.Write([]byte("."))
+		return err
+	}
 	if len(s.buf) == 0 {
 		return nil
 	}
